@@ -1,0 +1,68 @@
+"""soulframe — the identity, memory and skills layer of personal AI agents.
+
+Plugins write ``from soulframe import hookimpl``. The rest of the public API is imported
+lazily so that ``import soulframe`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .hookspecs import hookimpl
+from .model import (
+    AgentSpec,
+    Chunk,
+    ContextFile,
+    Identity,
+    PromptContext,
+    Registration,
+    RenderedSection,
+    SearchHit,
+    Section,
+    Session,
+    Skill,
+    SkillSource,
+    SoulframeError,
+    SystemPrompt,
+    ToolContext,
+    ToolSpec,
+)
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .config import Config
+
+__all__ = [
+    "Agent",
+    "AgentSpec",
+    "Chunk",
+    "Config",
+    "ContextFile",
+    "Identity",
+    "PromptContext",
+    "Registration",
+    "RenderedSection",
+    "SearchHit",
+    "Section",
+    "Session",
+    "Skill",
+    "SkillSource",
+    "SoulframeError",
+    "SystemPrompt",
+    "ToolContext",
+    "ToolSpec",
+    "hookimpl",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # Agent pulls in config and plugin loading; keep `import soulframe` for plugins light.
+    if name == "Agent":
+        from .agent import Agent
+
+        return Agent
+    if name == "Config":
+        from .config import Config
+
+        return Config
+    raise AttributeError(f"module 'soulframe' has no attribute {name!r}")

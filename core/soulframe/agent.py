@@ -1,0 +1,164 @@
+"""``Agent``: the public entry point tying config, plugins, workspace, prompt, memory and
+skills together for one agent. Everything heavy is built lazily, on first use."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import plugins as _plugins
+from .config import Config, load_config
+from .model import AgentSpec, Registration, Session, SystemPrompt, ToolSpec
+from .workspace import Workspace, ensure_private_dir
+
+if TYPE_CHECKING:
+    from .model import EmbeddingProvider, Store
+
+
+class Agent:
+    """One agent: its configuration, plugins and workspace.
+
+    >>> agent = Agent.open("~/clawd")                      # doctest: +SKIP
+    >>> agent.system_prompt(Session.main()).text            # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        agent_id: str | None = None,
+        pm: _plugins.PluginManager | None = None,
+    ) -> None:
+        self.config = config
+        self.spec: AgentSpec = config.agent(agent_id)
+        self.pm = pm if pm is not None else _plugins.make_plugin_manager(
+            config.get("plugins.disabled") or ()
+        )
+        self.workspace = Workspace(self.spec.workspace)
+
+    @classmethod
+    def open(
+        cls,
+        workspace: str | os.PathLike[str] | None = None,
+        *,
+        config: str | os.PathLike[str] | Config | None = None,
+        agent_id: str | None = None,
+        pm: _plugins.PluginManager | None = None,
+        **overrides: Any,
+    ) -> Agent:
+        """Open an agent.
+
+        :param workspace: the workspace directory (default: the configured one).
+        :param config: a config file path or a :class:`Config`; by default the file is
+            looked up (``$SOULFRAME_CONFIG``, ``<workspace>/soulframe.toml``, user dir).
+        :param agent_id: which ``[[agents]]`` entry to use.
+        :param overrides: config keys to set, with ``__`` for dots
+            (``memory__max_results=3``).
+        """
+        dotted = {k.replace("__", "."): v for k, v in overrides.items()}
+        if isinstance(config, Config):
+            cfg = config.evolve(**overrides) if overrides else config
+            if workspace is not None:
+                import attrs
+
+                agents = list(cfg.agents)
+                idx = next((i for i, a in enumerate(agents) if a.id == agent_id), 0)
+                agents[idx] = attrs.evolve(agents[idx], workspace=Path(workspace).expanduser())
+                cfg = attrs.evolve(cfg, agents=tuple(agents))
+        else:
+            cfg = load_config(config, workspace=workspace, agent_id=agent_id, overrides=dotted)
+        return cls(cfg, agent_id=agent_id, pm=pm)
+
+    # ------------------------------------------------------------------ identity and paths
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def root(self) -> Path:
+        return self.workspace.root
+
+    @functools.cached_property
+    def state_dir(self) -> Path:
+        """Per-agent state (indexes, audit logs): ``<state_dir>/``, created 0700."""
+        return ensure_private_dir(Path(str(self.config.get("state_dir"))).expanduser())
+
+    # ------------------------------------------------------------------ named registries
+
+    @functools.cache  # noqa: B019 - one Agent, one registry per kind
+    def registry(self, hook_name: str) -> dict[str, Registration]:
+        """The named registrations of a ``register_*`` hook, later plugins winning."""
+        return _plugins.collect_named(self.pm, hook_name)
+
+    def select(self, hook_name: str, key: str, kind: str, name: str | None = None) -> Registration:
+        """Pick the registration ``config[key]`` names, with a helpful error if none does."""
+        chosen = name if name is not None else str(self.config.get(key))
+        return _plugins.select(
+            self.registry(hook_name), chosen, key=key, kind=kind, origin=self.config.origin(key)
+            if self.config.origin(key) != "default" else "",
+        )
+
+    @functools.cached_property
+    def store(self) -> Store:
+        """The storage backend named by ``store.backend`` (opened on first use)."""
+        reg = self.select("register_stores", "store.backend", "store")
+        store: Store = reg.factory(self)
+        return store
+
+    @functools.cached_property
+    def embedder(self) -> EmbeddingProvider | None:
+        """The embedding provider named by ``embedding.provider`` (``auto``: the first
+        available one), or ``None`` when semantic search is off."""
+        from .embedding import resolve_provider
+
+        return resolve_provider(self.config, self.registry("register_embedding_providers"))
+
+    # ------------------------------------------------------------------ capabilities
+
+    def tools(self, session: Session | None = None) -> list[ToolSpec]:
+        """Every tool plugins offer, filtered to those allowed in ``session``."""
+        named: dict[str, ToolSpec] = _plugins.collect_named(self.pm, "register_tools")
+        tools = list(named.values())
+        if session is not None:
+            tools = [t for t in tools if session.kind in t.sessions]
+        return tools
+
+    def system_prompt(self, session: Session | None = None, **kw: Any) -> SystemPrompt:
+        """Build the system prompt for ``session`` (default: a main session)."""
+        from .prompt import build_system_prompt
+
+        return build_system_prompt(self, session or Session.main(), **kw)
+
+    @functools.cached_property
+    def memory(self) -> Any:
+        """The memory index (:class:`soulframe.memory.MemoryIndex`)."""
+        from .memory import MemoryIndex
+
+        return MemoryIndex(self)
+
+    @functools.cached_property
+    def skills(self) -> Any:
+        """The skill set (:class:`soulframe.skills.SkillSet`)."""
+        from .skills import SkillSet
+
+        return SkillSet(self)
+
+    def before_compaction(self, session: Session, usage: Any) -> None:
+        """Tell plugins a host is about to compact ``session`` (memory flush runs here)."""
+        self.pm.hook.before_compaction(agent=self, session=session, usage=usage)
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.__dict__.pop("store").close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Agent {self.id!r} workspace={str(self.root)!r}>"

@@ -1,0 +1,286 @@
+"""The ``soulframe`` command line.
+
+Commands import what they need inside their function, so ``soulframe --version``,
+``soulframe plugins`` and ``soulframe prompt`` never pay for numpy, sqlite-vec, psycopg or
+the embedding model. Plugins add commands through the ``register_commands(cli)`` hook.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .model import SoulframeError
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .config import Config
+    from .plugins import PluginManager
+
+
+class State:
+    """What the top-level options decided, with the agent built on first use."""
+
+    def __init__(self, workspace: str | None, agent_id: str | None, config_path: str | None) -> None:
+        self.workspace = workspace
+        self.agent_id = agent_id
+        self.config_path = config_path
+        self._agent: Agent | None = None
+        self._config: Config | None = None
+        self.pm: PluginManager | None = None
+
+    def config(self) -> Config:
+        if self._config is None:
+            from .config import load_config
+
+            self._config = load_config(self.config_path, workspace=self.workspace, agent_id=self.agent_id)
+        return self._config
+
+    def agent(self) -> Agent:
+        if self._agent is None:
+            from .agent import Agent
+
+            self._agent = Agent(self.config(), agent_id=self.agent_id, pm=self.pm)
+        return self._agent
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+def echo_json(data: Any) -> None:
+    """Print data as JSON for scripts (stable key order, UTF-8, paths as strings)."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None) -> None:
+    click.secho(f"warning: {message}", fg="yellow", err=True)
+
+
+class SoulframeGroup(click.Group):
+    """Turns a :class:`SoulframeError` into a one-line error instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SoulframeError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("soulframe")
+    except PackageNotFoundError:  # running from a source tree
+        return "0+unknown"
+
+
+def build_cli(pm: PluginManager | None = None) -> click.Group:
+    """A fresh CLI group with the core commands and every plugin's commands."""
+
+    @click.group(cls=SoulframeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.option("-w", "--workspace", type=click.Path(file_okay=False), envvar="SOULFRAME_WORKSPACE",
+                  help="Agent workspace directory (default: from config, else ~/.soulframe/workspace).")
+    @click.option("--agent", "agent_id", metavar="ID", help="Which [[agents]] entry of the config to use.")
+    @click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                  help="Config file (default: $SOULFRAME_CONFIG, <workspace>/soulframe.toml, user config dir).")
+    @click.version_option(_version(), "--version", prog_name="soulframe")
+    @click.pass_context
+    def cli(ctx: click.Context, workspace: str | None, agent_id: str | None, config_path: str | None) -> None:
+        """soulframe — identity, memory and skills for personal AI agents.
+
+        An agent's identity and memory live in plain Markdown files in a workspace
+        (SOUL.md, IDENTITY.md, USER.md, AGENTS.md, TOOLS.md, MEMORY.md, memory/*.md,
+        skills/*/SKILL.md). soulframe turns them into system prompts, searchable memory
+        and skills.
+
+        \b
+        Quick start:
+          soulframe init ~/agent            create a workspace from templates
+          soulframe -w ~/agent prompt       print the system prompt
+          soulframe -w ~/agent memory search "what did we decide about X"
+        """
+        state = State(workspace, agent_id, config_path)
+        state.pm = pm
+        ctx.obj = state
+
+    cli.add_command(plugins_command)
+    cli.add_command(config_group)
+    _add_core_commands(cli)
+    if pm is not None:
+        pm.hook.register_commands(cli=cli)
+    return cli
+
+
+def _add_core_commands(cli: click.Group) -> None:
+    """Commands that belong to the core modules (prompt, memory, skills, tools)."""
+
+
+# --------------------------------------------------------------------------- plugins
+
+
+@click.command("plugins")
+@click.option("--all", "show_all", is_flag=True, help="Include soulframe's own default plugins.")
+@click.option("--hook", "hook_filter", metavar="NAME", help="Only plugins implementing this hook.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_state
+def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_json: bool) -> None:
+    """List installed plugins: distribution, version, hooks and what each registers.
+
+    soulframe's own default plugins are listed too (they are ordinary plugins loaded from
+    the same entry points); pass --all to include them in JSON output, which by default
+    shows third-party plugins only, like `llm plugins`.
+    """
+    from . import plugins as p
+
+    pm = state.pm
+    assert pm is not None
+    infos = p.list_plugins(pm)
+    registered = _what_each_registers(pm)
+    rows = []
+    for info in infos:
+        if hook_filter and hook_filter not in info.hooks:
+            continue
+        own = info.dist is not None and info.dist.lower() == "soulframe"
+        if as_json and not show_all and own:
+            continue
+        rows.append({
+            "name": info.name,
+            "dist": info.dist,
+            "version": info.version,
+            "hooks": list(info.hooks),
+            "registers": registered.get(info.name, {}),
+        })
+    if as_json:
+        echo_json(rows)
+        return
+    for row in rows:
+        click.secho(f"{row['name']}", bold=True, nl=False)
+        click.echo(f"  ({row['dist'] or 'local'} {row['version'] or ''})".rstrip())
+        click.echo(f"    hooks: {', '.join(row['hooks'])}")
+        for kind, names in row["registers"].items():
+            click.echo(f"    {kind}: {', '.join(names)}")
+    for line in pm.overrides:
+        click.echo(f"override: {line}")
+    for line in pm.load_errors:
+        click.echo(f"not loaded: {line}")
+
+
+_REGISTRY_HOOKS = {
+    "register_prompt_sections": "sections",
+    "register_context_sources": "context sources",
+    "register_truncation_policies": "truncation policies",
+    "register_token_estimators": "token estimators",
+    "register_stores": "stores",
+    "register_embedding_providers": "embedding providers",
+    "register_tools": "tools",
+    "register_chat_models": "chat models",
+}
+
+
+def _what_each_registers(pm: PluginManager) -> dict[str, dict[str, list[str]]]:
+    from . import plugins as p
+
+    out: dict[str, dict[str, list[str]]] = {}
+    for hook, label in _REGISTRY_HOOKS.items():
+        try:
+            items = p.collect(pm, hook)
+        except Exception as exc:  # a plugin's registration hook failing must not hide the rest
+            click.secho(f"warning: {hook} failed: {exc}", fg="yellow", err=True)
+            continue
+        for plugin_name, item in items:
+            name = getattr(item, "name", None)
+            if name is not None:
+                out.setdefault(plugin_name, {}).setdefault(label, []).append(str(name))
+    return out
+
+
+# --------------------------------------------------------------------------- config
+
+
+@click.group("config")
+def config_group() -> None:
+    """Inspect the effective configuration."""
+
+
+@config_group.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {key: {value, origin}}.")
+@pass_state
+def config_show(state: State, as_json: bool) -> None:
+    """Print every setting, its value and where it came from (default, file:line, $ENV)."""
+    from .config import DEFAULTS
+
+    cfg = state.config()
+    data = {k: {"value": cfg.get(k), "origin": cfg.origin(k)} for k in DEFAULTS}
+    agents = [
+        {"id": a.id, "workspace": str(a.workspace), "type": a.type, "identity": dict(a.identity),
+         "prompt_mode": a.prompt_mode}
+        for a in cfg.agents
+    ]
+    if as_json:
+        echo_json({"config_file": str(cfg.path) if cfg.path else None, "settings": data,
+                   "agents": agents, "plugins_config": {k: dict(v) for k, v in cfg.plugin_settings.items()}})
+        return
+    click.echo(f"# config file: {cfg.path or '(none found; defaults)'}")
+    for key, entry in data.items():
+        origin = entry["origin"]
+        click.echo(f"{key} = {json.dumps(entry['value'], ensure_ascii=False)}"
+                   + ("" if origin == "default" else f"   # {origin}"))
+    for a in agents:
+        click.echo(f"[agent {a['id']}] type={a['type']} workspace={a['workspace']}")
+
+
+@config_group.command("path")
+@pass_state
+def config_path(state: State) -> None:
+    """Print the config file in use (or where one would be looked for)."""
+    from .config import user_config_dir
+
+    cfg = state.config()
+    click.echo(str(cfg.path) if cfg.path else f"(none) — looked in the workspace and {user_config_dir()}")
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    warnings.showwarning = _show_warning
+    from .model import ConfigError
+    from .plugins import make_plugin_manager
+
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        disabled = _disabled_from_config(args)
+        pm = make_plugin_manager(disabled)
+    except ConfigError as exc:
+        click.secho(f"Error: {exc}", fg="red", err=True)
+        sys.exit(2)
+    cli = build_cli(pm)
+    cli.main(args=args, prog_name="soulframe")
+
+
+def _disabled_from_config(args: list[str]) -> list[str]:
+    """``plugins.disabled`` must be known before plugins load (they add the commands), so
+    the config is read once, early, with the same lookup the CLI options use."""
+    from .config import load_config
+
+    def opt(*names: str) -> str | None:
+        for i, a in enumerate(args):
+            for n in names:
+                if a == n and i + 1 < len(args):
+                    return args[i + 1]
+                if a.startswith(n + "="):
+                    return a.split("=", 1)[1]
+        return None
+
+    cfg = load_config(opt("--config"), workspace=opt("-w", "--workspace"))
+    return list(cfg.get("plugins.disabled") or [])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

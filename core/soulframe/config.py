@@ -1,0 +1,498 @@
+"""Configuration: one defaults table, TOML (or JSON) files, validation with errors that name
+the file, the line, the key and what was expected.
+
+Lookup order for the config file (the first that exists is used):
+``--config PATH`` > ``$SOULFRAME_CONFIG`` > ``<workspace>/soulframe.toml`` (or ``.json``) >
+the user config dir (``platformdirs.user_config_dir("soulframe")/soulframe.toml``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .model import PROMPT_MODES, AgentSpec, ConfigError
+
+
+@attrs.frozen
+class Key:
+    """One configuration key: its default, accepted types, allowed values and help."""
+
+    default: Any
+    types: tuple[type, ...]
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+    #: the seed the default comes from, shown by `config show`
+    seed: str = ""
+
+
+def K(
+    default: Any,
+    help: str = "",
+    *,
+    types: tuple[type, ...] | None = None,
+    choices: tuple[Any, ...] | None = None,
+    seed: str = "",
+) -> Key:
+    if types is None:
+        if isinstance(default, bool):
+            types = (bool,)
+        elif isinstance(default, int):
+            types = (int,)
+        elif isinstance(default, float):
+            types = (float, int)
+        elif isinstance(default, str):
+            types = (str,)
+        elif isinstance(default, list):
+            types = (list,)
+        elif isinstance(default, dict):
+            types = (dict,)
+        else:
+            types = (str,)
+    return Key(default, types, help, choices, seed)
+
+
+NONE = type(None)
+
+# Every default lives here. Where the seeds disagree the chosen value is documented in help.
+DEFAULTS: dict[str, Key] = {
+    # ----------------------------------------------------------------- workspace and state
+    "workspace": K("~/.soulframe/workspace", "workspace of the default agent"),
+    "state_dir": K("~/.soulframe/state", "where indexes, audit logs and caches live"),
+    "timezone": K(None, "IANA timezone for dates and daily logs; empty = system local", types=(str, NONE)),
+    "agent_type": K("open", "type of the default agent", choices=("open", "predefined"), seed="000 §4"),
+    # ----------------------------------------------------------------- plugins
+    "plugins.disabled": K([], "plugin names to block before loading (see `soulframe plugins`)"),
+    # ----------------------------------------------------------------- bootstrap files
+    "bootstrap.max_chars_per_file": K(20_000, "per-file limit before head/tail truncation", seed="000 §2, 001, 003"),
+    "bootstrap.total_max_chars": K(
+        24_000,
+        "total chars of all context files; 000 uses 24,000, 001 150,000: the smaller keeps "
+        "prompts cheap and prompt.budget_tokens still governs the whole prompt",
+        seed="000 §2",
+    ),
+    "bootstrap.min_file_budget": K(64, "stop adding files once less than this remains", seed="000 §2"),
+    "bootstrap.head_ratio": K(0.70, "share of a truncated file kept from its start", seed="000 §2"),
+    "bootstrap.tail_ratio": K(0.20, "share of a truncated file kept from its end", seed="000 §2"),
+    "bootstrap.truncation": K("head-tail", "truncation policy: head-tail (the seeds') or fair"),
+    # ----------------------------------------------------------------- prompt
+    "prompt.budget_tokens": K(24_000, "token budget for the whole system prompt", seed="002"),
+    "prompt.mode": K(None, "default prompt mode for agents that set none", types=(str, NONE), choices=(None, *PROMPT_MODES)),
+    "prompt.tokenizer": K("estimate", "token estimator: estimate (chars/4, CJK-aware) or tiktoken"),
+    "prompt.disabled_sections": K([], "section names to leave out of every prompt"),
+    "prompt.cache_boundary": K("<!-- SOULFRAME_CACHE_BOUNDARY -->", "marker between the cached prefix and the dynamic suffix", seed="002"),
+    "prompt.extra": K("", "extra system prompt text (section 10, <extra_context>)"),
+    "prompt.heartbeat_light_context": K(True, "heartbeat sessions get only HEARTBEAT.md, AGENTS.md and TOOLS.md"),
+    "prompt.channel_hints": K({}, "channel name -> formatting hint (section 9.5)"),
+    "prompt.group_title_max_chars": K(100, "group chat titles are sanitised and cut to this", seed="002"),
+    # ----------------------------------------------------------------- identity
+    "ui.assistant_name": K(None, "display name override (highest in the identity chain)", types=(str, NONE), seed="003 §1.3"),
+    "ui.assistant_avatar": K(None, "avatar override", types=(str, NONE), seed="003 §1.3"),
+    "ui.assistant_emoji": K(None, "emoji override", types=(str, NONE)),
+    # ----------------------------------------------------------------- sandbox
+    "sandbox.enabled": K(False, "the agent runs tools in a container", seed="002"),
+    "sandbox.container_dir": K("/workspace", "workdir inside the container", seed="002"),
+    "sandbox.access": K("rw", "workspace access from the sandbox", choices=("none", "ro", "rw"), seed="002"),
+    # ----------------------------------------------------------------- skills
+    "skills.mode": K("auto", "inline, search, or auto (inline while small enough)", choices=("auto", "inline", "search"), seed="000 §9"),
+    "skills.inline_max_count": K(20, "inline mode only up to this many skills", seed="000 §9"),
+    "skills.inline_max_tokens": K(3_500, "inline mode only up to this many tokens of names+descriptions", seed="000 §9"),
+    "skills.max_in_prompt": K(150, "at most this many skills listed in a prompt", seed="001 §4"),
+    "skills.max_prompt_bytes": K(30 * 1024, "at most this many bytes of skills block", seed="001 §4"),
+    "skills.max_skill_file_bytes": K(256 * 1024, "a larger SKILL.md is skipped with a warning", seed="001 §4"),
+    "skills.bm25_k1": K(1.2, "BM25 k1", seed="000 §10"),
+    "skills.bm25_b": K(0.75, "BM25 b", seed="000 §10"),
+    "skills.max_results": K(5, "skill_search results", seed="000 §10"),
+    "skills.text_weight": K(0.3, "BM25 weight in hybrid skill search", seed="000 §11"),
+    "skills.vector_weight": K(0.7, "vector weight in hybrid skill search", seed="000 §11"),
+    "skills.watch_debounce_ms": K(500, "hot-reload debounce", seed="000 §13"),
+    "skills.personal_dir": K("~/.agents/skills", "tier 3: personal agent skills", seed="000 §8"),
+    "skills.global_dir": K("~/.soulframe/skills", "tier 4: global skills", seed="000 §8"),
+    "skills.extra_dirs": K([], "more skill roots, searched at tier 4"),
+    # ----------------------------------------------------------------- memory
+    "memory.enabled": K(True, "index memory files and offer the memory tools"),
+    "memory.extra_paths": K([], "more files or directories (inside the workspace) to index"),
+    "memory.chunk_max_chars": K(1_000, "chunk size", seed="000 §14"),
+    "memory.text_weight": K(0.3, "keyword weight in hybrid search", seed="000 §15, 001"),
+    "memory.vector_weight": K(0.7, "vector weight in hybrid search", seed="000 §15, 001"),
+    "memory.max_results": K(6, "results per search", seed="001 §3"),
+    "memory.min_score": K(0.35, "drop results below this fused score", seed="001 §3"),
+    "memory.user_scope_boost": K(1.2, "boost of a user's own memories over the agent's", seed="000 §15"),
+    "memory.citations": K("auto", "cite path#lines in answers", choices=("on", "off", "auto"), seed="001 §3"),
+    "memory.watch_debounce_ms": K(1_500, "watcher debounce", seed="000 §13"),
+    "memory.mmr": K(False, "diversify results with maximal marginal relevance"),
+    "memory.mmr_lambda": K(0.7, "MMR relevance/diversity trade-off"),
+    "memory.temporal_decay": K(False, "dated daily logs decay with age; MEMORY.md is evergreen"),
+    "memory.half_life_days": K(60.0, "age at which a daily log's score is halved"),
+    "memory.max_file_bytes": K(5 * 1024 * 1024, "larger memory files are skipped with a warning"),
+    # ----------------------------------------------------------------- store
+    "store.backend": K("sqlite", "storage backend (see `soulframe plugins`)"),
+    "store.path": K(None, "SQLite file; default <state_dir>/memory/<agent>.sqlite", types=(str, NONE)),
+    "store.dsn": K(None, "PostgreSQL DSN (or $SOULFRAME_DSN)", types=(str, NONE)),
+    # ----------------------------------------------------------------- embeddings
+    "embedding.provider": K("auto", "local, openai, gemini, openai-compatible, none, or auto"),
+    "embedding.auto_order": K(["local", "openai", "gemini"], "providers tried by auto, in order"),
+    "embedding.model": K(None, "model id for HTTP providers", types=(str, NONE)),
+    "embedding.base_url": K(None, "endpoint for openai-compatible", types=(str, NONE)),
+    "embedding.api_key": K(None, "API key (prefer api_key_env)", types=(str, NONE)),
+    "embedding.api_key_env": K(None, "name of the environment variable holding the key", types=(str, NONE)),
+    "embedding.batch_size": K(32, "texts per embedding request"),
+    "embedding.dimensions": K(None, "requested dimensions, where the API supports it", types=(int, NONE)),
+    "embedding.timeout_s": K(60.0, "HTTP timeout"),
+    "embedding.local.model_path": K(None, "directory with model.safetensors, tokenizer.json, config.json", types=(str, NONE)),
+    # ----------------------------------------------------------------- chat model
+    "model.provider": K(None, "openai, openai-compatible, anthropic", types=(str, NONE)),
+    "model.name": K(None, "model id", types=(str, NONE)),
+    "model.base_url": K(None, "endpoint (OpenRouter, LM Studio, Ollama, vLLM ...)", types=(str, NONE)),
+    "model.api_key": K(None, "API key (prefer api_key_env)", types=(str, NONE)),
+    "model.api_key_env": K(None, "name of the environment variable holding the key", types=(str, NONE)),
+    "model.timeout_s": K(60.0, "request timeout"),
+    "model.max_retries": K(3, "retries on 429 and 5xx"),
+    "model.context_window": K(200_000, "the model's context window in tokens"),
+    # ----------------------------------------------------------------- memory flush
+    "flush.enabled": K(True, "write durable memories before compaction", seed="003 §7.5"),
+    "flush.soft_threshold_tokens": K(4_000, "flush this many tokens before the threshold", seed="000 §16"),
+    "flush.reserve_tokens_floor": K(20_000, "tokens kept free for the reply", seed="000 §16"),
+    "flush.max_iterations": K(5, "model calls per flush", seed="000 §16"),
+    "flush.timeout_s": K(90.0, "deadline for one flush", seed="000 §16"),
+    "flush.prompt": K("Store durable memories now.", "the flush instruction", seed="000 §16"),
+    "flush.allow_exec": K(False, "offer an exec tool (confined to the workspace) during a flush"),
+    # ----------------------------------------------------------------- delegation, teams
+    "delegation.inline_max_targets": K(15, "more targets than this: tell the agent to use delegate_search", seed="000 §5"),
+    # ----------------------------------------------------------------- soul-evil
+    "soul_evil.enabled": K(False, "swap SOUL.md for SOUL_EVIL.md in memory", seed="003 §1.5"),
+    "soul_evil.file": K("SOUL_EVIL.md", "the alternate persona file", seed="003 §5.3"),
+    "soul_evil.at": K(None, "daily window start, HH:MM", types=(str, NONE), seed="003 §5.3"),
+    "soul_evil.duration": K(None, "window length, e.g. 30m or 1h", types=(str, NONE), seed="003 §5.3"),
+    "soul_evil.chance": K(0.0, "probability of the swap outside a window (0..1)", seed="003 §1.5"),
+    # ----------------------------------------------------------------- serving
+    "serve.allow_remember": K(True, "offer memory_remember over MCP"),
+}
+
+#: keys under these prefixes are free-form (a plugin's own settings)
+FREEFORM_PREFIXES = ("plugins.config.",)
+
+AGENT_KEYS: dict[str, Key] = {
+    "id": K("default", "agent id"),
+    "workspace": K(None, "the agent's workspace", types=(str, NONE)),
+    "type": K("open", "open or predefined", choices=("open", "predefined")),
+    "identity": K({}, "name / emoji / avatar overrides"),
+    "prompt_mode": K(None, "default prompt mode", types=(str, NONE), choices=(None, *PROMPT_MODES)),
+    "self_evolve": K(False, "predefined agents may update SOUL.md"),
+    "timezone": K(None, "IANA timezone", types=(str, NONE)),
+    "owner_ids": K([], "owner ids (section 7)"),
+    "extra_prompt": K(None, "extra system prompt", types=(str, NONE)),
+    "options": K({}, "free-form settings plugins read (team, delegation, ...)"),
+}
+
+#: dotted prefixes that are tables, e.g. "memory", "embedding", "embedding.local"
+_TABLES = {k.rsplit(".", i)[0] for k in DEFAULTS for i in range(1, k.count(".") + 1)} | {"plugins"}
+
+ENV_OVERRIDES = {"store.dsn": "SOULFRAME_DSN"}
+
+
+def user_config_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("soulframe"))
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if key == "agents":
+            out[key] = v
+        elif isinstance(v, Mapping) and key in _TABLES and key not in DEFAULTS:
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _locate(text: str, dotted: str) -> int | None:
+    """Best-effort line number of a dotted key in a TOML or JSON text (1-based)."""
+    parts = dotted.split(".")
+    leaf = parts[-1]
+    table: list[str] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        m = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?$", s)
+        if m:
+            table = [p.strip().strip('"') for p in m.group(1).split(".")]
+            continue
+        m = re.match(r'^"?([A-Za-z0-9_.\-]+)"?\s*[=:]', s)
+        if m:
+            key = [p.strip('"') for p in m.group(1).split(".")]
+            full = table + key
+            if full == parts or (not table and key[-1] == leaf and len(parts) >= 1 and key == parts[-len(key):]):
+                return lineno
+    return None
+
+
+@attrs.frozen
+class Config:
+    """The effective configuration. ``get("memory.max_results")`` reads a value;
+    ``origin(key)`` says where it came from."""
+
+    values: Mapping[str, Any]
+    origins: Mapping[str, str]
+    path: Path | None = None
+    agents: tuple[AgentSpec, ...] = ()
+    plugin_settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self.values:
+            return self.values[key]
+        if key in DEFAULTS:
+            return DEFAULTS[key].default
+        return default
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.values and key not in DEFAULTS:
+            raise KeyError(key)
+        return self.get(key)
+
+    def section(self, prefix: str) -> dict[str, Any]:
+        """All keys under ``prefix.`` with the prefix stripped."""
+        p = prefix + "."
+        return {k[len(p):]: v for k, v in self.values.items() if k.startswith(p)}
+
+    def origin(self, key: str) -> str:
+        return self.origins.get(key, "default")
+
+    def plugin_config(self, plugin_name: str) -> Mapping[str, Any]:
+        """A plugin's own settings: ``[plugins.config.<name>]``."""
+        return self.plugin_settings.get(plugin_name, {})
+
+    def agent(self, agent_id: str | None = None) -> AgentSpec:
+        if agent_id is None:
+            return self.agents[0]
+        for a in self.agents:
+            if a.id == agent_id:
+                return a
+        ids = ", ".join(a.id for a in self.agents)
+        raise ConfigError(f"no agent {agent_id!r} in {self.path or 'the config'}; agents: {ids}")
+
+    def evolve(self, **overrides: Any) -> Config:
+        """A copy with some keys changed (for tests and the Python API)."""
+        values = dict(self.values)
+        origins = dict(self.origins)
+        for k, v in overrides.items():
+            key = k.replace("__", ".")
+            _check_value(key, v, DEFAULTS.get(key), "override")
+            values[key] = v
+            origins[key] = "override"
+        return attrs.evolve(self, values=values, origins=origins)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: self.get(k) for k in DEFAULTS} | {
+            k: v for k, v in self.values.items() if k not in DEFAULTS
+        }
+
+
+def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int | None = None) -> None:
+    if spec is None:
+        return
+    loc = f"{where}{f' line {line}' if line else ''}"
+    ok_types = spec.types
+    if isinstance(value, bool) and bool not in ok_types:
+        ok = False
+    else:
+        ok = isinstance(value, ok_types)
+    if not ok:
+        expected = " or ".join("null" if t is NONE else t.__name__ for t in ok_types)
+        raise ConfigError(f"{loc}: {key} = {value!r} — expected {expected}")
+    if spec.choices is not None and value not in spec.choices:
+        allowed = ", ".join(repr(c) for c in spec.choices if c is not None)
+        raise ConfigError(f"{loc}: {key} = {value!r} — expected one of {allowed}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if key.endswith(("_ratio", "_weight", ".chance", ".min_score", ".mmr_lambda")) and not 0 <= value <= 1:
+            raise ConfigError(f"{loc}: {key} = {value!r} — expected a number between 0 and 1")
+        if value < 0:
+            raise ConfigError(f"{loc}: {key} = {value!r} — expected a number ≥ 0")
+
+
+def _did_you_mean(key: str, known: list[str]) -> str:
+    m = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f" (did you mean {m[0]!r}?)" if m else ""
+
+
+def find_config_file(explicit: str | os.PathLike[str] | None, workspace: Path | None) -> Path | None:
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.exists():
+            raise ConfigError(f"--config {p}: no such file")
+        return p
+    env = os.environ.get("SOULFRAME_CONFIG")
+    if env:
+        p = Path(env).expanduser()
+        if not p.exists():
+            raise ConfigError(f"$SOULFRAME_CONFIG={p}: no such file")
+        return p
+    candidates: list[Path] = []
+    if workspace is not None:
+        candidates += [workspace / "soulframe.toml", workspace / "soulframe.json"]
+    ucd = user_config_dir()
+    candidates += [ucd / "soulframe.toml", ucd / "soulframe.json"]
+    for c in candidates:
+        if c.is_file():
+            return c
+    return None
+
+
+def _read_file(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            data = tomllib.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} line {exc.lineno}: invalid JSON: {exc.msg}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a table/object")
+    return data, text
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    agent_id: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    search: bool = True,
+) -> Config:
+    """Load and validate the effective configuration.
+
+    :param path: an explicit config file (``--config``).
+    :param workspace: the workspace given on the command line (``--workspace``); it wins
+        over the config's ``workspace`` for the selected agent, and is where
+        ``soulframe.toml`` is looked for.
+    :param overrides: dotted keys set programmatically (highest priority).
+    :param search: look for a config file when ``path`` is not given.
+    """
+    ws = Path(workspace).expanduser() if workspace else None
+    if ws is None and os.environ.get("SOULFRAME_WORKSPACE"):
+        ws = Path(os.environ["SOULFRAME_WORKSPACE"]).expanduser()
+    cfg_path = find_config_file(path, ws) if (path or search) else None
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    plugin_settings: dict[str, dict[str, Any]] = {}
+    raw_agents: list[Any] = []
+    text = ""
+    if cfg_path is not None:
+        data, text = _read_file(cfg_path)
+        flat = _flatten(data)
+        for key, value in flat.items():
+            line = _locate(text, key)
+            where = f"{cfg_path}"
+            if key == "agents":
+                if not isinstance(value, list):
+                    raise ConfigError(f"{where}: agents — expected a list of tables ([[agents]])")
+                raw_agents = value
+                continue
+            if key.startswith(FREEFORM_PREFIXES):
+                rest = key[len("plugins.config."):]
+                name, _, sub = rest.partition(".")
+                plugin_settings.setdefault(name, {})[sub] = value
+                continue
+            if key == "plugins.config" and isinstance(value, dict):
+                for name, settings in value.items():
+                    plugin_settings.setdefault(name, {}).update(settings)
+                continue
+            spec = DEFAULTS.get(key)
+            if spec is None:
+                loc = f"{where}{f' line {line}' if line else ''}"
+                raise ConfigError(f"{loc}: unknown key {key!r}{_did_you_mean(key, list(DEFAULTS))}")
+            _check_value(key, value, spec, where, line)
+            values[key] = value
+            origins[key] = f"{cfg_path}{f':{line}' if line else ''}"
+    for key, env in ENV_OVERRIDES.items():
+        if os.environ.get(env):
+            values[key] = os.environ[env]
+            origins[key] = f"${env}"
+    for key, value in (overrides or {}).items():
+        if key not in DEFAULTS and not key.startswith(FREEFORM_PREFIXES):
+            raise ConfigError(f"override: unknown key {key!r}{_did_you_mean(key, list(DEFAULTS))}")
+        _check_value(key, value, DEFAULTS.get(key), "override")
+        values[key] = value
+        origins[key] = "override"
+
+    agents = _build_agents(raw_agents, values, cfg_path, text, ws)
+    if agent_id is not None and agent_id not in {a.id for a in agents}:
+        ids = ", ".join(a.id for a in agents)
+        raise ConfigError(f"--agent {agent_id!r}: no such agent in {cfg_path or 'the config'}; agents: {ids}")
+    if agent_id is not None:
+        agents = sorted(agents, key=lambda a: a.id != agent_id)
+    if ws is not None:
+        first = agents[0]
+        agents[0] = attrs.evolve(first, workspace=ws)
+    return Config(values=values, origins=origins, path=cfg_path, agents=tuple(agents),
+                  plugin_settings=plugin_settings)
+
+
+def _build_agents(
+    raw: list[Any], values: Mapping[str, Any], cfg_path: Path | None, text: str, ws: Path | None
+) -> list[AgentSpec]:
+    default_ws = Path(str(values.get("workspace", DEFAULTS["workspace"].default))).expanduser()
+    default_type = values.get("agent_type", DEFAULTS["agent_type"].default)
+    default_mode = values.get("prompt.mode")
+    if not raw:
+        return [AgentSpec(id="default", workspace=ws or default_ws, type=default_type,
+                          prompt_mode=default_mode, timezone=values.get("timezone"))]
+    agents: list[AgentSpec] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(raw):
+        where = f"{cfg_path} agents[{i}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: expected a table")
+        for key, value in entry.items():
+            spec = AGENT_KEYS.get(key)
+            if spec is None:
+                raise ConfigError(f"{where}: unknown key {key!r}{_did_you_mean(key, list(AGENT_KEYS))}")
+            _check_value(f"agents[{i}].{key}", value, spec, str(cfg_path))
+        agent_id = str(entry.get("id", "default" if i == 0 else f"agent{i}"))
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", agent_id):
+            raise ConfigError(f"{where}: id {agent_id!r} — expected letters, digits, '-', '_' or '.'")
+        if agent_id in seen:
+            raise ConfigError(f"{where}: duplicate agent id {agent_id!r}")
+        seen.add(agent_id)
+        identity = entry.get("identity", {})
+        for k in identity:
+            if k not in ("name", "emoji", "avatar", "creature", "vibe"):
+                raise ConfigError(f"{where}: identity.{k} — unknown; expected name, emoji, avatar, creature or vibe")
+        wsp = entry.get("workspace")
+        workspace = Path(wsp).expanduser() if wsp else (
+            default_ws if i == 0 else default_ws.parent / f"workspace-{agent_id}"
+        )
+        if wsp and not workspace.is_absolute() and cfg_path is not None:
+            workspace = (cfg_path.parent / workspace).resolve()
+        agents.append(AgentSpec(
+            id=agent_id,
+            workspace=workspace,
+            type=entry.get("type", default_type),
+            identity=dict(identity),
+            prompt_mode=entry.get("prompt_mode", default_mode),
+            self_evolve=bool(entry.get("self_evolve", False)),
+            timezone=entry.get("timezone", values.get("timezone")),
+            owner_ids=tuple(str(x) for x in entry.get("owner_ids", [])),
+            extra_prompt=entry.get("extra_prompt"),
+            options=dict(entry.get("options", {})),
+        ))
+    return agents

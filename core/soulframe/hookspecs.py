@@ -1,0 +1,275 @@
+"""Every extension point of soulframe, as pluggy hookspecs.
+
+A plugin is any module or object with functions named after these hooks and decorated with
+``@soulframe.hookimpl``; it is found through the ``soulframe`` entry-point group::
+
+    [project.entry-points.soulframe]
+    soulframe_weather = "soulframe_weather"
+
+soulframe's own default plugins register through that same group, first; third-party
+plugins follow, sorted by distribution name. "Later wins" below means: for the same name, a
+plugin loaded later (or marked ``tryfirst``) replaces one loaded earlier, and the core warns
+naming both. Implementations may accept fewer arguments than a spec lists (pluggy's opt-in
+arguments), so a spec can grow without breaking plugins.
+
+Hooks fall into four groups:
+
+* **registries** (``register_*``) return named things; the core picks one by name from config;
+* **collections** (sections, context sources, skill sources, tools, commands) are all used;
+* **chains** (``transform_context_files``) pass a value through every plugin in turn;
+* **observers** (``prompt_built``, ``memory_indexed``, ``before_compaction``) are told about
+  an event; their return values are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from .model import ContextFile, Registration, Section, Session, SkillSource, SystemPrompt, ToolSpec
+
+hookspec = pluggy.HookspecMarker("soulframe")
+hookimpl = pluggy.HookimplMarker("soulframe")
+
+
+# --------------------------------------------------------------------------- the prompt
+
+
+@hookspec
+def register_prompt_sections() -> Iterable[Section]:
+    """Offer sections of the system prompt.
+
+    Called once per :class:`~soulframe.Agent` when its first prompt is built.
+
+    :returns: :class:`~soulframe.model.Section` objects. ``order`` places the section (the
+        seeds' numbering: identity 1, persona 1.7, tooling 2, safety 3, skills 4, workspace 6,
+        time 8, project context 11, memory recall 12.5, runtime 15, recency 16); ``modes`` the
+        prompt modes it appears in; ``zone`` whether it sits above the prompt-cache boundary
+        (``"stable"``) or below it (``"dynamic"``); ``truncate_priority`` how early it is cut
+        when the prompt is over budget (lower first, ``None`` never); ``render(ctx)`` returns
+        the text or ``None`` to be left out.
+
+    Combined: every plugin's sections are collected and sorted by ``(order, name)``. A
+    section with the name of an existing one replaces it (later wins, with a warning naming
+    both plugins); to remove one, return a same-named section whose ``render`` returns
+    ``None``, or list its name in ``prompt.disabled_sections``.
+    """
+
+
+@hookspec
+def register_context_sources() -> Iterable[Registration]:
+    """Offer sources of context files (the workspace on disk, a store's per-user files,
+    virtual files such as DELEGATION.md and TEAM.md).
+
+    Called once per :class:`~soulframe.Agent`.
+
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
+        returns a :class:`~soulframe.model.ContextSource`: an object with ``name`` and
+        ``load(agent, session) -> Sequence[ContextFile]``.
+
+    Combined: every source is used. Their files are merged by name: a per-user file
+    (``scope="user"``) overrides an agent-level file of the same name, and files only one
+    source has are kept. Between two agent-level files of the same name, the later plugin wins.
+    """
+
+
+@hookspec
+def transform_context_files(
+    agent: Any, session: Session, files: list[ContextFile]
+) -> list[ContextFile] | None:
+    """Change the merged context files before they are filtered for the session and truncated.
+
+    Called on every prompt build, after sources are merged. soul-evil lives here: it swaps
+    SOUL.md's content in memory.
+
+    :param agent: the :class:`~soulframe.Agent`.
+    :param session: the :class:`~soulframe.model.Session` the prompt is for.
+    :param files: the files as the previous plugin in the chain left them.
+    :returns: a new list, or ``None`` to leave the files unchanged. Do not mutate ``files``.
+
+    Combined: chained in plugin load order (soulframe's own first); each implementation
+    receives the previous one's output.
+    """
+
+
+@hookspec
+def register_truncation_policies() -> Iterable[Registration]:
+    """Offer policies that fit context files and sections into their budgets.
+
+    Called when an :class:`~soulframe.Agent` first builds a prompt.
+
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+        returns a :class:`~soulframe.model.TruncationPolicy`.
+
+    Combined: a named registry; ``bootstrap.truncation`` in config selects one (default
+    ``"head-tail"``, the seeds' pipeline). Same name: later wins, with a warning.
+    """
+
+
+@hookspec
+def register_token_estimators() -> Iterable[Registration]:
+    """Offer token counters used for budgets and ``prompt --explain``.
+
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+        returns a callable ``estimate(text) -> int``.
+
+    Combined: a named registry; ``prompt.tokenizer`` selects one (default ``"estimate"``:
+    chars/4, CJK-aware, no download).
+    """
+
+
+# --------------------------------------------------------------------------- storage and search
+
+
+@hookspec
+def register_stores() -> Iterable[Registration]:
+    """Offer storage backends for the memory index and per-user context files.
+
+    Called once per :class:`~soulframe.Agent`, before the store is opened.
+
+    :returns: :class:`~soulframe.model.Registration` objects; ``factory(agent)`` must return
+        an object satisfying :class:`~soulframe.model.Store`. Import heavy drivers inside
+        the factory, not at module level. Set ``extra`` to the pip extra that installs the
+        driver (``"postgres"``) so the unknown-name error can say what to install.
+
+    Combined: a named registry; ``store.backend`` selects one (default ``"sqlite"``). If two
+    plugins offer the same name, the later one wins and a warning names both.
+    """
+
+
+@hookspec
+def register_embedding_providers() -> Iterable[Registration]:
+    """Offer embedding providers for memory and skill search.
+
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+        returns a :class:`~soulframe.model.EmbeddingProvider`.
+
+    Combined: a named registry; ``embedding.provider`` selects one. ``"auto"`` is resolved by
+    the core: the first provider in ``embedding.auto_order`` whose ``available()`` is true;
+    when none is, search runs keyword-only and says so.
+    """
+
+
+@hookspec
+def memory_indexed(agent: Any, report: Any) -> None:
+    """Observe a finished memory sync.
+
+    :param agent: the :class:`~soulframe.Agent`.
+    :param report: the sync report (files added, changed, removed, chunks embedded, time).
+
+    Combined: every implementation is called; return values are ignored.
+    """
+
+
+# --------------------------------------------------------------------------- skills and tools
+
+
+@hookspec
+def register_skill_sources(agent: Any) -> Iterable[SkillSource]:
+    """Offer roots that skills are discovered in.
+
+    Called when an :class:`~soulframe.Agent` first loads its skills, and again after a hot
+    reload.
+
+    :param agent: the :class:`~soulframe.Agent`, for its workspace and config.
+    :returns: :class:`~soulframe.model.SkillSource` objects with a ``tier`` (1 = workspace
+        ``skills/``, the highest; 5 = built-in, the lowest).
+
+    Combined: every source is used; for a skill name found in several sources the lowest
+    tier number wins, and the skill records what it shadowed.
+    """
+
+
+@hookspec
+def register_tools() -> Iterable[ToolSpec]:
+    """Offer tools the agent can call (``memory_search``, ``memory_get``, ``skill_search``...).
+
+    :returns: :class:`~soulframe.model.ToolSpec` objects: name, description, a JSON Schema for
+        the arguments and a ``handler(ctx, arguments)``.
+
+    Combined: every tool is collected; the same name from two plugins: later wins, with a
+    warning. The tools appear in the Tooling section, are served by ``soulframe serve`` and
+    exported by ``soulframe tools export``.
+    """
+
+
+@hookspec
+def register_chat_models() -> Iterable[Registration]:
+    """Offer chat-model clients (used by memory flush, summoning and heartbeat).
+
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+        returns a :class:`~soulframe.model.ChatModel`.
+
+    Combined: a named registry; ``model.provider`` selects one.
+    """
+
+
+# --------------------------------------------------------------------------- command line
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add commands to the ``soulframe`` command line.
+
+    Called once when the CLI starts, on a fresh click group.
+
+    :param cli: the top-level :class:`click.Group`; add commands with ``@cli.command()`` or
+        ``cli.add_command(...)``. Import heavy modules inside the command function so other
+        commands stay fast.
+
+    Combined: every implementation is called.
+    """
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+@hookspec
+def prompt_built(agent: Any, prompt: SystemPrompt) -> None:
+    """Observe a system prompt after it is assembled.
+
+    :param agent: the :class:`~soulframe.Agent`.
+    :param prompt: the finished :class:`~soulframe.model.SystemPrompt` (text, sections,
+        truncation notices).
+
+    Combined: every implementation is called; return values are ignored.
+    """
+
+
+@hookspec
+def before_compaction(agent: Any, session: Session, usage: Any) -> None:
+    """Observe that a host is about to compact a session's history.
+
+    A host calls ``agent.before_compaction(session, usage)``; the memory-flush plugin uses
+    this moment to let the model write durable memories first (seed 000 §16).
+
+    :param agent: the :class:`~soulframe.Agent`.
+    :param session: the session being compacted.
+    :param usage: token usage so far (``total_tokens``, ``context_window``).
+
+    Combined: every implementation is called; return values are ignored.
+    """
+
+
+HOOK_NAMES: tuple[str, ...] = (
+    "register_prompt_sections",
+    "register_context_sources",
+    "transform_context_files",
+    "register_truncation_policies",
+    "register_token_estimators",
+    "register_stores",
+    "register_embedding_providers",
+    "memory_indexed",
+    "register_skill_sources",
+    "register_tools",
+    "register_chat_models",
+    "register_commands",
+    "prompt_built",
+    "before_compaction",
+)
+__all__ = ["hookimpl", "hookspec", "HOOK_NAMES", *HOOK_NAMES]

@@ -1,0 +1,127 @@
+"""The agent workspace on disk: safe path resolution, safe reads, atomic writes.
+
+Every path an agent, a tool or a config value names is resolved through
+:meth:`Workspace.resolve`, which refuses ``..``, absolute paths and symlinks that lead
+outside the workspace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+import attrs
+
+from .model import PathEscapeError, SoulframeError
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) with mode 0700 where soulframe creates them."""
+    path = path.expanduser()
+    if not path.exists():
+        path.mkdir(parents=True, mode=DIR_MODE, exist_ok=True)
+        os.chmod(path, DIR_MODE)  # mkdir's mode is filtered by the umask
+    return path
+
+
+def atomic_write(path: Path, data: str | bytes, *, mode: int = FILE_MODE) -> None:
+    """Write a file so a crash leaves either the old content or the new, never half of it."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def create_exclusive(path: Path, data: str, *, mode: int = FILE_MODE) -> bool:
+    """Create ``path`` only if it does not exist (O_EXCL). Returns False if it already did."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    return True
+
+
+@attrs.frozen
+class Workspace:
+    """A workspace directory. ``root`` is absolute and resolved."""
+
+    root: Path = attrs.field(converter=lambda p: Path(p).expanduser().resolve())
+
+    def resolve(self, relative: str | os.PathLike[str], *, must_exist: bool = False) -> Path:
+        """Turn a workspace-relative path into an absolute one inside the workspace.
+
+        Refuses absolute paths, ``..`` segments and symlinks pointing outside the workspace,
+        with a :class:`PathEscapeError` naming the path.
+        """
+        raw = os.fspath(relative)
+        if not raw or "\x00" in raw:
+            raise PathEscapeError(f"{raw!r}: not a valid path")
+        candidate = Path(raw)
+        if candidate.is_absolute() or raw.startswith("~"):
+            raise PathEscapeError(f"{raw}: absolute paths are not allowed; use a path inside the workspace")
+        if ".." in candidate.parts:
+            raise PathEscapeError(f"{raw}: '..' is not allowed; use a path inside the workspace")
+        full = self.root / candidate
+        real = full.resolve()
+        if real != self.root and self.root not in real.parents:
+            raise PathEscapeError(f"{raw}: resolves outside the workspace (through a symlink)")
+        if must_exist and not real.exists():
+            raise SoulframeError(f"{raw}: no such file in the workspace {self.root}")
+        return full
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the workspace, with forward slashes."""
+        return Path(path).resolve().relative_to(self.root).as_posix()
+
+    def contains(self, path: Path) -> bool:
+        real = Path(path).resolve()
+        return real == self.root or self.root in real.parents
+
+    def read_text(self, relative: str | os.PathLike[str]) -> str:
+        """Read a workspace file as UTF-8 (invalid bytes replaced, never a traceback)."""
+        path = self.resolve(relative, must_exist=True)
+        return path.read_bytes().decode("utf-8", errors="replace")
+
+    def write_text(self, relative: str | os.PathLike[str], text: str) -> Path:
+        """Atomically write a workspace file, creating parent directories 0700."""
+        path = self.resolve(relative)
+        ensure_private_dir(path.parent)
+        if path.is_symlink():
+            raise PathEscapeError(f"{relative}: refusing to write through a symlink")
+        atomic_write(path, text, mode=_keep_mode(path))
+        return path
+
+    def ensure(self) -> Path:
+        return ensure_private_dir(self.root)
+
+
+def _keep_mode(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return FILE_MODE
