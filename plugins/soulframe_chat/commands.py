@@ -1,0 +1,9 @@
+"""CLI commands (filled in below)."""
+
+from __future__ import annotations
+
+import click
+
+
+def add_commands(cli: click.Group) -> None:
+    return None

@@ -1,0 +1,206 @@
+"""The tools a memory flush offers: ``read_file`` and ``write_file`` confined to the memory
+files (``MEMORY.md`` and ``memory/**/*.md``), and, only when ``flush.allow_exec`` is on,
+``exec`` with the workspace as its working directory.
+
+Confinement is checked twice: on the path as written (no absolute paths, no ``..``, no
+backslashes) and on the path it really resolves to (so ``memory/x.md`` being a symlink to
+``SOUL.md`` or to ``/etc/passwd`` is refused too). Writes never go through a symlink.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from soulframe.model import PathEscapeError, SoulframeError, ToolContext, ToolSpec
+from soulframe.workspace import Workspace, atomic_write, ensure_private_dir
+
+MAX_READ_CHARS = 50_000
+MAX_WRITE_CHARS = 100_000
+MAX_EXEC_OUTPUT = 10_000
+#: environment variables whose names look like secrets are not passed to exec'd commands
+_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|DSN", re.I)
+
+
+class ToolRefused(SoulframeError):
+    """The model asked for something the flush tools do not allow (reported as a tool error)."""
+
+
+def is_memory_path(relative: str) -> bool:
+    """True for ``MEMORY.md`` and ``memory/**/*.md`` (workspace-relative, forward slashes)."""
+    if relative == "MEMORY.md":
+        return True
+    parts = PurePosixPath(relative).parts
+    return len(parts) >= 2 and parts[0] == "memory" and relative.endswith(".md")
+
+
+class MemoryFiles:
+    """The memory files of one workspace, as the flush tools see them."""
+
+    def __init__(self, workspace: Workspace | Path | str) -> None:
+        self.workspace = (
+            workspace if isinstance(workspace, Workspace) else Workspace(Path(workspace))
+        )
+        self.written: list[str] = []
+
+    @property
+    def root(self) -> Path:
+        return self.workspace.root
+
+    def resolve(self, raw: Any) -> tuple[str, Path]:
+        """Check ``raw`` and return (normalised relative path, absolute path)."""
+        if not isinstance(raw, str) or not raw.strip():
+            raise ToolRefused("path is required (e.g. memory/2026-01-31.md or MEMORY.md)")
+        text = raw.strip()
+        if "\\" in text:
+            raise ToolRefused(f"{text}: use forward slashes")
+        if text.startswith("./"):
+            text = text[2:]
+        try:
+            full = self.workspace.resolve(text)
+        except PathEscapeError as exc:
+            raise ToolRefused(f"{exc}; only MEMORY.md and memory/*.md can be used here") from None
+        relative = PurePosixPath(text).as_posix()
+        if not is_memory_path(relative):
+            raise ToolRefused(
+                f"{relative}: not a memory file; only MEMORY.md and memory/**/*.md can be read or written here"
+            )
+        real_relative = full.resolve().relative_to(self.root).as_posix()
+        if not is_memory_path(real_relative):
+            raise ToolRefused(
+                f"{relative}: is a link to {real_relative}, which is not a memory file"
+            )
+        return relative, full
+
+    def read(self, path: Any) -> str:
+        relative, full = self.resolve(path)
+        if not full.exists():
+            raise ToolRefused(f"{relative} does not exist yet; create it with write_file")
+        if not full.is_file():
+            raise ToolRefused(f"{relative} is not a file")
+        text = full.read_bytes().decode("utf-8", errors="replace")
+        if len(text) > MAX_READ_CHARS:
+            return (
+                text[:MAX_READ_CHARS]
+                + f"\n[… {len(text) - MAX_READ_CHARS} more characters not shown]"
+            )
+        return text
+
+    def write(self, path: Any, content: Any, append: Any = False) -> str:
+        relative, full = self.resolve(path)
+        if not isinstance(content, str):
+            raise ToolRefused("content must be a string")
+        if len(content) > MAX_WRITE_CHARS:
+            raise ToolRefused(
+                f"content is {len(content)} characters; at most {MAX_WRITE_CHARS} per write"
+            )
+        if full.is_symlink():
+            raise ToolRefused(f"{relative}: refusing to write through a symlink")
+        ensure_private_dir(full.parent)
+        if append and full.exists():
+            old = full.read_bytes().decode("utf-8", errors="replace")
+            sep = "" if not old or old.endswith("\n") else "\n"
+            new = old + sep + content
+        else:
+            new = content
+        if new and not new.endswith("\n"):
+            new += "\n"
+        mode = (full.stat().st_mode & 0o777) if full.exists() else 0o600
+        atomic_write(full, new, mode=mode)
+        if relative not in self.written:
+            self.written.append(relative)
+        verb = "appended to" if append else "wrote"
+        return f"{verb} {relative} ({len(content)} characters)"
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+
+
+def memory_tools(
+    files: MemoryFiles, *, allow_exec: bool = False, deadline: float | None = None
+) -> list[ToolSpec]:
+    """The ToolSpecs for one flush. ``deadline`` (monotonic) bounds an exec'd command."""
+
+    def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+        return files.read(args.get("path"))
+
+    def write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+        return files.write(args.get("path"), args.get("content"), bool(args.get("append", False)))
+
+    tools = [
+        ToolSpec(
+            name="read_file",
+            description="Read a memory file: MEMORY.md or memory/YYYY-MM-DD.md (workspace-relative).",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "e.g. memory/2026-01-31.md"}
+                },
+                "required": ["path"],
+            },
+            handler=read_file,
+            summary="read MEMORY.md or memory/*.md",
+        ),
+        ToolSpec(
+            name="write_file",
+            description=(
+                "Write a memory file (MEMORY.md or memory/**/*.md only). Set append=true to add to "
+                "the end of an existing file instead of replacing it."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "e.g. memory/2026-01-31.md"},
+                    "content": {"type": "string"},
+                    "append": {"type": "boolean", "default": False},
+                },
+                "required": ["path", "content"],
+            },
+            handler=write_file,
+            summary="write MEMORY.md or memory/*.md",
+        ),
+    ]
+    if allow_exec:
+
+        def exec_(ctx: ToolContext, args: dict[str, Any]) -> str:
+            command = args.get("command")
+            if not isinstance(command, str) or not command.strip():
+                raise ToolRefused("command is required")
+            limit = 30.0
+            if deadline is not None:
+                limit = max(0.1, min(limit, deadline - time.monotonic()))
+            try:
+                done = subprocess.run(
+                    command,
+                    shell=True,
+                    cwd=files.root,
+                    env=_clean_env(),
+                    capture_output=True,
+                    text=True,
+                    timeout=limit,
+                    stdin=subprocess.DEVNULL,
+                )
+            except subprocess.TimeoutExpired:
+                raise ToolRefused(f"command timed out after {limit:.0f}s") from None
+            out = (done.stdout + done.stderr)[-MAX_EXEC_OUTPUT:]
+            return f"exit code {done.returncode}\n{out}"
+
+        tools.append(
+            ToolSpec(
+                name="exec",
+                description="Run a shell command in the workspace directory (30 s limit).",
+                parameters={
+                    "type": "object",
+                    "properties": {"command": {"type": "string"}},
+                    "required": ["command"],
+                },
+                handler=exec_,
+                summary="run a shell command in the workspace",
+            )
+        )
+    return tools

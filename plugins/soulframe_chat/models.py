@@ -1,0 +1,58 @@
+"""The chat-model registrations and how an agent gets its configured model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from soulframe.model import ChatModel, Registration
+
+from .errors import ChatConfigError
+from .settings import PRESETS, model_table, resolve_settings
+
+DESCRIPTIONS = {
+    "openai": "OpenAI chat completions (api.openai.com)",
+    "openai-compatible": "any chat-completions endpoint, by [model] base_url (LM Studio, Ollama, vLLM, llama.cpp ...)",
+    "openrouter": "OpenRouter (chat completions, OPENROUTER_API_KEY)",
+    "ollama": "Ollama's OpenAI-compatible endpoint (127.0.0.1:11434)",
+    "lmstudio": "LM Studio's OpenAI-compatible endpoint (127.0.0.1:1234)",
+    "vllm": "vLLM's OpenAI-compatible endpoint (127.0.0.1:8000)",
+    "anthropic": "Anthropic Messages API",
+}
+
+
+def build_chat_model(config: Any, provider: str | None = None) -> ChatModel:
+    """A chat model from a config's ``[model]`` table (``provider`` overrides its provider)."""
+    settings = resolve_settings(model_table(config), provider=provider)
+    if settings.wire == "anthropic":
+        from .anthropic_client import AnthropicChatModel
+
+        return AnthropicChatModel(settings)
+    from .openai_client import OpenAIChatModel
+
+    return OpenAIChatModel(settings)
+
+
+def _factory(provider: str) -> Any:
+    def factory(config: Any = None) -> ChatModel:
+        return build_chat_model(config, provider)
+
+    factory.__name__ = f"build_{provider.replace('-', '_')}_chat_model"
+    return factory
+
+
+def registrations() -> list[Registration]:
+    return [Registration(name, _factory(name), DESCRIPTIONS.get(name, "")) for name in PRESETS]
+
+
+def chat_model_for(agent: Any) -> ChatModel:
+    """The chat model an agent's config selects (``[model] provider``), through the
+    ``register_chat_models`` registry so a third-party provider can be chosen by name."""
+    provider = agent.config.get("model.provider")
+    if not provider:
+        raise ChatConfigError(
+            "no chat model configured: set [model] provider (openai, openai-compatible, "
+            "anthropic, ...) and [model] name in soulframe.toml"
+        )
+    registration = agent.select("register_chat_models", "model.provider", "chat model")
+    model: ChatModel = registration.factory(agent.config)
+    return model
