@@ -1,0 +1,49 @@
+"""Shared fixtures. Every test runs with HOME and the config dirs pointed at a temporary
+directory, so nothing reads or writes the real ~/.soulframe, ~/.agents or user config."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    for var in ("SOULFRAME_CONFIG", "SOULFRAME_WORKSPACE", "SOULFRAME_DISABLE_PLUGINS",
+                "SOULFRAME_DSN", "OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    yield home
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace directory."""
+    ws = tmp_path / "ws"
+    ws.mkdir(mode=0o700)
+    return ws
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+            check: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m soulframe ARGS`` in a subprocess, as a user would."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "soulframe", *args], capture_output=True,
+                          text=True, env=full_env, cwd=cwd, check=check, timeout=300)
+
+
+@pytest.fixture
+def cli():
+    """``cli("prompt", "--json")`` runs the real command line in a subprocess."""
+    return run_cli

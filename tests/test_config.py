@@ -1,0 +1,169 @@
+"""Configuration as a user meets it: lookup order, validation errors that name the file,
+line and key, agents, JSON compatibility, and `config show`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from soulframe.config import DEFAULTS, load_config
+from soulframe.model import ConfigError
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_defaults_match_the_design_table() -> None:
+    cfg = load_config(search=False)
+    # a sample of DESIGN.md's defaults table, each with its seed
+    assert cfg.get("bootstrap.max_chars_per_file") == 20_000
+    assert cfg.get("bootstrap.total_max_chars") == 24_000
+    assert cfg.get("bootstrap.min_file_budget") == 64
+    assert (cfg.get("bootstrap.head_ratio"), cfg.get("bootstrap.tail_ratio")) == (0.70, 0.20)
+    assert cfg.get("prompt.budget_tokens") == 24_000
+    assert (cfg.get("skills.inline_max_count"), cfg.get("skills.inline_max_tokens")) == (20, 3_500)
+    assert cfg.get("skills.max_prompt_bytes") == 30 * 1024
+    assert (cfg.get("memory.max_results"), cfg.get("memory.min_score")) == (6, 0.35)
+    assert (cfg.get("memory.text_weight"), cfg.get("memory.vector_weight")) == (0.3, 0.7)
+    assert cfg.get("flush.prompt") == "Store durable memories now."
+    assert cfg.get("delegation.inline_max_targets") == 15
+    assert cfg.agents[0].id == "default"
+
+
+def test_lookup_order(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch, _isolated_home: Path) -> None:
+    user = write(_isolated_home / ".config" / "soulframe" / "soulframe.toml", "[memory]\nmax_results = 1\n")
+    assert load_config(workspace=workspace).get("memory.max_results") == 1
+    assert load_config(workspace=workspace).path == user
+
+    ws_cfg = write(workspace / "soulframe.toml", "[memory]\nmax_results = 2\n")
+    assert load_config(workspace=workspace).path == ws_cfg
+
+    env_cfg = write(tmp_path / "env.toml", "[memory]\nmax_results = 3\n")
+    monkeypatch.setenv("SOULFRAME_CONFIG", str(env_cfg))
+    assert load_config(workspace=workspace).get("memory.max_results") == 3
+
+    explicit = write(tmp_path / "explicit.toml", "[memory]\nmax_results = 4\n")
+    cfg = load_config(explicit, workspace=workspace)
+    assert cfg.get("memory.max_results") == 4
+    assert cfg.origin("memory.max_results") == f"{explicit}:2"
+
+
+def test_unknown_key_names_file_line_and_a_near_miss(workspace: Path) -> None:
+    cfg = write(workspace / "soulframe.toml", "[memory]\nmax_result = 3\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace=workspace)
+    assert str(err.value) == (
+        f"{cfg} line 2: unknown key 'memory.max_result' (did you mean 'memory.max_results'?)"
+    )
+
+
+def test_wrong_type_names_what_was_expected(workspace: Path) -> None:
+    cfg = write(workspace / "soulframe.toml", "# agent\n\n[bootstrap]\nhead_ratio = \"lots\"\n")
+    with pytest.raises(ConfigError, match=rf"{cfg} line 4: bootstrap.head_ratio = 'lots' — expected float or int"):
+        load_config(workspace=workspace)
+
+
+def test_bad_value_out_of_range_and_choices(workspace: Path) -> None:
+    write(workspace / "soulframe.toml", "[bootstrap]\nhead_ratio = 1.5\n")
+    with pytest.raises(ConfigError, match="between 0 and 1"):
+        load_config(workspace=workspace)
+    write(workspace / "soulframe.toml", '[memory]\ncitations = "sometimes"\n')
+    with pytest.raises(ConfigError, match="expected one of 'on', 'off', 'auto'"):
+        load_config(workspace=workspace)
+
+
+def test_invalid_toml_and_json_name_the_file(workspace: Path) -> None:
+    write(workspace / "soulframe.toml", "[memory\n")
+    with pytest.raises(ConfigError, match="soulframe.toml: invalid TOML"):
+        load_config(workspace=workspace)
+    (workspace / "soulframe.toml").unlink()
+    write(workspace / "soulframe.json", '{"memory": {"max_results": }}')
+    with pytest.raises(ConfigError, match=r"soulframe.json line 1: invalid JSON"):
+        load_config(workspace=workspace)
+
+
+def test_json_config_for_compatibility(workspace: Path) -> None:
+    write(workspace / "soulframe.json", json.dumps({
+        "memory": {"max_results": 9},
+        "agents": [{"id": "aria", "identity": {"name": "Aria", "emoji": "🌿"}}],
+    }))
+    cfg = load_config(workspace=workspace)
+    assert cfg.get("memory.max_results") == 9
+    assert cfg.agents[0].identity["name"] == "Aria"
+
+
+def test_multiple_agents(tmp_path: Path) -> None:
+    path = write(tmp_path / "soulframe.toml", """
+[[agents]]
+id = "aria"
+workspace = "aria-ws"
+identity = { name = "Aria", emoji = "🌿" }
+
+[[agents]]
+id = "devbot"
+type = "predefined"
+workspace = "/srv/devbot"
+prompt_mode = "task"
+""")
+    cfg = load_config(path)
+    assert [a.id for a in cfg.agents] == ["aria", "devbot"]
+    assert cfg.agent("aria").workspace == (tmp_path / "aria-ws").resolve()
+    assert cfg.agent("devbot").type == "predefined"
+    assert cfg.agent("devbot").prompt_mode == "task"
+    picked = load_config(path, agent_id="devbot")
+    assert picked.agents[0].id == "devbot"
+    with pytest.raises(ConfigError, match="no such agent"):
+        load_config(path, agent_id="nobody")
+
+
+def test_agent_entry_errors(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.toml", '[[agents]]\nid = "a"\nworkspce = "x"\n')
+    with pytest.raises(ConfigError, match=r"agents\[0\]: unknown key 'workspce' \(did you mean 'workspace'\?\)"):
+        load_config(path)
+    path = write(tmp_path / "c.toml", '[[agents]]\nid = "a"\ntype = "closed"\n')
+    with pytest.raises(ConfigError, match="expected one of 'open', 'predefined'"):
+        load_config(path)
+    path = write(tmp_path / "c.toml", '[[agents]]\nid = "a"\n[[agents]]\nid = "a"\n')
+    with pytest.raises(ConfigError, match="duplicate agent id 'a'"):
+        load_config(path)
+
+
+def test_plugin_settings_are_free_form(workspace: Path) -> None:
+    write(workspace / "soulframe.toml", '[plugins.config.soulframe_quiet_hours]\nstart = "21:00"\n')
+    cfg = load_config(workspace=workspace)
+    assert cfg.plugin_config("soulframe_quiet_hours") == {"start": "21:00"}
+
+
+def test_environment_dsn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOULFRAME_DSN", "postgresql:///x")
+    cfg = load_config(search=False)
+    assert cfg.get("store.dsn") == "postgresql:///x"
+    assert cfg.origin("store.dsn") == "$SOULFRAME_DSN"
+
+
+def test_every_default_has_help_and_a_valid_value() -> None:
+    for key, spec in DEFAULTS.items():
+        assert spec.help, key
+        assert spec.default is None or isinstance(spec.default, spec.types), key
+
+
+def test_config_show_json_reports_origins(cli, workspace: Path) -> None:
+    write(workspace / "soulframe.toml", "[memory]\nmax_results = 3\n")
+    out = cli("-w", str(workspace), "config", "show", "--json", check=True)
+    data = json.loads(out.stdout)
+    assert data["settings"]["memory.max_results"] == {"value": 3, "origin": f"{workspace / 'soulframe.toml'}:2"}
+    assert data["settings"]["memory.min_score"] == {"value": 0.35, "origin": "default"}
+    assert data["agents"][0]["workspace"] == str(workspace)
+
+
+def test_cli_config_error_is_one_line_not_a_traceback(cli, workspace: Path) -> None:
+    write(workspace / "soulframe.toml", "[memory]\nmax_result = 3\n")
+    out = cli("-w", str(workspace), "config", "show")
+    assert out.returncode != 0
+    assert "Traceback" not in out.stderr
+    assert "unknown key 'memory.max_result'" in out.stderr

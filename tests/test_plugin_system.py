@@ -1,0 +1,260 @@
+"""The plugin system as a user and a plugin author meet it: entry-point discovery, load
+order, disabling, overrides, and plugins that are broken."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+from soulframe import Section, hookimpl
+from soulframe.model import ConfigError, Registration, UnknownNameError
+from soulframe.plugins import (
+    PluginWarning,
+    collect_named,
+    list_plugins,
+    make_plugin_manager,
+    ordered_entry_points,
+    select,
+)
+
+
+
+def make_dist(site: Path, dist: str, module: str, code: str, ep_name: str | None = None) -> None:
+    """Install a distribution the way pip leaves it on disk (a module plus a .dist-info with
+    METADATA and entry_points.txt), into a directory that is put on PYTHONPATH."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{module}.py").write_text(textwrap.dedent(code))
+    info = site / f"{dist.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[soulframe]\n{ep_name or module} = {module}\n")
+
+
+def pythonpath(site: Path) -> dict[str, str]:
+    return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def test_default_plugins_come_from_entry_points() -> None:
+    eps = ordered_entry_points()
+    own = [ep for ep in eps if ep.dist is not None and ep.dist.name == "soulframe"]
+    assert own, "soulframe's default plugins must be registered as entry points"
+    assert all(ep.name.startswith("soulframe_") for ep in own)
+    # soulframe's own plugins load first, then third parties sorted by distribution
+    dists = [ep.dist.name.lower() for ep in eps if ep.dist is not None]
+    first_third_party = next((i for i, d in enumerate(dists) if d != "soulframe"), len(dists))
+    assert all(d == "soulframe" for d in dists[:first_third_party])
+    assert dists[first_third_party:] == sorted(dists[first_third_party:])
+
+
+def test_plugins_command_lists_defaults_and_example(cli) -> None:
+    out = cli("plugins", "--json", "--all", check=True)
+    rows = json.loads(out.stdout)
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["soulframe_workspace"]["dist"] == "soulframe"
+    qh = by_name["soulframe_quiet_hours"]
+    assert qh["dist"] == "soulframe-quiet-hours"
+    assert "register_prompt_sections" in qh["hooks"]
+    assert qh["registers"]["sections"] == ["quiet_hours"]
+    # without --all, JSON lists third-party plugins only (as `llm plugins` does)
+    third = json.loads(cli("plugins", "--json", check=True).stdout)
+    assert {r["name"] for r in third} == {r["name"] for r in rows if r["dist"] != "soulframe"}
+
+
+def test_disabled_in_config_removes_the_plugin(cli, workspace: Path) -> None:
+    (workspace / "soulframe.toml").write_text('[plugins]\ndisabled = ["soulframe_quiet_hours"]\n')
+    rows = json.loads(cli("-w", str(workspace), "plugins", "--json", check=True).stdout)
+    assert "soulframe_quiet_hours" not in {r["name"] for r in rows}
+    out = cli("-w", str(workspace), "quiet-hours")
+    assert out.returncode != 0 and "No such command" in out.stderr
+
+
+def test_disabled_by_environment(cli) -> None:
+    rows = json.loads(cli("plugins", "--json", env={"SOULFRAME_DISABLE_PLUGINS": "soulframe_quiet_hours"},
+                          check=True).stdout)
+    assert rows == []
+
+
+def test_disabling_an_unknown_name_is_an_error_with_a_hint(cli, workspace: Path) -> None:
+    (workspace / "soulframe.toml").write_text('[plugins]\ndisabled = ["soulframe_quiet_hour"]\n')
+    out = cli("-w", str(workspace), "plugins")
+    assert out.returncode == 2
+    assert "no installed plugin is named 'soulframe_quiet_hour'" in out.stderr
+    assert "did you mean 'soulframe_quiet_hours'" in out.stderr
+
+
+# --------------------------------------------------------------------------- broken plugins
+
+
+def test_broken_plugin_gives_one_warning_and_the_rest_works(cli, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-broken", "soulframe_broken", "import no_such_module_anywhere\n")
+    out = cli("plugins", "--json", env=pythonpath(site))
+    assert out.returncode == 0, out.stderr
+    warnings_ = [line for line in out.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings_) == 1, out.stderr
+    assert "soulframe_broken" in warnings_[0] and "soulframe-broken" in warnings_[0]
+    assert "ModuleNotFoundError" in warnings_[0]
+    names = {r["name"] for r in json.loads(out.stdout)}
+    assert "soulframe_quiet_hours" in names and "soulframe_broken" not in names
+
+
+def test_plugin_with_a_bad_hook_signature_is_skipped(cli, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-badsig", "soulframe_badsig", """
+        from soulframe import hookimpl
+
+        @hookimpl
+        def register_prompt_sections(not_an_argument_of_the_spec):
+            return []
+    """)
+    out = cli("plugins", "--json", env=pythonpath(site))
+    assert out.returncode == 0, out.stderr
+    assert "soulframe_badsig" in out.stderr and "not_an_argument_of_the_spec" in out.stderr
+    assert "soulframe_badsig" not in {r["name"] for r in json.loads(out.stdout)}
+
+
+def test_misspelled_hook_fails_loudly(tmp_path: Path) -> None:
+    class Typo:
+        __name__ = "typo_plugin"
+
+        @hookimpl
+        def register_store(self):  # the hook is register_stores
+            return []
+
+    import pluggy
+
+    with pytest.raises(pluggy.PluginValidationError, match="register_store"):
+        make_plugin_manager(load_entrypoints=False, plugins=[Typo()])
+
+
+def test_misspelled_hook_in_a_third_party_plugin_is_a_warning(cli, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-typo", "soulframe_typo", """
+        from soulframe import hookimpl
+
+        @hookimpl
+        def register_prompt_section():
+            return []
+    """)
+    out = cli("plugins", "--json", env=pythonpath(site))
+    assert out.returncode == 0
+    assert "unknown hook 'register_prompt_section'" in out.stderr
+
+
+# --------------------------------------------------------------------------- named registries
+
+
+def _section(name: str, text: str) -> Section:
+    return Section(name=name, order=8, render=lambda ctx: text)
+
+
+def test_same_name_later_plugin_wins_with_a_warning() -> None:
+    class First:
+        __name__ = "first"
+
+        @hookimpl
+        def register_prompt_sections(self):
+            return [_section("time", "first")]
+
+    class Second:
+        __name__ = "second"
+
+        @hookimpl
+        def register_prompt_sections(self):
+            return [_section("time", "second")]
+
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[First(), Second()])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sections = collect_named(pm, "register_prompt_sections")
+    assert sections["time"].render(None) == "second"
+    assert sections["time"].plugin == "second"
+    assert any("'second' replaces the one from 'first'" in str(w.message) for w in caught)
+    assert any(issubclass(w.category, PluginWarning) for w in caught)
+    assert pm.overrides and "time" in pm.overrides[0]
+
+
+def test_tryfirst_still_works_as_pluggy_documents() -> None:
+    class Early:
+        __name__ = "early"
+
+        @hookimpl(tryfirst=True)
+        def register_prompt_sections(self):
+            return [_section("time", "early-but-tryfirst")]
+
+    class Late:
+        __name__ = "late"
+
+        @hookimpl
+        def register_prompt_sections(self):
+            return [_section("time", "late")]
+
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[Early(), Late()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert collect_named(pm, "register_prompt_sections")["time"].render(None) == "early-but-tryfirst"
+
+
+def test_unknown_store_name_lists_what_is_available_and_the_extra() -> None:
+    registry = {
+        "sqlite": Registration("sqlite", factory=lambda agent: None),
+        "postgres": Registration("postgres", factory=lambda agent: None, extra="postgres"),
+    }
+    with pytest.raises(UnknownNameError) as err:
+        select(registry, "postgress", key="store.backend", kind="store", origin="soulframe.toml:3")
+    message = str(err.value)
+    assert "soulframe.toml:3: store.backend = 'postgress' — no such store" in message
+    assert "did you mean 'postgres'" in message
+    assert "postgres (soulframe[postgres])" in message and "sqlite" in message
+
+
+def test_list_plugins_reports_distribution_and_hooks() -> None:
+    pm = make_plugin_manager()
+    infos = {i.name: i for i in list_plugins(pm)}
+    assert infos["soulframe_quiet_hours"].dist == "soulframe-quiet-hours"
+    assert infos["soulframe_quiet_hours"].version == "0.1.0"
+    assert "register_commands" in infos["soulframe_quiet_hours"].hooks
+
+
+def test_blocked_plugins_are_never_imported(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        make_plugin_manager(["no_such_plugin"])
+    pm = make_plugin_manager(["soulframe_quiet_hours"])
+    assert pm.get_plugin("soulframe_quiet_hours") is None
+    assert pm.is_blocked("soulframe_quiet_hours")
+
+
+# --------------------------------------------------------------------------- import lightness
+
+
+@pytest.mark.parametrize("args", [["--version"], ["plugins"], ["--help"]])
+def test_light_commands_do_not_import_heavy_modules(args: list[str], tmp_path: Path) -> None:
+    probe = textwrap.dedent(f"""
+        import sys
+        from soulframe.cli import main
+        try:
+            main({args!r})
+        except SystemExit:
+            pass
+        heavy = [m for m in ("numpy", "sqlite_vec", "psycopg", "tokenizers", "mcp", "sqlean")
+                 if m in sys.modules]
+        print("HEAVY=" + ",".join(heavy))
+    """)
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert "HEAVY=" in out.stdout.splitlines(), out.stdout + out.stderr
+
+
+def test_version(cli) -> None:
+    out = cli("--version", check=True)
+    assert out.stdout.startswith("soulframe, version ")
