@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
@@ -164,9 +165,36 @@ def advance_cycle(
 # --------------------------------------------------------------------------- state file
 
 
+@contextlib.contextmanager
+def _flock(path: Path, *, blocking: bool) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on ``path``: yields False when ``blocking`` is off and
+    someone else holds it. flock (not lockf) so two threads of one process exclude each
+    other too. Where fcntl does not exist (Windows) it yields True: the state file still
+    prevents a second flush in a cycle, only not two racing ones."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            import fcntl
+        except ImportError:
+            yield True
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 class FlushStateFile:
     """``<state_dir>/flush/<agent>.json``: the cycle state of each session, 0600, written
-    atomically; ``lock()`` serialises deciding and flushing across threads and processes."""
+    atomically under a lock. :meth:`session_lock` is held through a whole flush, so two
+    calls for one session never flush at once while other sessions are not held up."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -188,38 +216,23 @@ class FlushStateFile:
         return data if isinstance(data, dict) else {}
 
     def load(self, session_key: str) -> CycleState:
-        return CycleState.from_dict((self._read().get("sessions") or {}).get(session_key))
+        with _flock(self.path.with_suffix(".lock"), blocking=True):
+            return CycleState.from_dict((self._read().get("sessions") or {}).get(session_key))
 
     def save(self, session_key: str, state: CycleState) -> None:
-        data = self._read()
-        sessions = data.setdefault("sessions", {})
-        entry = state.to_dict()
-        entry["updated_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        sessions[session_key] = entry
-        atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+        with _flock(self.path.with_suffix(".lock"), blocking=True):
+            data = self._read()
+            sessions = data.setdefault("sessions", {})
+            entry = state.to_dict()
+            entry["updated_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            sessions[session_key] = entry
+            atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[bool]:
-        """Yield True with an exclusive lock held, or False if another flush holds it."""
-        lock_path = self.path.with_suffix(".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                import fcntl
-            except ImportError:  # Windows: no cross-process lock; the state file still guards
-                yield True
-                return
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            try:
-                yield True
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+    def session_lock(self, session_key: str) -> contextlib.AbstractContextManager[bool]:
+        """Non-blocking: yields False when another flush of this session is running."""
+        digest = hashlib.sha256(session_key.encode("utf-8")).hexdigest()[:16]
+        locks = ensure_private_dir(self.path.parent / "locks")
+        return _flock(locks / f"{self.path.stem}-{digest}.lock", blocking=False)
 
 
 def session_key(session: Session | None) -> str:
@@ -441,9 +454,9 @@ def maybe_flush(
     )
     key = session_key(session)
     store = FlushStateFile.for_agent(agent.state_dir, agent.id)
-    with store.lock() as locked:
+    with store.session_lock(key) as locked:
         if not locked:
-            return FlushResult(False, "another flush is running")
+            return FlushResult(False, "another flush of this session is running")
         before = store.load(key)
         state = advance_cycle(before, total, threshold, count if isinstance(count, int) else None)
         due = should_flush(
