@@ -1,0 +1,74 @@
+"""``soulframe tools``: list, export and call the tools plugins register."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .cli import State, echo_json, pass_state
+from .model import SESSION_KINDS, Session
+
+session_option = click.option(
+    "--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
+    help="Session kind the tools are offered in (group and subagent sessions get no private memory).",
+)
+
+
+@click.group("tools")
+def tools_group() -> None:
+    """The tools an agent can call (memory_search, memory_get, skill_search, ...).
+
+    \b
+    Use them from your own tool-calling loop:
+      soulframe tools export --format openai > tools.json
+      soulframe tools call memory_search '{"query": "dark mode"}'
+    """
+
+
+@tools_group.command("list")
+@session_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_state
+def tools_list(state: State, session_kind: str, as_json: bool) -> None:
+    """List the tools offered in a session, with their descriptions."""
+    tools = state.agent().tools(Session(kind=session_kind))  # type: ignore[arg-type]
+    if as_json:
+        echo_json([{"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+                   for t in tools])
+        return
+    for t in tools:
+        click.echo(f"{t.name:18} {t.summary or t.description.splitlines()[0]}")
+
+
+@tools_group.command("export")
+@click.option("--format", "fmt", type=click.Choice(["openai", "anthropic", "mcp"]), required=True,
+              help="The tool-schema shape your chat API expects.")
+@session_option
+@pass_state
+def tools_export(state: State, fmt: str, session_kind: str) -> None:
+    """Print the tool schemas as JSON for a chat API's `tools` parameter."""
+    from .tools import export_tools
+
+    tools = state.agent().tools(Session(kind=session_kind))  # type: ignore[arg-type]
+    echo_json(export_tools(tools, fmt))  # type: ignore[arg-type]
+
+
+@tools_group.command("call")
+@click.argument("name")
+@click.argument("arguments", required=False, default="{}")
+@session_option
+@pass_state
+def tools_call(state: State, name: str, arguments: str, session_kind: str) -> None:
+    """Call tool NAME with ARGUMENTS (a JSON object) and print the JSON result.
+
+    Exits 1 with the tool's error message when the call fails, as a model would see it.
+    """
+    from .tools import ToolError, dispatch
+
+    try:
+        result = dispatch(state.agent(), name, arguments, session=Session(kind=session_kind))  # type: ignore[arg-type]
+    except ToolError as exc:
+        click.echo(json.dumps({"error": str(exc)}), err=True)
+        raise SystemExit(1) from exc
+    echo_json(result)

@@ -1,0 +1,79 @@
+"""``soulframe serve``: a Model Context Protocol server over an agent's tools, system prompt
+and workspace files.
+
+The MCP SDK costs most of a second to import, so it is imported only when ``serve`` runs
+(see :mod:`soulframe_mcp.server`); loading this plugin imports click and soulframe only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from soulframe import ToolSpec, hookimpl
+from soulframe.model import SESSION_KINDS
+
+
+@hookimpl
+def register_tools() -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name="memory_remember",
+            description=(
+                "Append a note to today's daily memory log (memory/YYYY-MM-DD.md). Use it when "
+                "the user asks you to remember something, or for a fact worth keeping."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "minLength": 1, "description": "The note, one or two sentences."},
+                },
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+            handler=_remember,
+            # writing to memory is for the user's own main session only
+            sessions=frozenset({"main"}),
+            summary="Append a note to today's memory log",
+        )
+    ]
+
+
+def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+    path = ctx.agent.memory.append_daily(args["text"])
+    return {"saved": True, "path": str(path)}
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    @cli.command("serve")
+    @click.option("--http", "port", type=int, metavar="PORT",
+                  help="Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.")
+    @click.option("--host", default="127.0.0.1", show_default=True,
+                  help="Address for --http. Anything but loopback exposes the agent's memory.")
+    @click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main",
+                  show_default=True, help="Session kind tool calls run in.")
+    @click.option("--user", "user_id", help="User id tool calls and prompts are for.")
+    @click.option("--no-remember", is_flag=True, help="Do not offer memory_remember.")
+    @click.pass_context
+    def serve(ctx: click.Context, port: int | None, host: str, session_kind: str,
+              user_id: str | None, no_remember: bool) -> None:
+        """Serve the agent over the Model Context Protocol (stdio by default).
+
+        \b
+        Tools:     memory_search, memory_get, memory_remember, skill_search, skill_read,
+                   and every tool a plugin registers
+        Prompts:   system_prompt (arguments: mode, session, user, channel)
+        Resources: the workspace context files, read-only
+
+        \b
+        Claude Desktop / Claude Code / Cursor: run it as a stdio server, e.g.
+          {"command": "soulframe", "args": ["-w", "/path/to/agent", "serve"]}
+        """
+        from .server import run
+
+        agent = ctx.obj.agent()
+        allow_remember = bool(agent.config.get("serve.allow_remember")) and not no_remember
+        run(agent, port=port, host=host, session_kind=session_kind, user_id=user_id,
+            allow_remember=allow_remember)

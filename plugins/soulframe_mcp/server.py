@@ -1,0 +1,167 @@
+"""The MCP server, on the official SDK's low-level ``Server``.
+
+soulframe's tools arrive from plugins as JSON Schemas, not as Python signatures, so the
+low-level server (which takes schemas as they are) fits them better than ``MCPServer``, whose
+tools are built by introspecting function signatures.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from soulframe.model import Session
+from soulframe.tools import ToolError, dispatch
+
+log = logging.getLogger("soulframe.serve")
+
+PROMPT_NAME = "system_prompt"
+RESOURCE_SCHEME = "soulframe"
+CONTEXT_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
+                 "BOOTSTRAP.md", "MEMORY.md")
+PRIVATE_FILES = ("MEMORY.md", "USER.md", "SOUL.md", "IDENTITY.md")
+
+
+def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None = None,
+                 allow_remember: bool = True) -> Server[Any]:
+    """An MCP server for ``agent``. Each request is handled on its own: one failure is
+    reported to the client and the server goes on serving."""
+    session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
+
+    def tools() -> list[Any]:
+        offered = agent.tools(session)
+        if not allow_remember:
+            offered = [t for t in offered if t.name != "memory_remember"]
+        return offered
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=t.name, description=t.description, input_schema=dict(t.parameters))
+            for t in tools()
+        ])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            result = await anyio.to_thread.run_sync(
+                lambda: dispatch(agent, params.name, params.arguments or {}, session=session, tools=tools())
+            )
+        except ToolError as exc:
+            return _tool_error(str(exc))
+        except Exception as exc:  # a handler bug must not take the server down
+            log.exception("tool %s failed", params.name)
+            return _tool_error(f"{params.name} failed: {type(exc).__name__}: {exc}")
+        text = json.dumps(result, ensure_ascii=False, default=str)
+        structured = result if isinstance(result, dict) else {"result": result}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structured_content=json.loads(json.dumps(structured, default=str)))
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[types.Prompt(
+            name=PROMPT_NAME,
+            description=f"The system prompt of agent {agent.id!r}, built from its workspace files.",
+            arguments=[
+                types.PromptArgument(name="mode", description="full, task, minimal or none"),
+                types.PromptArgument(name="session", description="main, subagent, cron, heartbeat or group"),
+                types.PromptArgument(name="user", description="user id (per-user files)"),
+                types.PromptArgument(name="channel", description="channel name, e.g. telegram"),
+            ],
+        )])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        from mcp.shared.exceptions import MCPError
+
+        if params.name != PROMPT_NAME:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name!r}; available: {PROMPT_NAME}")
+        args = params.arguments or {}
+        mode = args.get("mode") or None
+        kind = args.get("session") or session_kind
+        if mode not in (None, "full", "task", "minimal", "none"):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"mode {mode!r}: expected full, task, minimal or none")
+        if kind not in ("main", "subagent", "cron", "heartbeat", "group"):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"session {kind!r}: expected main, subagent, cron, heartbeat or group")
+        prompt_session = Session(kind=kind, mode=mode, user_id=args.get("user") or user_id,  # type: ignore[arg-type]
+                                 channel=args.get("channel") or None)
+        prompt = await anyio.to_thread.run_sync(lambda: agent.system_prompt(prompt_session))
+        return types.GetPromptResult(
+            description=f"system prompt ({prompt.mode} mode, {kind} session)",
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=prompt.text))],
+        )
+
+    def visible_files() -> list[str]:
+        names = []
+        for name in CONTEXT_FILES:
+            if session_kind != "main" and name in PRIVATE_FILES:
+                continue
+            if session_kind in ("subagent", "cron") and name not in ("AGENTS.md", "TOOLS.md"):
+                continue
+            try:
+                path = agent.workspace.resolve(name)
+            except Exception:  # a symlink leading outside the workspace is not served
+                continue
+            if path.is_file():
+                names.append(name)
+        return names
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(name=name, uri=f"{RESOURCE_SCHEME}://workspace/{name}", mime_type="text/markdown",
+                           description=f"{name} from the agent's workspace (read-only)")
+            for name in visible_files()
+        ])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        from mcp.shared.exceptions import MCPError
+
+        uri = str(params.uri)
+        prefix = f"{RESOURCE_SCHEME}://workspace/"
+        name = uri[len(prefix):] if uri.startswith(prefix) else None
+        if name is None or name not in visible_files():
+            raise MCPError(code=types.INVALID_PARAMS,
+                           message=f"{uri}: not a served resource; list_resources shows what is available")
+        text = agent.workspace.read_text(name)
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
+
+    from importlib.metadata import version
+
+    return Server(
+        "soulframe",
+        version=version("soulframe"),
+        instructions=(f"Identity, memory and skills of agent {agent.id!r}. Search memory with memory_search "
+                      "before answering about prior work, decisions or preferences."),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
+
+
+def _tool_error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: str | None,
+        allow_remember: bool) -> None:
+    server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember)
+    if port is None:
+        anyio.run(_run_stdio, server)
+        return
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    print(f"soulframe: serving MCP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+async def _run_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

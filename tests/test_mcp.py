@@ -1,0 +1,169 @@
+"""`soulframe serve` as MCP clients meet it: the SDK's own client, talking to the server in
+a subprocess over stdio and over streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from .conftest import run_cli
+
+MEMORY_NOTE = "Priya prefers dark-mode screenshots for every UI bug report."
+
+
+@pytest.fixture
+def served_workspace(workspace: Path) -> Path:
+    run_cli("init", str(workspace), check=True)
+    (workspace / "SOUL.md").write_text("# SOUL.md\nBe warm, brief and exact.\n")
+    (workspace / "MEMORY.md").write_text(f"# Memory\n\n- {MEMORY_NOTE}\n")
+    skill = workspace / "skills" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes from merged pull requests\n---\n"
+        "# Release notes\nRead {baseDir}/template.md, then list merged PRs by theme.\n"
+    )
+    (workspace.parent / "secret.txt").write_text("outside the workspace\n")
+    return workspace
+
+
+def stdio_params(workspace: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "soulframe", "-w", str(workspace), "serve", *extra],
+        env={k: v for k, v in os.environ.items()},
+    )
+
+
+def text_of(result) -> str:
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def exercise(client: Client, workspace: Path) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert {"memory_search", "memory_get", "memory_remember", "skill_search", "skill_read"} <= set(tools)
+    assert tools["memory_search"].input_schema["type"] == "object"
+
+    found = await client.call_tool("memory_search", {"query": "screenshot appearance"})
+    assert not found.is_error, text_of(found)
+    hits = json.loads(text_of(found))
+    hits = hits["results"] if isinstance(hits, dict) else hits
+    assert hits and hits[0]["path"] == "MEMORY.md"
+
+    got = await client.call_tool("memory_get", {"path": "MEMORY.md"})
+    assert not got.is_error and MEMORY_NOTE in text_of(got)
+
+    saved = await client.call_tool("memory_remember", {"text": "Ships on Fridays are banned."})
+    assert not saved.is_error, text_of(saved)
+    logs = list((workspace / "memory").glob("*.md"))
+    assert any("Ships on Fridays are banned." in p.read_text() for p in logs)
+
+    skills = await client.call_tool("skill_search", {"query": "release notes for merged pull requests"})
+    assert not skills.is_error and "release-notes" in text_of(skills)
+    read = await client.call_tool("skill_read", {"name": "release-notes"})
+    assert not read.is_error and f"{(workspace / 'skills' / 'release-notes').resolve()}/template.md" in text_of(read)
+
+    # bad arguments: a tool error the client shows, never a crashed server
+    bad = await client.call_tool("memory_search", {"qeury": "typo"})
+    assert bad.is_error and "query" in text_of(bad)
+    bad = await client.call_tool("memory_get", {"path": "../secret.txt"})
+    assert bad.is_error and "outside" not in (await client.call_tool("memory_get", {"path": "MEMORY.md"})).content[0].text[:0]
+    assert "secret" not in text_of(bad) or "not allowed" in text_of(bad) or "outside" in text_of(bad)
+    bad = await client.call_tool("memory_get", {"path": "/etc/passwd"})
+    assert bad.is_error
+    bad = await client.call_tool("no_such_tool", {})
+    assert bad.is_error and "unknown tool" in text_of(bad)
+
+    # still serving after the failures
+    again = await client.call_tool("memory_search", {"query": "dark mode"})
+    assert not again.is_error
+
+    prompts = (await client.list_prompts()).prompts
+    assert [p.name for p in prompts] == ["system_prompt"]
+    prompt = await client.get_prompt("system_prompt", {"mode": "full", "channel": "telegram"})
+    text = prompt.messages[0].content.text
+    assert "Be warm, brief and exact." in text
+    sub = await client.get_prompt("system_prompt", {"session": "subagent"})
+    assert "Be warm, brief and exact." not in sub.messages[0].content.text
+
+    resources = {str(r.uri) for r in (await client.list_resources()).resources}
+    assert "soulframe://workspace/SOUL.md" in resources
+    soul = await client.read_resource("soulframe://workspace/SOUL.md")
+    assert "Be warm, brief and exact." in soul.contents[0].text
+    with pytest.raises(Exception, match="not a served resource"):
+        await client.read_resource("soulframe://workspace/../secret.txt")
+
+
+def test_stdio_server_with_the_sdk_client(served_workspace: Path) -> None:
+    async def main() -> None:
+        async with Client(stdio_params(served_workspace), read_timeout_seconds=120) as client:
+            await exercise(client, served_workspace)
+
+    anyio.run(main)
+
+
+def test_remember_can_be_turned_off(served_workspace: Path) -> None:
+    async def main() -> None:
+        async with Client(stdio_params(served_workspace, "--no-remember"), read_timeout_seconds=120) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "memory_remember" not in names and "memory_search" in names
+            refused = await client.call_tool("memory_remember", {"text": "x"})
+            assert refused.is_error
+
+    anyio.run(main)
+
+
+def test_group_session_never_serves_private_memory(served_workspace: Path) -> None:
+    async def main() -> None:
+        async with Client(stdio_params(served_workspace, "--session", "group"), read_timeout_seconds=120) as client:
+            found = await client.call_tool("memory_search", {"query": "screenshot appearance"})
+            assert MEMORY_NOTE not in text_of(found)
+            resources = {str(r.uri) for r in (await client.list_resources()).resources}
+            assert "soulframe://workspace/MEMORY.md" not in resources
+
+    anyio.run(main)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(served_workspace: Path) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(served_workspace), "serve",
+                             "--http", str(port)], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        if proc.poll() is not None:
+            raise AssertionError(proc.stderr.read())
+        time.sleep(0.1)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_streamable_http_on_loopback(http_server: str, served_workspace: Path) -> None:
+    async def main() -> None:
+        async with Client(http_server, read_timeout_seconds=120) as client:
+            await exercise(client, served_workspace)
+
+    anyio.run(main)
