@@ -1,0 +1,1 @@
+"""Benchmarks print their figures; run them with `tox -e bench`."""
