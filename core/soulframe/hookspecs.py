@@ -31,7 +31,16 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from .model import ContextFile, Registration, Section, Session, SkillSource, SystemPrompt, ToolSpec
+    from .model import (
+        ContextFile,
+        Registration,
+        Section,
+        Session,
+        SkillSource,
+        SystemPrompt,
+        ToolSpec,
+        WorkspaceTemplate,
+    )
 
 hookspec = pluggy.HookspecMarker("soulframe")
 hookimpl = pluggy.HookimplMarker("soulframe")
@@ -94,6 +103,24 @@ def transform_context_files(
 
     Combined: chained in plugin load order (soulframe's own first); each implementation
     receives the previous one's output.
+    """
+
+
+@hookspec
+def register_workspace_templates() -> Iterable[WorkspaceTemplate]:
+    """Offer the files ``soulframe init`` (and :func:`soulframe.workspace.seed_workspace`)
+    creates in a workspace when they are missing.
+
+    Called when a workspace is seeded.
+
+    :returns: :class:`~soulframe.model.WorkspaceTemplate` objects: ``name`` is the
+        workspace-relative path (ending in ``/`` for a directory), ``content`` the text,
+        ``agent_types`` the agent types whose workspace gets it, ``per_user`` the agent types
+        for which a store seeds it per user (seed 000 §3–4).
+
+    Combined: every template is used, in plugin order; for the same ``name`` the later
+    plugin wins (a third party can ship its own SOUL.md), with a warning naming both.
+    Seeding never overwrites an existing file.
     """
 
 
@@ -260,6 +287,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_prompt_sections",
     "register_context_sources",
     "transform_context_files",
+    "register_workspace_templates",
     "register_truncation_policies",
     "register_token_estimators",
     "register_stores",

@@ -158,6 +158,26 @@ class ContextFile:
 
 
 @attrs.frozen
+class WorkspaceTemplate:
+    """A file (or, when ``name`` ends in ``/``, a directory) seeded into a workspace when
+    it is missing (``register_workspace_templates``; seed 000 §3)."""
+
+    name: str
+    content: str = ""
+    #: agent types whose own workspace (agent level) gets it
+    agent_types: frozenset[str] = frozenset({"open", "predefined"})
+    #: agent types for which a store seeds it per user (open: all 7; predefined: USER.md,
+    #: BOOTSTRAP.md — seed 000 §4)
+    per_user: frozenset[str] = frozenset()
+    #: set by the core: the plugin that offered it
+    plugin: str = ""
+
+    @property
+    def is_dir(self) -> bool:
+        return self.name.endswith("/")
+
+
+@attrs.frozen
 class TruncationNotice:
     """What a truncation policy cut, so it is never silent."""
 
@@ -201,6 +221,8 @@ class RenderedSection:
     plugin: str = ""
     truncated: bool = False
     original_tokens: int | None = None
+    #: copied from the Section: lower is cut first by the budget, ``None`` = never cut
+    truncate_priority: int | None = None
 
     @property
     def chars(self) -> int:

@@ -11,11 +11,13 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
-from .model import PathEscapeError, SoulframeError
+from .model import PathEscapeError, SoulframeError, WorkspaceTemplate
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -125,3 +127,51 @@ def _keep_mode(path: Path) -> int:
         return stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         return FILE_MODE
+
+
+# --------------------------------------------------------------------------- seeding
+
+
+def workspace_templates(pm: Any = None) -> list[WorkspaceTemplate]:
+    """Every template plugins offer (``register_workspace_templates``), later plugins
+    replacing same-named ones, in the order they were first offered."""
+    from . import plugins as _plugins
+
+    if pm is None:
+        pm = _plugins.make_plugin_manager()
+    named: dict[str, WorkspaceTemplate] = _plugins.collect_named(pm, "register_workspace_templates")
+    return list(named.values())
+
+
+def seed_workspace(
+    root: str | os.PathLike[str],
+    *,
+    agent_type: str = "open",
+    templates: Iterable[WorkspaceTemplate] | None = None,
+    pm: Any = None,
+) -> list[str]:
+    """Create every missing template file of ``agent_type`` in the workspace ``root``
+    (seed 000 §3): atomically, with ``O_EXCL``, never overwriting a file that exists, so it
+    is safe to run again. The workspace and its directories are created 0700, files 0600.
+
+    :returns: the workspace-relative names created (directories end in ``/``).
+    """
+    if agent_type not in ("open", "predefined"):
+        raise SoulframeError(f"agent type {agent_type!r} — expected 'open' or 'predefined'")
+    ws = Workspace(ensure_private_dir(Path(root).expanduser()))
+    chosen = list(templates) if templates is not None else workspace_templates(pm)
+    created: list[str] = []
+    for t in chosen:
+        if agent_type not in t.agent_types:
+            continue
+        path = ws.resolve(t.name.rstrip("/"))
+        if t.is_dir:
+            if not path.exists() and not path.is_symlink():
+                ensure_private_dir(path)
+                created.append(t.name)
+            continue
+        if path.parent != ws.root:
+            ensure_private_dir(path.parent)
+        if create_exclusive(path, t.content):
+            created.append(t.name)
+    return created

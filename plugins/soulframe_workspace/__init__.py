@@ -1,6 +1,28 @@
-"""The filesystem workspace: the bootstrap files as a context source, and seeding from
-templates."""
+"""The filesystem workspace: the bootstrap files as a context source, and the templates a
+new workspace is seeded with (``soulframe init``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from soulframe import hookimpl
+from soulframe.model import Registration, WorkspaceTemplate
+
+from .templates import default_templates
+
+
+def _source(agent: Any) -> Any:
+    from .source import WorkspaceSource
+
+    return WorkspaceSource(agent)
+
+
+@hookimpl
+def register_context_sources() -> Iterable[Registration]:
+    return [Registration("workspace", _source, "the bootstrap files, MEMORY.md and daily logs on disk")]
+
+
+@hookimpl
+def register_workspace_templates() -> Iterable[WorkspaceTemplate]:
+    return default_templates()

@@ -1,0 +1,288 @@
+"""The context files a session sees.
+
+``collect_context(agent, session)`` runs the pipeline of seed 000 §1–2, §6 and seed 003 §2.4:
+
+1. every context source (``register_context_sources``) loads its files;
+2. merge by name: a per-user file (``scope="user"``) overrides an agent-level file of the
+   same name; files only one side has are kept (seed 000 §6);
+3. the ``transform_context_files`` chain (soul-evil swaps SOUL.md here);
+4. the session filter — in the core, so no source or transform can leak private files:
+   sub-agent and cron sessions see only AGENTS.md and TOOLS.md; MEMORY.md and the daily
+   logs only a main private session; light heartbeats only HEARTBEAT.md, AGENTS.md, TOOLS.md;
+5. the truncation policy named by ``bootstrap.truncation``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from .model import ConfigError, ContextFile, Session, SoulframeError, TruncationNotice
+
+#: the bootstrap files, in the order they are injected (seed 000 §1), then MEMORY.md
+BOOTSTRAP_FILES: tuple[str, ...] = (
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "USER.md",
+    "HEARTBEAT.md",
+    "BOOTSTRAP.md",
+)
+MEMORY_FILES: tuple[str, ...] = ("MEMORY.md", "memory.md")
+ORDER: tuple[str, ...] = (*BOOTSTRAP_FILES, "MEMORY.md")
+
+#: what sub-agent and cron sessions see (seed 000 §1 "minimalAllowlist")
+MINIMAL_ALLOWLIST: frozenset[str] = frozenset({"AGENTS.md", "TOOLS.md"})
+#: what a heartbeat sees with ``prompt.heartbeat_light_context``
+HEARTBEAT_ALLOWLIST: frozenset[str] = frozenset({"HEARTBEAT.md", "AGENTS.md", "TOOLS.md"})
+#: personal files kept out of group chats besides memory (seed 003 §9: the owner's profile
+#: must not be shown to a room of other people)
+GROUP_EXCLUDED: frozenset[str] = frozenset({"USER.md", "BOOTSTRAP.md"})
+
+DAILY_LOG = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+
+
+class ContextWarning(UserWarning):
+    """A context file could not be used as it is (unreadable, invalid UTF-8, outside the
+    workspace, oversized...). The message names the file and what was done instead."""
+
+
+@attrs.frozen
+class ContextResult:
+    """The context files of one session, ready for the prompt sections."""
+
+    files: list[ContextFile]
+    notices: list[TruncationNotice] = attrs.field(factory=list)
+    #: BOOTSTRAP.md is present and non-empty: the first-run ritual is under way
+    bootstrapping: bool = False
+    #: every warning raised while collecting (also issued through :mod:`warnings`)
+    warnings: list[str] = attrs.field(factory=list)
+
+    def file(self, name: str) -> ContextFile | None:
+        for f in self.files:
+            if f.name == name:
+                return f
+        return None
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.files]
+
+
+# --------------------------------------------------------------------------- names
+
+
+def is_memory_file(name: str) -> bool:
+    """MEMORY.md (or memory.md) or a daily log ``memory/YYYY-MM-DD.md``: private memory."""
+    return name in MEMORY_FILES or DAILY_LOG.match(name) is not None
+
+
+def visible_in_session(name: str, session: Session, config: Any = None) -> bool:
+    """Whether a file called ``name`` may be shown to ``session`` (the session filter).
+
+    Plugins can ask this to avoid work for a file the session will never see (soul-evil
+    does, so it records no swap for a sub-agent).
+    """
+    kind = session.kind
+    if kind in ("subagent", "cron"):
+        return name in MINIMAL_ALLOWLIST
+    if kind == "heartbeat":
+        light = True if config is None else bool(config.get("prompt.heartbeat_light_context", True))
+        if light:
+            return name in HEARTBEAT_ALLOWLIST
+        return not is_memory_file(name) and name != "BOOTSTRAP.md"
+    if kind == "group":
+        return not is_memory_file(name) and name not in GROUP_EXCLUDED
+    # main, private: everything
+    return True
+
+
+def filter_for_session(files: Iterable[ContextFile], session: Session, config: Any = None) -> list[ContextFile]:
+    return [f for f in files if visible_in_session(f.name, session, config)]
+
+
+def sort_key(f: ContextFile, index: int) -> tuple[int, str, int]:
+    """Bootstrap files in seed order, MEMORY.md, then daily logs by date, then the rest
+    (virtual files included) in the order their sources gave them."""
+    name = "MEMORY.md" if f.name in MEMORY_FILES else f.name
+    if name in ORDER:
+        return (0, f"{ORDER.index(name):02d}", index)
+    m = DAILY_LOG.match(f.name)
+    if m:
+        return (1, m.group(1), index)
+    return (2, "", index)
+
+
+def order_files(files: Sequence[ContextFile]) -> list[ContextFile]:
+    return [f for _, f in sorted(enumerate(files), key=lambda p: sort_key(p[1], p[0]))]
+
+
+def merge(groups: Iterable[Sequence[ContextFile]]) -> list[ContextFile]:
+    """Merge the files of several sources (seed 000 §6).
+
+    A per-user file overrides an agent-level one of the same name whatever the source
+    order; between two files of the same scope the later source wins; names only one
+    source has are kept.
+    """
+    merged: dict[str, ContextFile] = {}
+    for files in groups:
+        for f in files:
+            old = merged.get(f.name)
+            if old is not None and old.scope == "user" and f.scope != "user":
+                continue
+            merged[f.name] = f
+    return list(merged.values())
+
+
+# --------------------------------------------------------------------------- heartbeat
+
+_COMMENT = re.compile(r"<!--.*?(-->|\Z)", re.S)
+_EMPTY_LINE = re.compile(r"^\s*(#{1,6}(\s.*)?|[-*+](\s+\[[ xX]?\])?\s*:?|\d+[.)]\s*|[-*_]{3,}|>\s*)$")
+
+
+def heartbeat_has_tasks(text: str | None) -> bool:
+    """Whether HEARTBEAT.md asks for anything: a file of only headings, empty bullets,
+    rules and HTML comments means "nothing to do" (the heartbeat can skip the model call)."""
+    if not text:
+        return False
+    body = _COMMENT.sub("", text)
+    return any(line.strip() and not _EMPTY_LINE.match(line) for line in body.splitlines())
+
+
+# --------------------------------------------------------------------------- time
+
+
+def agent_timezone(agent: Any) -> _dt.tzinfo:
+    """The agent's timezone: its ``timezone``, else config ``timezone``, else local time."""
+    name = getattr(agent.spec, "timezone", None) or agent.config.get("timezone")
+    if not name:
+        tz = _dt.datetime.now().astimezone().tzinfo
+        return tz if tz is not None else _dt.UTC
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"timezone = {name!r} — not a known IANA timezone (e.g. 'Europe/Berlin')") from exc
+
+
+def session_now(agent: Any, session: Session) -> _dt.datetime:
+    """The moment the prompt is for, in the agent's timezone (``session.now`` if set; a
+    naive ``session.now`` is taken to be agent-local time)."""
+    tz = agent_timezone(agent)
+    now = session.now
+    if now is None:
+        return _dt.datetime.now(tz)
+    if now.tzinfo is None:
+        return now.replace(tzinfo=tz)
+    return now.astimezone(tz)
+
+
+def daily_log_names(agent: Any, session: Session) -> list[str]:
+    """``memory/YYYY-MM-DD.md`` for yesterday and today, agent-local."""
+    today = session_now(agent, session).date()
+    return [f"memory/{d.isoformat()}.md" for d in (today - _dt.timedelta(days=1), today)]
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+def sources(agent: Any) -> list[Any]:
+    """The context sources every registered ``register_context_sources`` factory builds,
+    in plugin order (built once per agent)."""
+    cache = agent.__dict__.setdefault("_context_sources", None)
+    if cache is not None:
+        return list(cache)
+    built = []
+    for reg in agent.registry("register_context_sources").values():
+        built.append(reg.factory(agent))
+    agent.__dict__["_context_sources"] = built
+    return list(built)
+
+
+def load_merged(agent: Any, session: Session) -> list[ContextFile]:
+    """Steps 1–2: every source's files, merged. No transform, filter or truncation: what
+    is on disk (and in stores), for ``doctor`` and ``identity``."""
+    groups = []
+    for src in sources(agent):
+        try:
+            groups.append(list(src.load(agent, session)))
+        except SoulframeError:
+            raise
+        except Exception as exc:  # one broken source must not hide the others
+            warnings.warn(
+                f"context source {getattr(src, 'name', src)!r} failed and was skipped: "
+                f"{type(exc).__name__}: {exc}",
+                ContextWarning,
+                stacklevel=2,
+            )
+    return order_files(merge(groups))
+
+
+def apply_transforms(agent: Any, session: Session, files: list[ContextFile]) -> list[ContextFile]:
+    """Step 3: the ``transform_context_files`` chain, soulframe's own plugins first."""
+    caller = agent.pm.hook.transform_context_files
+    for impl in caller.get_hookimpls():
+        if impl.hookwrapper or impl.wrapper:
+            continue
+        kwargs = {"agent": agent, "session": session, "files": list(files)}
+        try:
+            out = impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs})
+        except SoulframeError:
+            raise
+        except Exception as exc:
+            warnings.warn(
+                f"transform_context_files in plugin {impl.plugin_name!r} failed; its change "
+                f"was skipped: {type(exc).__name__}: {exc}",
+                ContextWarning,
+                stacklevel=2,
+            )
+            continue
+        if out is not None:
+            files = list(out)
+    return files
+
+
+def truncation_policy(agent: Any) -> Any:
+    """The policy ``bootstrap.truncation`` names, built once per agent."""
+    name = str(agent.config.get("bootstrap.truncation"))
+    cached = agent.__dict__.get("_truncation_policy")
+    if cached is not None and cached[0] == name:
+        return cached[1]
+    reg = agent.select("register_truncation_policies", "bootstrap.truncation", "truncation policy")
+    policy = reg.factory(agent.config)
+    agent.__dict__["_truncation_policy"] = (name, policy)
+    return policy
+
+
+def collect_context(agent: Any, session: Session) -> ContextResult:
+    """The context files ``session`` sees, merged, transformed, filtered and truncated.
+
+    Warnings (unreadable or oversized files, invalid UTF-8, symlinks leaving the
+    workspace) are issued as :class:`ContextWarning` and also listed in the result.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        files = load_merged(agent, session)
+        files = apply_transforms(agent, session, files)
+        files = order_files(filter_for_session(files, session, agent.config))
+        boot = next((f for f in files if f.name == "BOOTSTRAP.md"), None)
+        bootstrapping = boot is not None and bool(boot.content.strip())
+        if bootstrapping:
+            # seed 000 §5: during the first run virtual files only cost tokens
+            files = [f for f in files if f.kind != "virtual"]
+        policy = truncation_policy(agent)
+        files, notices = policy.truncate_files(files, agent.config)
+    messages: list[str] = []
+    for w in caught:
+        messages.append(str(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return ContextResult(
+        files=list(files), notices=list(notices), bootstrapping=bootstrapping, warnings=messages
+    )

