@@ -1,0 +1,249 @@
+"""Assemble the system prompt from the registered sections (seed 002).
+
+``build_system_prompt(agent, session)``:
+
+1. resolves the prompt mode (:func:`resolve_mode`);
+2. collects the context files the session may see (:func:`soulframe.context.collect_context`)
+   and the agent's display identity;
+3. renders every section registered through ``register_prompt_sections`` whose ``modes``
+   include the mode, in ``(order, name)`` order, skipping those that render nothing and
+   those listed in ``prompt.disabled_sections``;
+4. lets the truncation policy (``bootstrap.truncation``) fit the sections into
+   ``prompt.budget_tokens`` — sections with ``truncate_priority=None`` are never cut;
+5. says what was cut: a short notice in the prompt (which file or section, where the rest
+   is) and :attr:`SystemPrompt.notices`;
+6. splits the prompt at the cache boundary: stable sections first, then the marker
+   (``prompt.cache_boundary``), then the dynamic ones, each zone keeping section order;
+7. tells ``prompt_built`` observers.
+
+The section table is collected once per :class:`~soulframe.Agent`; context files are cached
+by mtime by their source, so a warm build does little more than render strings.
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from . import plugins as _plugins
+from .model import (
+    PROMPT_MODES,
+    PromptContext,
+    PromptMode,
+    RenderedSection,
+    Section,
+    Session,
+    SoulframeError,
+    SystemPrompt,
+    TruncationNotice,
+)
+
+DEFAULT_BOUNDARY = "<!-- SOULFRAME_CACHE_BOUNDARY -->"
+#: the notice the core adds when something was cut; sits just before the recency reminders
+NOTICE_SECTION = "truncation_notice"
+NOTICE_ORDER = 15.9
+#: sessions that run lean by default (seed 002: auto-detected from the session)
+LEAN_SESSIONS = ("subagent", "cron")
+
+
+class PromptWarning(UserWarning):
+    """Something in the prompt configuration is probably a mistake (e.g. a disabled section
+    name that no plugin registers)."""
+
+
+# --------------------------------------------------------------------------- mode
+
+
+def _check_mode(mode: str, where: str) -> PromptMode:
+    if mode not in PROMPT_MODES:
+        raise SoulframeError(f"{where} = {mode!r} — expected one of {', '.join(PROMPT_MODES)}")
+    return mode  # type: ignore[return-value]
+
+
+def resolve_mode(agent: Any, session: Session, override: str | None = None) -> PromptMode:
+    """The prompt mode for ``session``, in seed 002's order.
+
+    1. a runtime override (``override``, then ``session.mode``);
+    2. auto-detection from the session: sub-agent and cron sessions run ``minimal`` — or
+       ``task`` when the agent is configured for task mode ("capped at task"); heartbeat
+       sessions run ``minimal``;
+    3. the agent's configured mode (``prompt_mode`` in its ``[[agents]]`` entry, else
+       ``prompt.mode``);
+    4. ``full``.
+    """
+    if override:
+        return _check_mode(override, "mode")
+    if session.mode:
+        return _check_mode(session.mode, "session.mode")
+    configured = agent.spec.prompt_mode or agent.config.get("prompt.mode")
+    if configured:
+        configured = _check_mode(str(configured), f"agents[{agent.spec.id}].prompt_mode")
+    if session.kind in LEAN_SESSIONS:
+        return "task" if configured == "task" else "minimal"
+    if session.kind == "heartbeat":
+        return "minimal"
+    return configured or "full"
+
+
+# --------------------------------------------------------------------------- the section table
+
+
+@attrs.frozen
+class SectionTable:
+    """The registered sections, sorted, with the disabled ones removed, and per mode."""
+
+    disabled: tuple[str, ...]
+    sections: tuple[Section, ...]
+    by_mode: dict[str, tuple[Section, ...]]
+
+
+def section_table(agent: Any) -> SectionTable:
+    """Collected once per agent (and again if ``prompt.disabled_sections`` changes)."""
+    disabled = tuple(agent.config.get("prompt.disabled_sections") or ())
+    cached: SectionTable | None = agent.__dict__.get("_prompt_sections")
+    if cached is not None and cached.disabled == disabled:
+        return cached
+    found: dict[str, Section] = _plugins.collect_named(agent.pm, "register_prompt_sections")
+    for name in disabled:
+        if name not in found:
+            hint = difflib.get_close_matches(name, list(found), n=1)
+            warnings.warn(
+                f"prompt.disabled_sections: no section is named {name!r}"
+                + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                + f"; sections: {', '.join(sorted(found))}",
+                PromptWarning,
+                stacklevel=3,
+            )
+    kept = sorted((s for s in found.values() if s.name not in disabled), key=lambda s: (s.order, s.name))
+    table = SectionTable(
+        disabled=disabled,
+        sections=tuple(kept),
+        by_mode={m: tuple(s for s in kept if m in s.modes) for m in PROMPT_MODES},
+    )
+    agent.__dict__["_prompt_sections"] = table
+    return table
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _timezone_name(agent: Any, now: Any) -> str:
+    name = agent.spec.timezone or agent.config.get("timezone")
+    return str(name) if name else str(now.tzname() or "local time")
+
+
+def _render(section: Section, ctx: PromptContext, estimate: Any) -> RenderedSection | None:
+    try:
+        text = section.render(ctx)
+    except SoulframeError:
+        raise
+    except Exception as exc:
+        # a broken section must not silently vanish from the prompt (it may be safety)
+        raise SoulframeError(
+            f"prompt section {section.name!r} from plugin {section.plugin or '?'!r} failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if not text or not text.strip():
+        return None
+    text = text.strip("\n")
+    return RenderedSection(
+        name=section.name, order=section.order, zone=section.zone, text=text,
+        tokens=estimate(text), plugin=section.plugin, truncate_priority=section.truncate_priority,
+    )
+
+
+def notice_text(notices: Sequence[TruncationNotice]) -> str | None:
+    """The short note the model sees about what was cut and where the rest is."""
+    lines = []
+    for n in notices:
+        if n.name.startswith("("):  # about the prompt as a whole: for the user, not the model
+            continue
+        if n.hint:
+            lines.append(f"- {n.name}: {n.hint}")
+        elif n.kept_chars:
+            lines.append(f"- {n.name}: {n.kept_chars:,} of {n.original_chars:,} characters kept")
+        else:
+            lines.append(f"- {n.name}: left out")
+    if not lines:
+        return None
+    return (
+        "## Truncated Context\n"
+        "Some context was shortened to fit this prompt. When you need the rest, read it "
+        "from its source:\n" + "\n".join(lines)
+    )
+
+
+def build_system_prompt(
+    agent: Any,
+    session: Session,
+    *,
+    mode: str | None = None,
+    budget_tokens: int | None = None,
+) -> SystemPrompt:
+    """Build the system prompt for ``session`` (see the module docstring).
+
+    :param mode: force a prompt mode (highest priority, above ``session.mode``).
+    :param budget_tokens: override ``prompt.budget_tokens`` for this build.
+    """
+    from .context import collect_context, session_now, truncation_policy
+    from .identity import resolve_identity
+    from .tokens import get_estimator
+
+    resolved = resolve_mode(agent, session, mode)
+    table = section_table(agent)
+    context = collect_context(agent, session)
+    now = session_now(agent, session)
+    estimate = get_estimator(agent)
+    ctx = PromptContext(
+        agent=agent,
+        spec=agent.spec,
+        session=session,
+        mode=resolved,
+        config=agent.config,
+        files=list(context.files),
+        tools=list(agent.tools(session)),
+        identity=resolve_identity(agent, context.files),
+        now=now,
+        bootstrapping=context.bootstrapping,
+        extras={"timezone": _timezone_name(agent, now)},
+    )
+
+    rendered = [r for s in table.by_mode[resolved] if (r := _render(s, ctx, estimate)) is not None]
+
+    budget = int(budget_tokens if budget_tokens is not None else agent.config.get("prompt.budget_tokens"))
+    budget_notices: list[TruncationNotice] = []
+    if sum(r.tokens for r in rendered) > budget:
+        rendered, budget_notices = truncation_policy(agent).enforce_budget(rendered, budget, estimate)
+        rendered = list(rendered)
+    notices = (*context.notices, *budget_notices)
+    note = notice_text(notices)
+    if note is not None:
+        rendered.append(RenderedSection(
+            name=NOTICE_SECTION, order=NOTICE_ORDER, zone="dynamic", text=note,
+            tokens=estimate(note), plugin="soulframe",
+        ))
+        rendered.sort(key=lambda r: r.order)  # stable: equal orders keep table order
+
+    stable = "\n\n".join(r.text for r in rendered if r.zone == "stable")
+    dynamic = "\n\n".join(r.text for r in rendered if r.zone != "stable")
+    marker = agent.config.get("prompt.cache_boundary")
+    marker = DEFAULT_BOUNDARY if marker is None else str(marker)
+    text = f"{stable}\n\n{marker}\n\n{dynamic}" if marker else f"{stable}\n\n{dynamic}"
+
+    prompt = SystemPrompt(
+        text=text,
+        stable_prefix=stable,
+        dynamic_suffix=dynamic,
+        mode=resolved,
+        session=session,
+        sections=tuple(rendered),
+        context_files=tuple(context.files),
+        notices=tuple(notices),
+        budget_tokens=budget,
+    )
+    agent.pm.hook.prompt_built(agent=agent, prompt=prompt)
+    return prompt

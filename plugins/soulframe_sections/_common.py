@@ -1,0 +1,118 @@
+"""Helpers the sections share: how a context file is wrapped, which zone it belongs to,
+which files a dedicated section shows, sandbox settings and title sanitising."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from soulframe.model import ContextFile, PromptContext
+
+#: files whose content changes rarely: they sit above the cache boundary (seed 002). Every
+#: other real file (USER.md, BOOTSTRAP.md, MEMORY.md, daily logs ...) goes below it.
+DEFAULT_STABLE_FILES: frozenset[str] = frozenset({
+    "AGENTS.md", "AGENTS_CORE.md", "AGENTS_TASK.md", "CAPABILITIES.md", "USER_PREDEFINED.md",
+    "TOOLS.md", "HEARTBEAT.md",
+})
+
+#: per-user files: never operator configuration, even for a predefined agent (seed 000 §4)
+PER_USER_FILES: frozenset[str] = frozenset({"USER.md", "BOOTSTRAP.md"})
+
+#: file name -> the section that shows it instead of Project Context
+CLAIMED_BY: Mapping[str, str] = {
+    "SOUL.md": "persona",
+    "IDENTITY.md": "persona",
+    "TEAM.md": "team_workspace",
+    "DELEGATION.md": "delegation_targets",
+}
+
+
+def disabled(ctx: PromptContext) -> frozenset[str]:
+    return frozenset(ctx.config.get("prompt.disabled_sections") or ())
+
+
+def is_memory_file(name: str) -> bool:
+    return name in ("MEMORY.md", "memory.md") or name.startswith("memory/")
+
+
+def is_stable_file(ctx: PromptContext, f: ContextFile) -> bool:
+    if f.kind == "virtual":
+        return True
+    configured = ctx.config.get("prompt.stable_files")
+    stable = frozenset(configured) if configured is not None else DEFAULT_STABLE_FILES
+    return f.name in stable
+
+
+def shown_elsewhere(ctx: PromptContext, f: ContextFile) -> bool:
+    """True when a dedicated section (persona, team, delegation) owns this file. If the user
+    disabled that section, the file falls back to Project Context rather than vanishing."""
+    owner = CLAIMED_BY.get(f.name)
+    return owner is not None and owner not in disabled(ctx)
+
+
+def tag_for(ctx: PromptContext, f: ContextFile) -> str:
+    """``system_context`` for generated files, ``internal_config`` for a predefined agent's
+    operator-written files (a signal to keep them confidential), ``context_file`` otherwise."""
+    if f.kind == "virtual":
+        return "system_context"
+    if (
+        ctx.spec.type == "predefined"
+        and f.scope == "agent"
+        and f.name not in PER_USER_FILES
+        and not is_memory_file(f.name)
+    ):
+        return "internal_config"
+    return "context_file"
+
+
+def wrap(ctx: PromptContext, f: ContextFile, *, heading: str = "##") -> str:
+    tag = tag_for(ctx, f)
+    # a file that itself contains the closing tag must not end the block early
+    body = f.content.strip("\n").replace(f"</{tag}>", f"<\\/{tag}>")
+    return f'{heading} {f.name}\n<{tag} name="{f.name}">\n{body}\n</{tag}>'
+
+
+def option(ctx: PromptContext, key: str, default: Any = None) -> Any:
+    return ctx.spec.options.get(key, default)
+
+
+def sandbox(ctx: PromptContext) -> dict[str, Any] | None:
+    """The effective sandbox settings (config ``sandbox.*``, overridden by the agent's
+    ``options.sandbox`` table), or ``None`` when the agent is not sandboxed."""
+    cfg = ctx.config
+    merged: dict[str, Any] = {
+        "enabled": bool(cfg.get("sandbox.enabled")),
+        "container_dir": str(cfg.get("sandbox.container_dir")),
+        "access": str(cfg.get("sandbox.access")),
+    }
+    over = option(ctx, "sandbox")
+    if isinstance(over, Mapping):
+        merged.update(over)
+    elif isinstance(over, bool):
+        merged["enabled"] = over
+    return merged if merged["enabled"] else None
+
+
+_TAG = re.compile(r"<[^<>]*>")
+_MARKUP_CHARS = str.maketrans({c: " " for c in "<>`*_#[]{}|\\~\""})
+_SPACES = re.compile(r"\s+")
+
+
+def sanitize_title(title: str, max_chars: int = 100) -> str:
+    """Make an untrusted group-chat title safe to quote in the prompt (seed 002): drop tags
+    and markup characters, control and format characters (newlines, bidi overrides), collapse
+    whitespace, and cut to ``max_chars`` characters."""
+    text = _TAG.sub(" ", title)
+    text = "".join(
+        " " if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text
+    )
+    text = _SPACES.sub(" ", text.translate(_MARKUP_CHARS)).strip()
+    if len(text) > max_chars:
+        text = text[: max(max_chars - 1, 0)].rstrip() + "…"
+    return text
+
+
+def has_tool(ctx: PromptContext, name: str) -> bool:
+    return any(t.name == name for t in ctx.tools)
