@@ -344,3 +344,55 @@ def test_a_flush_of_one_session_does_not_hold_up_another(workspace, tmp_path):
     assert len(srv.requests) == 2
     state = json.loads((tmp_path / "state" / "flush" / "default.json").read_text())
     assert set(state["sessions"]) == {"main:alice:-", "main:bob:-"}
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def write_config(workspace: Path, srv: FakeLLMServer, extra: str = "") -> None:
+    (workspace / "soulframe.toml").write_text(
+        'state_dir = "state"\ntimezone = "UTC"\n'
+        f'[model]\nprovider = "openai-compatible"\nname = "m"\nbase_url = "{srv.openai_base_url}"\n'
+        "max_retries = 0\n" + extra
+    )
+
+
+def test_cli_memory_flush_over_a_saved_conversation(workspace, tmp_path, cli):
+    transcript = tmp_path / "chat.json"
+    transcript.write_text(json.dumps(CONVERSATION))
+    today = dt.datetime.now(dt.UTC).strftime("memory/%Y-%m-%d.md")
+    with FakeLLMServer(
+        [call("write_file", path=today, content="- moved to Lisbon", append=True), say("NO_REPLY")]
+    ) as srv:
+        write_config(workspace, srv)
+        out = cli(
+            "-w", str(workspace), "memory", "flush", "--transcript", str(transcript), "--json"
+        )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "done" and data["written"] == [today] and data["show"] is None
+    assert (workspace / today).read_text() == "- moved to Lisbon\n"
+    assert "Lisbon" in json.dumps(srv.requests[0].json["messages"])
+
+
+def test_cli_memory_flush_plain_text_and_failure_exit_code(workspace, tmp_path, cli):
+    transcript = tmp_path / "chat.txt"
+    transcript.write_text("user: remember that the deploy key rotates on Fridays\n")
+    with FakeLLMServer([fail(500, "down")]) as srv:
+        write_config(workspace, srv)
+        out = cli("-w", str(workspace), "memory", "flush", "--transcript", str(transcript))
+    assert out.returncode == 1
+    assert "memory flush: error" in out.stdout and "HTTP 500" in out.stderr
+    assert "rotates on Fridays" in json.dumps(srv.requests[0].json)
+
+
+def test_cli_memory_flush_bad_transcript_names_the_file(workspace, tmp_path, cli):
+    transcript = tmp_path / "chat.json"
+    transcript.write_text('[{"role": "user", "content": "hi"},\n{oops}]')
+    with FakeLLMServer() as srv:
+        write_config(workspace, srv)
+        out = cli("-w", str(workspace), "memory", "flush", "--transcript", str(transcript))
+    assert out.returncode != 0
+    assert f"{transcript} line 2: invalid JSON" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert srv.requests == []

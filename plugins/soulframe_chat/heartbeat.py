@@ -1,0 +1,179 @@
+"""The heartbeat (seed 001 §5, seed 003 §6.7/§8.9): a health-check message sent to the
+agent in a heartbeat session; the agent works through HEARTBEAT.md and answers exactly
+``HEARTBEAT_OK`` when nothing needs attention.
+
+There is no timer here: a scheduler (cron, systemd, a monitoring probe) runs
+``soulframe heartbeat`` and reads its exit code. Each run that reaches the model is logged as
+one line in today's daily log, ``memory/YYYY-MM-DD.md``. A HEARTBEAT.md with nothing but
+headings, comments and empty bullets is "nothing to do": no model call, no tokens spent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import time
+from typing import Any
+
+import attrs
+from soulframe.model import ChatModel, Session, SoulframeError
+from soulframe.workspace import Workspace, ensure_private_dir
+
+from . import messages as m
+from .errors import ChatModelError
+from .flush import agent_now, daily_file
+
+HEARTBEAT_OK = "HEARTBEAT_OK"
+HEARTBEAT_FILE = "HEARTBEAT.md"
+
+DEFAULT_MESSAGE = (
+    "Heartbeat check. Work through the checklist in HEARTBEAT.md (it is in your context) and "
+    "follow it strictly; do not repeat old tasks from earlier conversations. If nothing "
+    f"needs attention, reply with exactly {HEARTBEAT_OK}. Otherwise reply with what needs "
+    "attention, in one or two short lines."
+)
+
+#: exit codes of `soulframe heartbeat`
+EXIT_OK, EXIT_ATTENTION, EXIT_ERROR = 0, 1, 2
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_EMPTY_LINE = re.compile(
+    r"""^\s*(
+        \#{1,6}(\s.*)?        # a heading
+      | [-*+](\s+\[[ xX]?\])?  # an empty bullet, or an empty checkbox
+      | \d+[.)]               # an empty numbered item
+      | (-{3,}|\*{3,}|_{3,})  # a rule
+      | >                     # an empty quote
+    )?\s*$""",
+    re.VERBOSE,
+)
+
+
+def has_tasks(text: str) -> bool:
+    """True when HEARTBEAT.md holds anything but headings, comments and empty bullets."""
+    body = _COMMENT.sub("", text)
+    return any(not _EMPTY_LINE.match(line) for line in body.splitlines())
+
+
+def is_heartbeat_ok(text: str) -> bool:
+    """The reply is ``HEARTBEAT_OK`` alone (markdown emphasis, quotes, a period allowed)."""
+    return text.strip().strip("*_`\"'.!").strip() == HEARTBEAT_OK
+
+
+@attrs.frozen
+class HeartbeatResult:
+    #: "ok", "attention", "error" or "nothing to do"
+    status: str
+    reply: str = ""
+    error: str | None = None
+    detail: str = ""
+    logged_to: str | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        if self.status in ("ok", "nothing to do"):
+            return EXIT_OK
+        return EXIT_ATTENTION if self.status == "attention" else EXIT_ERROR
+
+    def line(self) -> str:
+        """The one-line status `soulframe heartbeat` prints."""
+        if self.status == "ok":
+            return f"{HEARTBEAT_OK} ({self.elapsed_s:.1f}s)"
+        if self.status == "nothing to do":
+            return f"nothing to do: {self.detail}"
+        if self.status == "attention":
+            return f"ATTENTION: {_first_line(self.reply)}"
+        return f"ERROR: {self.error}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "ok": self.exit_code == EXIT_OK,
+            "exit_code": self.exit_code,
+            "reply": self.reply,
+            "error": self.error,
+            "detail": self.detail,
+            "logged_to": self.logged_to,
+            "elapsed_s": round(self.elapsed_s, 3),
+        }
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = next((x.strip() for x in text.strip().splitlines() if x.strip()), "(empty reply)")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def append_daily_line(ws: Workspace, moment: dt.datetime, line: str) -> str:
+    """Append one line to ``memory/YYYY-MM-DD.md`` with O_APPEND (so a concurrent writer's
+    lines are not lost), creating it 0600 in a 0700 directory; never through a symlink."""
+    relative = daily_file(moment)
+    path = ws.resolve(relative)
+    ensure_private_dir(path.parent)
+    if path.is_symlink():
+        raise SoulframeError(f"{relative}: refusing to append through a symlink")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        needs_newline = os.fstat(fd).st_size > 0 and not _ends_with_newline(path)
+        os.write(fd, (("\n" if needs_newline else "") + line + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    return relative
+
+
+def _ends_with_newline(path: Any) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
+def run_heartbeat(
+    agent: Any,
+    *,
+    model: ChatModel | None = None,
+    message: str = DEFAULT_MESSAGE,
+    force: bool = False,
+    timeout: float | None = None,
+    now: dt.datetime | None = None,
+    log: bool = True,
+) -> HeartbeatResult:
+    """One heartbeat run. ``force`` calls the model even when HEARTBEAT.md has no tasks
+    (a pure liveness probe of the model)."""
+    started = time.monotonic()
+    ws: Workspace = agent.workspace
+    path = ws.root / HEARTBEAT_FILE
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    if not force:
+        if text is None:
+            return HeartbeatResult("nothing to do", detail=f"no {HEARTBEAT_FILE} in {ws.root}")
+        if not has_tasks(text):
+            return HeartbeatResult(
+                "nothing to do", detail=f"{HEARTBEAT_FILE} has only headings and empty items"
+            )
+    timezone = agent.spec.timezone
+    try:
+        if model is None:
+            from .models import chat_model_for
+
+            model = chat_model_for(agent)
+        prompt = agent.system_prompt(Session.heartbeat()).text
+        reply = model.chat([m.system(prompt), m.user(message)], timeout=timeout)
+    except (ChatModelError, SoulframeError) as exc:
+        result = HeartbeatResult("error", error=str(exc), elapsed_s=time.monotonic() - started)
+        entry = f"heartbeat: failed — {_first_line(str(exc))}"
+    else:
+        status = "ok" if is_heartbeat_ok(reply.text) else "attention"
+        result = HeartbeatResult(
+            status, reply=reply.text.strip(), elapsed_s=time.monotonic() - started
+        )
+        entry = (
+            "heartbeat: OK"
+            if status == "ok"
+            else f"heartbeat: needs attention — {_first_line(reply.text)}"
+        )
+    if not log or not ws.root.is_dir():  # no workspace yet: nowhere to log, and not ours to create
+        return result
+    moment = agent_now(timezone, now)
+    logged = append_daily_line(ws, moment, f"- {moment:%H:%M} {entry}")
+    return attrs.evolve(result, logged_to=logged)

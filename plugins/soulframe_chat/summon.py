@@ -1,0 +1,274 @@
+"""Agent summoning (seed 000 §7): five context files from a one-line description, in one
+model call.
+
+The model answers with one ``<file name="SOUL.md">…</file>`` block per file. The reply is
+parsed leniently (code fences, single quotes, CDATA, escaped entities, any order) but
+completely: all five files must be there and non-empty, else nothing from the reply is used.
+When the call fails — no model configured, an HTTP error, a timeout, a reply that is not
+the expected XML — the embedded templates are written instead and the result says why.
+
+Files are written atomically. Existing files are never replaced without ``force``; a
+file still byte-identical to its template counts as not yet personalised and may be
+replaced. A fallback never overwrites anything: it only fills in missing files.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+from soulframe.model import ChatModel, SoulframeError, WorkspaceTemplate
+from soulframe.workspace import Workspace, seed_workspace
+
+from . import messages as m
+from .errors import ChatModelError
+
+SUMMON_FILES: tuple[str, ...] = ("SOUL.md", "IDENTITY.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md")
+
+#: how long the one summoning call may take by default: five files are a long answer
+DEFAULT_TIMEOUT_S = 180.0
+
+SYSTEM_PROMPT = """\
+You design the context files of a new AI agent. The files are plain Markdown that will be \
+injected into the agent's system prompt; they are its soul, not its model weights.
+
+Write these five files, each in its own block, exactly like this and with nothing outside \
+the blocks:
+
+<file name="SOUL.md">
+# SOUL.md - Who You Are
+(persona in the second person: who the agent is, its tone of voice, values, boundaries; \
+sections "## Core Truths" (bullets) and "## Vibe")
+</file>
+<file name="IDENTITY.md">
+# IDENTITY.md
+- **Name:** (a short name)
+- **Creature:** (what it is, in a few words)
+- **Vibe:** (three adjectives)
+- **Emoji:** (one emoji)
+</file>
+<file name="AGENTS.md">
+# AGENTS.md
+(operating instructions: how it works, how it uses memory — daily notes in \
+memory/YYYY-MM-DD.md, durable facts in MEMORY.md, "if someone says remember this, write it \
+to a file" — and safety rules: private things stay private, ask before acting externally)
+</file>
+<file name="TOOLS.md">
+# TOOLS.md
+(notes about the tools and environment this kind of agent is likely to use; headings \
+with short bullets the user can fill in)
+</file>
+<file name="HEARTBEAT.md">
+# HEARTBEAT.md
+(a short checklist of periodic checks suited to this agent, as "- " bullets; when \
+nothing needs attention it replies HEARTBEAT_OK)
+</file>
+
+Keep each file under 3,000 characters. Do not wrap the blocks in code fences."""
+
+
+class SummonParseError(SoulframeError):
+    """The model's reply is not the five-file XML we asked for."""
+
+
+@attrs.frozen
+class SummonResult:
+    #: "model" when the files came from the model, "templates" on fallback
+    source: str
+    written: tuple[str, ...]
+    kept: tuple[str, ...] = ()
+    #: why summoning fell back to templates (None when it did not)
+    reason: str | None = None
+    #: "workspace" or "store"
+    target: str = "workspace"
+    chars: Mapping[str, int] = attrs.field(factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "written": list(self.written),
+            "kept": list(self.kept),
+            "fallback_reason": self.reason,
+            "target": self.target,
+            "chars": dict(self.chars),
+        }
+
+
+def summon_messages(description: str) -> list[dict[str, Any]]:
+    return [m.system(SYSTEM_PROMPT), m.user(f"Summon this agent: {description.strip()}")]
+
+
+#: a block whose closing tag is missing must not swallow the next block: the body may not
+#: contain another opening tag
+_FILE_BLOCK = re.compile(
+    r"<file\s+name\s*=\s*(?P<q>[\"'])(?P<name>[^\"'<>]+)(?P=q)\s*>(?P<body>(?:(?!<file\s+name\s*=).)*?)</file\s*>",
+    re.DOTALL | re.IGNORECASE,
+)
+_CDATA = re.compile(r"^\s*<!\[CDATA\[(.*)\]\]>\s*$", re.DOTALL)
+_FENCE = re.compile(r"^\s*```[a-zA-Z]*\n(.*)\n```\s*$", re.DOTALL)
+
+
+def _clean(body: str) -> str:
+    cdata = _CDATA.match(body)
+    if cdata:
+        body = cdata.group(1)
+    fenced = _FENCE.match(body)  # a file body wrapped in ```markdown fences
+    if fenced:
+        body = fenced.group(1)
+    if "<" not in body and re.search(r"&(lt|gt|amp|quot|#\d+);", body):
+        body = html.unescape(body)  # the model XML-escaped the Markdown
+    return body.strip("\n").rstrip() + "\n"
+
+
+def parse_files(text: str, expected: tuple[str, ...] = SUMMON_FILES) -> dict[str, str]:
+    """The files in a summoning reply, by canonical name. Raises :class:`SummonParseError`
+    naming what is missing when any expected file is absent or empty."""
+    canonical = {name.lower(): name for name in expected}
+    found: dict[str, str] = {}
+    for match in _FILE_BLOCK.finditer(text):
+        raw_name = match.group("name").strip().lstrip("./")
+        name = canonical.get(raw_name.lower())
+        if name is None or name in found:
+            continue  # an extra file we did not ask for, or a repeat: the first one counts
+        body = _clean(match.group("body"))
+        if body.strip():
+            found[name] = body
+    missing = [name for name in expected if name not in found]
+    if missing:
+        if not found:
+            preview = " ".join(text.split())[:120]
+            raise SummonParseError(
+                f'the model\'s reply has no <file name="..."> blocks (it began: {preview!r})'
+            )
+        raise SummonParseError(f"the model's reply is missing {', '.join(missing)}")
+    return found
+
+
+# --------------------------------------------------------------------------- templates
+
+
+def templates_for(agent: Any) -> dict[str, WorkspaceTemplate]:
+    """The embedded templates of the five files, as plugins offer them through
+    ``register_workspace_templates`` (soulframe_workspace's, or a third party's)."""
+    from soulframe.workspace import workspace_templates
+
+    return {
+        t.name: t for t in workspace_templates(getattr(agent, "pm", None)) if t.name in SUMMON_FILES
+    }
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _store_writer(agent: Any) -> Callable[[str, str], None] | None:
+    """For a predefined agent whose store keeps agent-level context files, a function that
+    writes one there. Summoning writes directly (seed 000 §7: not through the chat
+    ``write_file``, which blocks predefined files by design)."""
+    if getattr(getattr(agent, "spec", None), "type", "open") != "predefined":
+        return None
+    try:
+        store = agent.store
+    except Exception:  # noqa: BLE001 - no store configured or it cannot open: use files
+        return None
+    for attr in ("put_agent_file", "put_context_file", "write_context_file", "set_agent_file"):
+        fn = getattr(store, attr, None)
+        if callable(fn):
+            return lambda name, text: fn(agent.id, name, text)
+    return None
+
+
+def _existing(ws: Workspace, templates: Mapping[str, WorkspaceTemplate]) -> list[str]:
+    """Files that exist and hold more than their untouched template."""
+    taken = []
+    for name in SUMMON_FILES:
+        path = ws.root / name
+        if path.exists() or path.is_symlink():
+            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+            template = templates.get(name)
+            if text is None or template is None or text != template.content:
+                taken.append(name)
+    return taken
+
+
+def summon(
+    agent: Any,
+    description: str,
+    *,
+    force: bool = False,
+    model: ChatModel | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> SummonResult:
+    """Summon the five files for ``agent`` from ``description``."""
+    if not description.strip():
+        raise SoulframeError('describe the agent to summon, e.g. "sarcastic Rust reviewer"')
+    ws: Workspace = agent.workspace
+    ws.ensure()
+    templates = templates_for(agent)
+    taken = _existing(ws, templates)
+    if taken and not force:
+        raise SoulframeError(
+            f"{', '.join(taken)} already exist in {ws.root}; pass --force to replace them"
+        )
+    reason: str | None = None
+    files: dict[str, str] = {}
+    try:
+        if model is None:
+            from .models import chat_model_for
+
+            model = chat_model_for(agent)
+        reply = model.chat(summon_messages(description), timeout=timeout)
+        try:
+            files = parse_files(reply.text)
+        except SummonParseError as exc:
+            cut = reply.finish_reason in ("length", "max_tokens")
+            reason = f"{exc}" + (
+                "; the reply was cut at the model's token limit (raise [model] max_tokens)"
+                if cut
+                else ""
+            )
+    except ChatModelError as exc:  # includes "no chat model configured"
+        reason = str(exc)
+
+    store_write = _store_writer(agent)
+    target = "store" if store_write else "workspace"
+
+    def write(name: str, text: str) -> None:
+        if store_write is not None:
+            store_write(name, text)
+        else:
+            ws.write_text(name, text)  # atomic, parents 0700, never through a symlink
+
+    if reason is None:
+        for name in SUMMON_FILES:
+            write(name, files[name])
+        return SummonResult(
+            "model", SUMMON_FILES, (), None, target, {n: len(t) for n, t in files.items()}
+        )
+
+    # fallback: the templates, only where there is no file yet (seeding never overwrites)
+    missing_templates = [n for n in SUMMON_FILES if n not in templates]
+    if missing_templates:
+        raise SoulframeError(
+            f"summoning failed ({reason}) and no plugin offers templates for "
+            f"{', '.join(missing_templates)} (is the soulframe_workspace plugin disabled?)"
+        )
+    chosen = [templates[n] for n in SUMMON_FILES]
+    if store_write is not None:
+        written = []
+        for t in chosen:
+            store_write(t.name, t.content)
+            written.append(t.name)
+    else:
+        written = seed_workspace(ws.root, agent_type="open", templates=chosen)
+    kept = tuple(n for n in SUMMON_FILES if n not in written)
+    return SummonResult(
+        "templates",
+        tuple(written),
+        kept,
+        reason,
+        target,
+        {n: len(templates[n].content) for n in written},
+    )

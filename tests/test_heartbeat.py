@@ -1,0 +1,148 @@
+"""The heartbeat (seed 001 §5, seed 003 §6.7/§8.9): a health check in a heartbeat session,
+exit 0 only on HEARTBEAT_OK, each run logged to the daily log, no model call when
+HEARTBEAT.md has nothing to do. The model is a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from fakes.llm_server import FakeLLMServer, fail, say
+from soulframe.config import load_config
+from soulframe.workspace import seed_workspace
+from soulframe_chat.heartbeat import has_tasks, is_heartbeat_ok, run_heartbeat
+
+TASKS = "# HEARTBEAT.md\n\n- Check whether the backup server is reachable.\n"
+NOW = dt.datetime(2026, 3, 1, 9, 15, tzinfo=dt.UTC)
+
+
+def agent_at(workspace: Path, srv: FakeLLMServer | None, **overrides):
+    from soulframe.agent import Agent
+
+    model = {}
+    if srv is not None:
+        model = {
+            "model.provider": "anthropic",
+            "model.name": "claude-test",
+            "model.base_url": srv.anthropic_base_url,
+            "model.api_key": "sk-ant-secret-key-0123456789",
+            "model.max_retries": 0,
+        }
+    return Agent(
+        load_config(
+            search=False, workspace=workspace, overrides={"timezone": "UTC", **model, **overrides}
+        )
+    )
+
+
+def test_has_tasks():
+    assert not has_tasks("")
+    assert not has_tasks("# HEARTBEAT.md\n\n## Tasks\n-\n- [ ]\n* \n1.\n---\n")
+    assert not has_tasks("# HEARTBEAT.md\n<!--\n- Check the backups.\n-->\n## Tasks\n")
+    assert has_tasks(TASKS)
+    assert has_tasks("Reply HEARTBEAT_OK to a health check.")
+    assert has_tasks("- [ ] water the plants")
+
+
+def test_the_seeded_template_has_nothing_to_do(workspace):
+    seed_workspace(workspace)
+    assert not has_tasks((workspace / "HEARTBEAT.md").read_text())
+
+
+@pytest.mark.parametrize(
+    "reply", ["HEARTBEAT_OK", "  HEARTBEAT_OK.\n", "**HEARTBEAT_OK**", "`HEARTBEAT_OK`"]
+)
+def test_ok_replies(reply):
+    assert is_heartbeat_ok(reply)
+
+
+@pytest.mark.parametrize(
+    "reply", ["", "HEARTBEAT_OK but the backup server is down", "heartbeat ok", "OK"]
+)
+def test_not_ok_replies(reply):
+    assert not is_heartbeat_ok(reply)
+
+
+def test_ok_run_uses_a_heartbeat_session_and_is_logged(workspace):
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
+    with FakeLLMServer([say("HEARTBEAT_OK")]) as srv:
+        result = run_heartbeat(agent_at(workspace, srv), now=NOW)
+    assert result.status == "ok" and result.exit_code == 0
+    sent = srv.requests[0].json
+    assert "backup server is reachable" in sent["system"]  # HEARTBEAT.md reached the prompt
+    assert "HEARTBEAT_OK" in json.dumps(sent["messages"])
+    assert result.logged_to == "memory/2026-03-01.md"
+    assert (workspace / "memory" / "2026-03-01.md").read_text() == "- 09:15 heartbeat: OK\n"
+
+
+def test_a_reply_that_is_not_ok_is_attention_and_logged(workspace):
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / "2026-03-01.md").write_text("- 08:00 standup")  # no trailing newline
+    with FakeLLMServer([say("The backup server is unreachable.\nI will check again.")]) as srv:
+        result = run_heartbeat(agent_at(workspace, srv), now=NOW)
+    assert result.status == "attention" and result.exit_code == 1
+    assert result.line() == "ATTENTION: The backup server is unreachable."
+    assert (workspace / "memory" / "2026-03-01.md").read_text() == (
+        "- 08:00 standup\n- 09:15 heartbeat: needs attention — The backup server is unreachable.\n"
+    )
+
+
+def test_a_model_error_fails_and_keeps_the_key_out(workspace):
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
+    with FakeLLMServer([fail(503)], require_key="another-key") as srv:
+        result = run_heartbeat(agent_at(workspace, srv), now=NOW)
+    assert result.status == "error" and result.exit_code == 2
+    assert "HTTP 401" in (result.error or "")
+    assert "sk-ant-secret-key-0123456789" not in (result.error or "")
+    assert "heartbeat: failed" in (workspace / "memory" / "2026-03-01.md").read_text()
+    assert "0123456789" not in (workspace / "memory" / "2026-03-01.md").read_text()
+
+
+def test_nothing_to_do_makes_no_model_call(workspace):
+    (workspace / "HEARTBEAT.md").write_text("# HEARTBEAT.md\n\n## Tasks\n- \n")
+    with FakeLLMServer([say("HEARTBEAT_OK")]) as srv:
+        result = run_heartbeat(agent_at(workspace, srv), now=NOW)
+    assert srv.requests == []
+    assert result.status == "nothing to do" and result.exit_code == 0
+    assert not (workspace / "memory").exists()
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def write_config(workspace: Path, srv: FakeLLMServer) -> None:
+    (workspace / "soulframe.toml").write_text(
+        f'state_dir = "state"\n[model]\nprovider = "openai-compatible"\nname = "m"\nbase_url = "{srv.openai_base_url}"\nmax_retries = 0\n'
+    )
+
+
+@pytest.mark.parametrize(
+    "reply,code,line",
+    [
+        (say("HEARTBEAT_OK"), 0, "HEARTBEAT_OK"),
+        (say("Disk is 95% full."), 1, "ATTENTION: Disk is 95% full."),
+        (fail(500, "boom"), 2, "ERROR: "),
+    ],
+)
+def test_cli_exit_codes(workspace, cli, reply, code, line):
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
+    with FakeLLMServer([reply]) as srv:
+        write_config(workspace, srv)
+        out = cli("-w", str(workspace), "heartbeat")
+    assert out.returncode == code, out.stderr
+    assert out.stdout.startswith(line)
+    assert len(out.stdout.strip().splitlines()) == 1
+
+
+def test_cli_json_and_nothing_to_do(workspace, cli):
+    (workspace / "HEARTBEAT.md").write_text("# HEARTBEAT.md\n")
+    with FakeLLMServer() as srv:
+        write_config(workspace, srv)
+        out = cli("-w", str(workspace), "heartbeat", "--json")
+    assert out.returncode == 0
+    data = json.loads(out.stdout)
+    assert data["status"] == "nothing to do" and data["ok"] is True
+    assert srv.requests == []
