@@ -163,33 +163,55 @@ def templates_for(agent: Any) -> dict[str, WorkspaceTemplate]:
 # --------------------------------------------------------------------------- writing
 
 
-def _store_writer(agent: Any) -> Callable[[str, str], None] | None:
-    """For a predefined agent whose store keeps agent-level context files, a function that
-    writes one there. Summoning writes directly (seed 000 §7: not through the chat
-    ``write_file``, which blocks predefined files by design)."""
-    if getattr(getattr(agent, "spec", None), "type", "open") != "predefined":
-        return None
+@attrs.frozen
+class _Target:
+    """Where an agent's agent-level context files live: the workspace, or (managed mode,
+    e.g. a predefined agent in PostgreSQL) the store."""
+
+    name: str
+    read: Callable[[str], str | None]
+    write: Callable[[str, str], None]
+
+
+def _target(agent: Any) -> _Target:
+    ws: Workspace = agent.workspace
+
+    def read_disk(name: str) -> str | None:
+        path = ws.root / name
+        if path.is_symlink() and not path.exists():
+            return ""  # a dangling link is still "something there": never replace it silently
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
     try:
-        store = agent.store
-    except Exception:  # noqa: BLE001 - no store configured or it cannot open: use files
-        return None
-    for attr in ("put_agent_file", "put_context_file", "write_context_file", "set_agent_file"):
-        fn = getattr(store, attr, None)
-        if callable(fn):
-            return lambda name, text: fn(agent.id, name, text)
-    return None
+        from soulframe import agentstore
+    except ImportError:  # a core without stores keeps every agent-level file on disk
+        agentstore = None  # type: ignore[assignment]
+    if agentstore is not None and agentstore.is_managed(agent):
+
+        def read_store(name: str) -> str | None:
+            return agentstore.read_context_file(agent, None, name)
+
+        def write_store(name: str, text: str) -> None:
+            # seed 000 §7: summoning writes straight to the store. from_chat=False is the
+            # admin path past the interceptor that makes predefined files read-only in chat.
+            agentstore.write_context_file(agent, None, name, text, from_chat=False)
+
+        return _Target("store", read_store, write_store)
+
+    def write_disk(name: str, text: str) -> None:
+        ws.write_text(name, text)  # atomic, parents 0700, never through a symlink
+
+    return _Target("workspace", read_disk, write_disk)
 
 
-def _existing(ws: Workspace, templates: Mapping[str, WorkspaceTemplate]) -> list[str]:
+def _existing(target: _Target, templates: Mapping[str, WorkspaceTemplate]) -> list[str]:
     """Files that exist and hold more than their untouched template."""
     taken = []
     for name in SUMMON_FILES:
-        path = ws.root / name
-        if path.exists() or path.is_symlink():
-            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
-            template = templates.get(name)
-            if text is None or template is None or text != template.content:
-                taken.append(name)
+        text = target.read(name)
+        template = templates.get(name)
+        if text is not None and (template is None or text != template.content):
+            taken.append(name)
     return taken
 
 
@@ -205,12 +227,15 @@ def summon(
     if not description.strip():
         raise SoulframeError('describe the agent to summon, e.g. "sarcastic Rust reviewer"')
     ws: Workspace = agent.workspace
-    ws.ensure()
+    target = _target(agent)
+    if target.name == "workspace":
+        ws.ensure()
     templates = templates_for(agent)
-    taken = _existing(ws, templates)
+    taken = _existing(target, templates)
     if taken and not force:
+        where = "the store" if target.name == "store" else str(ws.root)
         raise SoulframeError(
-            f"{', '.join(taken)} already exist in {ws.root}; pass --force to replace them"
+            f"{', '.join(taken)} already exist in {where}; pass --force to replace them"
         )
     reason: str | None = None
     files: dict[str, str] = {}
@@ -232,20 +257,11 @@ def summon(
     except ChatModelError as exc:  # includes "no chat model configured"
         reason = str(exc)
 
-    store_write = _store_writer(agent)
-    target = "store" if store_write else "workspace"
-
-    def write(name: str, text: str) -> None:
-        if store_write is not None:
-            store_write(name, text)
-        else:
-            ws.write_text(name, text)  # atomic, parents 0700, never through a symlink
-
     if reason is None:
         for name in SUMMON_FILES:
-            write(name, files[name])
+            target.write(name, files[name])
         return SummonResult(
-            "model", SUMMON_FILES, (), None, target, {n: len(t) for n, t in files.items()}
+            "model", SUMMON_FILES, (), None, target.name, {n: len(t) for n, t in files.items()}
         )
 
     # fallback: the templates, only where there is no file yet (seeding never overwrites)
@@ -256,19 +272,20 @@ def summon(
             f"{', '.join(missing_templates)} (is the soulframe_workspace plugin disabled?)"
         )
     chosen = [templates[n] for n in SUMMON_FILES]
-    if store_write is not None:
+    if target.name == "workspace":
+        written = seed_workspace(ws.root, agent_type="open", templates=chosen)
+    else:
         written = []
         for t in chosen:
-            store_write(t.name, t.content)
-            written.append(t.name)
-    else:
-        written = seed_workspace(ws.root, agent_type="open", templates=chosen)
+            if not (target.read(t.name) or "").strip():
+                target.write(t.name, t.content)
+                written.append(t.name)
     kept = tuple(n for n in SUMMON_FILES if n not in written)
     return SummonResult(
         "templates",
         tuple(written),
         kept,
         reason,
-        target,
+        target.name,
         {n: len(templates[n].content) for n in written},
     )
