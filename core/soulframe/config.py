@@ -149,7 +149,7 @@ DEFAULTS: dict[str, Key] = {
     "embedding.timeout_s": K(60.0, "HTTP timeout"),
     "embedding.local.model_path": K(None, "directory with model.safetensors, tokenizer.json, config.json", types=(str, NONE)),
     # ----------------------------------------------------------------- chat model
-    "model.provider": K(None, "openai, openai-compatible, anthropic", types=(str, NONE)),
+    "model.provider": K(None, "openai, openai-compatible, anthropic (presets: openrouter, ollama, lmstudio, vllm)", types=(str, NONE)),
     "model.name": K(None, "model id", types=(str, NONE)),
     "model.base_url": K(None, "endpoint (OpenRouter, LM Studio, Ollama, vLLM ...)", types=(str, NONE)),
     "model.api_key": K(None, "API key (prefer api_key_env)", types=(str, NONE)),
@@ -157,6 +157,9 @@ DEFAULTS: dict[str, Key] = {
     "model.timeout_s": K(60.0, "request timeout"),
     "model.max_retries": K(3, "retries on 429 and 5xx"),
     "model.context_window": K(200_000, "the model's context window in tokens"),
+    "model.max_tokens": K(None, "reply token limit (Anthropic requires one: 4,096 when unset)", types=(int, NONE)),
+    "model.temperature": K(None, "sampling temperature; unset = the API's default", types=(float, int, NONE)),
+    "model.anthropic_version": K("2023-06-01", "anthropic-version header of the Messages API"),
     # ----------------------------------------------------------------- memory flush
     "flush.enabled": K(True, "write durable memories before compaction", seed="003 §7.5"),
     "flush.soft_threshold_tokens": K(4_000, "flush this many tokens before the threshold", seed="000 §16"),

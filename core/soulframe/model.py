@@ -455,16 +455,138 @@ class EmbeddingProvider(Protocol):
     def embed_query(self, text: str) -> Vector: ...
 
 
+@attrs.frozen
+class FileRecord:
+    """What the memory index remembers about one indexed file.
+
+    ``hash`` is the content hash (sha256, first 16 bytes, hex); ``mtime_ns`` and ``size``
+    are the fast path that lets an unchanged file be skipped without reading it.
+    ``private`` files (MEMORY.md, ``memory.extra_paths``) are only ever returned to a main,
+    private session. ``day`` is the date of a daily log (``memory/2026-08-01.md``), used by
+    temporal decay; ``None`` for evergreen files. ``model`` is the embedding model the
+    file's chunks were embedded with (``None``: not embedded).
+    """
+
+    path: str
+    hash: str
+    mtime_ns: int = 0
+    size: int = 0
+    private: bool = False
+    day: str | None = None
+    model: str | None = None
+    scope: str | None = None
+
+
+@attrs.frozen
+class ChunkInput:
+    """A chunk handed to :meth:`Store.replace_file`: its lines, text, content hash and the
+    vectors embedding it (one per window the model saw whole; empty when not embedded)."""
+
+    start_line: int
+    end_line: int
+    text: str
+    hash: str
+    vectors: tuple[Vector, ...] = ()
+
+
+@attrs.frozen
+class StoredChunk:
+    """A chunk as a store returns it from a search: ``score`` is the channel's raw score
+    (text: BM25 relevance, larger is better, > 0; vector: cosine similarity)."""
+
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float = 0.0
+    private: bool = False
+    day: str | None = None
+    scope: str | None = None
+
+
 @runtime_checkable
 class Store(Protocol):
     """Persistent storage for the memory index and per-user context files.
 
     The SQLite and PostgreSQL stores implement this same contract; ``soulframe.testing``
-    holds the contract test suite both run. Memory methods take a ``scope`` (the user id
-    for per-user memory, ``None`` for the agent's own).
+    holds the contract test suite both run (``StoreContract``). Memory methods take a
+    ``scope`` (the user id for per-user memory, ``None`` for the agent's own).
+
+    Visibility is enforced *in the store query*: a search with ``include_private=False``
+    never returns a chunk of a private file, whatever the caller does with the result.
+    Writes of one file are atomic: a crash leaves the file's old chunks or its new ones.
     """
 
     name: str
+    #: where the store keeps its data, for ``memory status`` (a path or a DSN without secrets)
+    location: str
+
+    # -- bookkeeping ------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        """A value from the store's key/value metadata, or ``None``."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def files(self, scope: str | None = None) -> dict[str, FileRecord]:
+        """Every indexed file of ``scope``, by workspace-relative path."""
+        ...
+
+    # -- writes -----------------------------------------------------------------------
+    def replace_file(self, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
+        """Replace a file's chunks (and their vectors) and its record in ONE transaction."""
+        ...
+
+    def touch_file(self, record: FileRecord) -> None:
+        """Update a file's ``mtime_ns``/``size`` (its content hash did not change)."""
+        ...
+
+    def remove_files(self, paths: Sequence[str], scope: str | None = None) -> int:
+        """Drop files and their chunks; returns how many files were removed."""
+        ...
+
+    def clear(self) -> None:
+        """Drop every file, chunk and vector (the embedding cache is kept)."""
+        ...
+
+    # -- search -----------------------------------------------------------------------
+    def search_text(
+        self, terms: Sequence[str], limit: int, *, include_private: bool,
+        scope: str | None = None,
+    ) -> list[StoredChunk]:
+        """Full-text search for chunks containing ANY of ``terms`` (already lower-cased,
+        stopwords dropped), best first, ``score`` > 0 growing with relevance (BM25)."""
+        ...
+
+    def search_vector(
+        self, vector: Vector, limit: int, *, include_private: bool,
+        scope: str | None = None,
+    ) -> list[StoredChunk]:
+        """The chunks most similar to the unit ``vector`` (cosine; for a chunk embedded as
+        several windows, its best window), best first."""
+        ...
+
+    def chunk_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        """One unit vector per chunk id (the mean of its windows), for MMR; absent ids
+        have no vector."""
+        ...
+
+    # -- embedding cache (soulframe.embedding.CacheBackend) ----------------------------
+    def get_many(self, model_id: str, hashes: Sequence[str]) -> Mapping[str, Vector]: ...
+
+    def put_many(self, model_id: str, items: Mapping[str, Vector]) -> None: ...
+
+    # -- health -----------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """Counts and backends: ``files``, ``chunks``, ``vectors``, ``dimensions``,
+        ``cached_embeddings``, ``vector_backend`` (how vectors are scanned),
+        ``text_backend``, ``schema_version``, ``bytes``."""
+        ...
+
+    def check(self, deep: bool = False) -> list[str]:
+        """Problems found (empty when healthy); ``deep`` runs a full integrity check."""
+        ...
 
     def close(self) -> None: ...
 
