@@ -1,0 +1,277 @@
+"""``soulframe memory``: index, search, read, remember, watch and evaluate memory."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .cli import State, echo_json, pass_state
+from .model import SESSION_KINDS, Session, SoulframeError
+
+if TYPE_CHECKING:
+    from .memory import MemoryIndex, SyncReport
+
+
+@click.group("memory")
+def memory_group() -> None:
+    """Search and maintain the agent's memory (MEMORY.md and memory/*.md).
+
+    \b
+      soulframe memory remember "Prefers dark-mode screenshots"
+      soulframe memory search "screenshot appearance"
+      soulframe memory get memory/2026-11-21.md --from 3 --lines 5
+      soulframe memory status
+    """
+
+
+def _index(state: State) -> MemoryIndex:
+    memory: MemoryIndex = state.agent().memory
+    return memory
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A click progress bar on stderr while indexing, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    bar_holder: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in bar_holder:
+            if total < 20:  # not worth a bar
+                return
+            bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar.__enter__()
+            bar_holder["bar"] = bar
+            bar_holder["done"] = 0
+        bar = bar_holder["bar"]
+        bar.update(done - bar_holder["done"])
+        bar_holder["done"] = done
+
+    try:
+        yield update
+    finally:
+        if "bar" in bar_holder:
+            bar_holder["bar"].__exit__(None, None, None)
+
+
+def _print_report(report: SyncReport, *, verbose: bool = True) -> None:
+    for w in report.warnings:
+        click.secho(f"warning: {w}", fg="yellow", err=True)
+    if not verbose:
+        return
+    click.echo(
+        f"{report.files} files: {len(report.added)} added, {len(report.changed)} changed, "
+        f"{len(report.removed)} removed, {report.unchanged} unchanged; {report.chunks} chunks "
+        f"indexed, {report.embedded} embedded ({report.cached} from cache) in {report.seconds:.2f}s"
+    )
+    if report.model is None:
+        click.secho("keyword-only: no embedding provider (see `soulframe memory status`)",
+                    fg="yellow", err=True)
+
+
+@memory_group.command("index")
+@click.option("--force", is_flag=True, help="Re-read and re-chunk every file (embeddings come from the cache).")
+@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
+@pass_state
+def memory_index(state: State, force: bool, as_json: bool) -> None:
+    """Bring the index up to date with the memory files (only changed files are read)."""
+    mem = _index(state)
+    with _progress("indexing") as progress:
+        report = mem.sync(force=force, progress=progress)
+    if as_json:
+        echo_json(report.to_dict())
+        return
+    _print_report(report)
+
+
+@memory_group.command("rebuild")
+@pass_state
+def memory_rebuild(state: State) -> None:
+    """Drop the index and rebuild it from the Markdown files."""
+    mem = _index(state)
+    with _progress("rebuilding") as progress:
+        report = mem.rebuild(progress=progress)
+    _print_report(report)
+
+
+@memory_group.command("search")
+@click.argument("query")
+@click.option("-k", "--max-results", "k", type=int, default=None, help="Results (default memory.max_results, 6).")
+@click.option("--min-score", type=float, default=None, help="Drop results below this score (default memory.min_score, 0.35).")
+@click.option("--channel", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
+              show_default=True, help="Search one channel alone (for comparing).")
+@click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
+              help="Search as this kind of session (group/subagent sessions see no private memory).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list of {path, start_line, end_line, score, snippet, text_score, vector_score, citation, mode}.")
+@pass_state
+def memory_search(state: State, query: str, k: int | None, min_score: float | None, channel: str,
+                  session_kind: str, as_json: bool) -> None:
+    """Search memory by meaning and keywords (hybrid), best first."""
+    import warnings
+
+    mem = _index(state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reported below, once, in the output itself
+        results = mem.search(query, k, Session(kind=session_kind),  # type: ignore[arg-type]
+                             min_score=min_score, channels=channel)
+    report = mem._last_sync
+    if report is not None:
+        _print_report(report, verbose=False)
+    if as_json:
+        rows = [h.to_dict() | {"mode": results.mode, "notice": results.notice} for h in results]
+        echo_json(rows)
+        if results.notice:
+            click.secho(f"warning: {results.notice}", fg="yellow", err=True)
+        return
+    if results.notice:
+        click.secho(f"warning: {results.notice}", fg="yellow", err=True)
+        click.secho(f"[{results.mode}]", fg="yellow", err=True)
+    if not results:
+        click.echo("no results")
+        return
+    citations = str(state.config().get("memory.citations"))
+    for h in results:
+        where = h.citation if citations != "off" else h.path
+        channels = []
+        if h.text_score is not None:
+            channels.append(f"keyword {h.text_score:.2f}")
+        if h.vector_score is not None:
+            channels.append(f"vector {h.vector_score:.2f}")
+        click.secho(f"{h.score:.3f}  {where}", bold=True, nl=False)
+        click.echo(f"  ({', '.join(channels)})")
+        for line in h.snippet.splitlines():
+            click.echo(f"    {line}")
+
+
+@memory_group.command("get")
+@click.argument("path")
+@click.option("--from", "from_line", type=int, default=None, help="First line (1-based).")
+@click.option("--lines", type=int, default=None, help="How many lines (default: to the end).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_state
+def memory_get(state: State, path: str, from_line: int | None, lines: int | None, as_json: bool) -> None:
+    """Print lines of a memory file (PATH may be a citation such as memory/2026-08-01.md#L3-L7)."""
+    ex = _index(state).get(path, from_line, lines)
+    if as_json:
+        echo_json(ex.to_dict())
+        return
+    click.echo(ex.text)
+
+
+@memory_group.command("remember")
+@click.argument("text")
+@click.option("--curated", is_flag=True, help="Write to MEMORY.md (curated long-term memory) instead of today's log.")
+@pass_state
+def memory_remember(state: State, text: str, curated: bool) -> None:
+    """Append TEXT to today's daily log (memory/YYYY-MM-DD.md), or to MEMORY.md."""
+    mem = _index(state)
+    path = mem.remember(text, curated=curated)
+    rel = path.relative_to(state.agent().root).as_posix()
+    report = mem.sync()
+    _print_report(report, verbose=False)
+    click.echo(f"remembered in {rel}")
+
+
+@memory_group.command("status")
+@click.option("--deep", is_flag=True, help="Run a full integrity check of the index.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_state
+def memory_status(state: State, deep: bool, as_json: bool) -> None:
+    """Files, chunks, embedding provider, model, vector backend, stale files, health."""
+    st = _index(state).status(deep=deep)
+    if as_json:
+        echo_json(st)
+        return
+    rows = [
+        ("agent", st["agent"]),
+        ("workspace", st["workspace"]),
+        ("store", f"{st['store']} ({st['location']})"),
+        ("files", f"{st['files']} found, {st['indexed_files']} indexed"),
+        ("chunks", f"{st['chunks']} ({st['embedded_chunks']} with vectors)"),
+        ("search", st["mode"]),
+        ("provider", st["provider"] or "none"),
+        ("model", st["model"] or "-"),
+        ("dimensions", st["dimensions"] or "-"),
+        ("vector backend", st["vector_backend"]),
+        ("text backend", st["text_backend"]),
+        ("fusion", st["fusion"]),
+        ("embedding cache", st["cached_embeddings"]),
+        ("stale files", len(st["stale_files"])),
+        ("health", st["health"]),
+    ]
+    for key, value in rows:
+        click.echo(f"{key:16} {value}")
+    for p in st["stale_files"][:20]:
+        click.echo(f"  stale: {p}")
+    for p in st["problems"]:
+        click.secho(f"  problem: {p}", fg="red")
+    if st["notice"]:
+        click.secho(f"WARNING: {st['notice']}", fg="yellow", bold=True, err=True)
+
+
+@memory_group.command("watch")
+@click.option("--debounce-ms", type=int, default=None, help="Default memory.watch_debounce_ms (1,500).")
+@pass_state
+def memory_watch(state: State, debounce_ms: int | None) -> None:
+    """Re-index whenever a memory file changes (Ctrl-C to stop)."""
+    from .memory_watch import watch
+
+    mem = _index(state)
+    debounce = (debounce_ms if debounce_ms is not None else int(state.config().get("memory.watch_debounce_ms"))) / 1000
+    _print_report(mem.sync())
+
+    def on_sync(report: SyncReport) -> None:
+        if report.changed_anything or report.warnings:
+            stamp = time.strftime("%H:%M:%S")
+            click.echo(f"[{stamp}] ", nl=False)
+            _print_report(report)
+
+    click.echo(f"watching {mem.agent.root} (debounce {debounce * 1000:.0f} ms); Ctrl-C to stop", err=True)
+    try:
+        watch(mem, debounce_s=debounce, on_sync=on_sync)
+    except KeyboardInterrupt:
+        pass
+
+
+@memory_group.command("eval")
+@click.argument("golden", type=click.Path(exists=True, dir_okay=False))
+@click.option("-k", "k", type=int, default=6, show_default=True, help="Cut-off for recall@k.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_state
+def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
+    """Recall@k and MRR of keyword, vector and hybrid search on your own golden queries.
+
+    GOLDEN is JSON lines: {"id", "query", "relevant": [{"path", "contains"}], "kind"}; a hit
+    is relevant when it is in that file and its text contains that string.
+    """
+    from .memory_eval import evaluate, load_golden
+
+    mem = _index(state)
+    queries = load_golden(golden)
+    mem.sync()
+    result = evaluate(mem, queries, k=k)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(f"{len(queries)} queries, k = {k}")
+    click.echo(f"{'channel':10} {'R@1':>6} {'R@3':>6} {'R@' + str(k):>6} {'MRR':>6}")
+    for name, m in result["channels"].items():
+        click.echo(f"{name:10} {m['recall@1']:6.3f} {m['recall@3']:6.3f} {m['recall@k']:6.3f} {m['mrr']:6.3f}")
+    if result.get("notice"):
+        click.secho(f"warning: {result['notice']}", fg="yellow", err=True)
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+__all__ = ["memory_group", "SoulframeError"]

@@ -1,0 +1,765 @@
+"""The memory index of one agent: sync the Markdown memory files into the store, search
+them (keyword + vector, fused), read them, and append to them.
+
+>>> agent.memory.append_daily("Prefers dark-mode screenshots")    # doctest: +SKIP
+>>> agent.memory.search("screenshot appearance")[0].citation      # doctest: +SKIP
+'memory/2026-11-21.md#L3-L3'
+
+Pipeline (seed 000 §14-15): discover files -> fast path on mtime+size -> SHA-256 (first 16
+bytes) -> unchanged: skip -> chunk (<= memory.chunk_max_chars) -> embed through
+``agent.embedder``, batched, cached by (model, text hash) in the store -> replace the
+file's chunks in ONE transaction. Deleted files' chunks are removed.
+
+Embedding granularity: a chunk longer than the model's window (``provider.max_tokens``
+word pieces, as ``provider.count_tokens`` counts them; 254 for MiniLM) is embedded as
+several windows, each seen whole; the chunk's vector score is its best window's. Nothing is
+ever silently truncated. Providers without ``max_tokens`` (HTTP models with 8k windows) get
+whole chunks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import logging
+import os
+import re
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .chunking import bytes_hash, chunk_text, text_hash
+from .fusion import Fused, cosine_lookup, fuse, mmr, temporal_decay
+from .memory_files import Discovery, MemoryFile
+from .model import ChunkInput, FileRecord, SearchHit, Session, SoulframeError, StoredChunk
+from .querying import query_terms, snippet
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .model import EmbeddingProvider, Store
+
+log = logging.getLogger("soulframe.memory")
+
+#: windows embedded per provider call (the provider batches further by embedding.batch_size)
+EMBED_GROUP = 256
+#: candidates each channel contributes before fusion (per requested result)
+POOL_FACTOR = 8
+POOL_MIN = 40
+BINARY_SNIFF = 8192
+
+
+class MemoryWarning(UserWarning):
+    """A memory file was skipped or repaired, or search ran keyword-only."""
+
+
+class MemoryDisabledError(SoulframeError):
+    pass
+
+
+# --------------------------------------------------------------------------- results
+
+
+@attrs.define
+class SyncReport:
+    """What one sync did (also passed to the ``memory_indexed`` hook)."""
+
+    files: int = 0
+    added: list[str] = attrs.field(factory=list)
+    changed: list[str] = attrs.field(factory=list)
+    removed: list[str] = attrs.field(factory=list)
+    unchanged: int = 0
+    chunks: int = 0
+    #: windows embedded by the provider now / served from the embedding cache
+    embedded: int = 0
+    cached: int = 0
+    skipped: list[tuple[str, str]] = attrs.field(factory=list)
+    warnings: list[str] = attrs.field(factory=list)
+    #: (old, new) embedding model when it changed and everything was re-embedded
+    model_changed: tuple[str | None, str | None] | None = None
+    #: set when the store was corrupted and rebuilt
+    recovered_from: str | None = None
+    seconds: float = 0.0
+    model: str | None = None
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = attrs.asdict(self)
+        d["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
+        return d
+
+
+class SearchResults(list[SearchHit]):
+    """The hits of one search, best first, plus how the search ran.
+
+    ``mode`` is ``"hybrid"``, ``"keyword-only"`` or ``"vector-only"``; ``notice`` says why
+    when semantic search was not available (never silent).
+    """
+
+    def __init__(self, hits: Sequence[SearchHit] = (), *, query: str = "", mode: str = "hybrid",
+                 notice: str | None = None, terms: Sequence[str] = ()) -> None:
+        super().__init__(hits)
+        self.query = query
+        self.mode = mode
+        self.notice = notice
+        self.terms = list(terms)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "notice": self.notice,
+            "results": [h.to_dict() for h in self],
+        }
+
+
+@attrs.frozen
+class MemoryExcerpt:
+    """Lines of a memory file, from ``memory_get``."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    total_lines: int
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self) | {"citation": self.citation}
+
+
+_CITATION = re.compile(r"^(?P<path>.+?)#L(?P<a>\d+)(?:-L?(?P<b>\d+))?$")
+
+
+# --------------------------------------------------------------------------- the index
+
+
+class MemoryIndex:
+    """The memory of one :class:`~soulframe.Agent` (``agent.memory``)."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.config = agent.config
+        self._lock = threading.RLock()
+        self._warned: set[tuple[str, int, int]] = set()
+        self._embedder_checked = False
+        self._embedder: EmbeddingProvider | None = None
+        self._embedder_problem: str | None = None
+        self._last_sync: SyncReport | None = None
+        self.progress: Callable[[int, int], None] | None = None
+
+    # ------------------------------------------------------------------ parts
+
+    def _check_enabled(self) -> None:
+        if not self.config.get("memory.enabled"):
+            raise MemoryDisabledError(
+                "memory is disabled (memory.enabled = false); enable it in soulframe.toml"
+            )
+
+    @property
+    def store(self) -> Store:
+        return self.agent.store
+
+    @property
+    def discovery(self) -> Discovery:
+        return Discovery(self.agent.workspace, list(self.config.get("memory.extra_paths") or ()))
+
+    @property
+    def embedder(self) -> EmbeddingProvider | None:
+        """The embedding provider, or ``None`` (then :attr:`embedder_problem` says why)."""
+        if not self._embedder_checked:
+            from .embedding import NO_PROVIDER_MESSAGE
+
+            try:
+                self._embedder = self.agent.embedder
+                if self._embedder is None:
+                    off = str(self.config.get("embedding.provider")) == "none"
+                    self._embedder_problem = (
+                        "semantic search is off (embedding.provider = none): keyword-only"
+                        if off else NO_PROVIDER_MESSAGE
+                    )
+            except SoulframeError as exc:
+                self._embedder = None
+                self._embedder_problem = f"{exc} — memory search runs keyword-only"
+            self._embedder_checked = True
+        return self._embedder
+
+    @property
+    def embedder_problem(self) -> str | None:
+        _ = self.embedder
+        return self._embedder_problem
+
+    def model_key(self) -> str | None:
+        p = self.embedder
+        if p is None:
+            return None
+        return f"{p.name}:{p.model_id}:{p.dimensions}"
+
+    def files(self) -> list[MemoryFile]:
+        """The memory files discovered in the workspace now."""
+        return self.discovery.files()
+
+    # ------------------------------------------------------------------ sync
+
+    def sync(self, *, force: bool = False, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Bring the index up to date with the files. Cheap when nothing changed: a stat
+        per file and one query. ``force`` re-reads and re-chunks every file (vectors still
+        come from the embedding cache)."""
+        self._check_enabled()
+        with self._lock:
+            report = self._sync(force=force, progress=progress or self.progress)
+        self._last_sync = report
+        if report.changed_anything or report.recovered_from:
+            self.agent.pm.hook.memory_indexed(agent=self.agent, report=report)
+        return report
+
+    def _sync(self, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
+        started = time.perf_counter()
+        report = SyncReport()
+        store = self.store
+        recovered = getattr(store, "recovered_from", None)
+        if recovered is not None:
+            report.recovered_from = str(recovered)
+            report.warnings.append(
+                f"the memory index was corrupted: moved to {recovered}; rebuilt from the Markdown files"
+            )
+            with contextlib.suppress(AttributeError):
+                store.recovered_from = None  # type: ignore[attr-defined]
+        provider = self.embedder
+        model = self.model_key()
+        report.model = model
+        previous_model = store.get_meta("embedding_model")
+        if model is not None and previous_model != model:
+            if previous_model is not None:
+                report.model_changed = (previous_model, model)
+                report.warnings.append(
+                    f"embedding model changed from {previous_model} to {model}: re-embedding "
+                    "every chunk"
+                )
+            store.set_meta("embedding_model", model)
+
+        found = self.files()
+        report.files = len(found)
+        stored = store.files()
+        max_bytes = int(self.config.get("memory.max_file_bytes"))
+        max_chars = int(self.config.get("memory.chunk_max_chars"))
+        pending: list[tuple[FileRecord, list[Any], bool]] = []  # (record, chunks, is_new)
+        pending_windows = 0
+        total = len(found)
+
+        def flush_pending() -> None:
+            nonlocal pending, pending_windows
+            if not pending:
+                return
+            self._embed_and_write(pending, provider, model, report)
+            pending = []
+            pending_windows = 0
+
+        for i, mf in enumerate(found):
+            if progress is not None:
+                progress(i, total)
+            try:
+                st = mf.abspath.stat()
+            except OSError:
+                continue  # vanished between discovery and now; next sync removes it
+            old = stored.get(mf.path)
+            expected_model = model if provider is not None else (old.model if old else None)
+            if (
+                not force and old is not None and old.mtime_ns == st.st_mtime_ns
+                and old.size == st.st_size and old.private == mf.private
+                and old.model == expected_model
+            ):
+                report.unchanged += 1
+                continue
+            if st.st_size > max_bytes:
+                self._skip(report, mf.path, st, f"larger than memory.max_file_bytes ({st.st_size:,} > {max_bytes:,} bytes)")
+                continue
+            data = _read_stable(mf.abspath)
+            if data is None:
+                continue
+            if b"\x00" in data[:BINARY_SNIFF]:
+                self._skip(report, mf.path, st, "binary file (contains NUL bytes)")
+                continue
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                text = data.decode("utf-8", errors="replace")
+                self._warn(report, mf.path, st,
+                           f"{mf.path}: invalid UTF-8 at byte {exc.start}; indexed with the bad "
+                           "bytes replaced (U+FFFD) — fix the file's encoding")
+            text = text.lstrip("\ufeff")
+            digest = bytes_hash(data)
+            record = FileRecord(
+                path=mf.path, hash=digest, mtime_ns=st.st_mtime_ns, size=st.st_size,
+                private=mf.private, day=mf.day, model=expected_model,
+            )
+            if (
+                not force and old is not None and old.hash == digest and old.private == mf.private
+                and old.model == expected_model
+            ):
+                store.touch_file(record)
+                report.unchanged += 1
+                continue
+            chunks = chunk_text(text, max_chars)
+            pending.append((record, chunks, old is None))
+            pending_windows += len(chunks)
+            if pending_windows >= EMBED_GROUP:
+                flush_pending()
+        flush_pending()
+
+        gone = sorted(set(stored) - {f.path for f in found})
+        # files skipped this time (too big, binary) must not keep stale chunks either
+        gone += [p for p, _ in report.skipped if p in stored and p not in gone]
+        if gone:
+            store.remove_files(gone)
+            report.removed = gone
+        if progress is not None:
+            progress(total, total)
+        report.seconds = time.perf_counter() - started
+        for w in report.warnings:
+            warnings.warn(w, MemoryWarning, stacklevel=3)
+        return report
+
+    def _skip(self, report: SyncReport, path: str, st: os.stat_result, reason: str) -> None:
+        report.skipped.append((path, reason))
+        self._warn(report, path, st, f"{path}: skipped: {reason}")
+
+    def _warn(self, report: SyncReport, path: str, st: os.stat_result, message: str) -> None:
+        key = (path, st.st_mtime_ns, st.st_size)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        report.warnings.append(message)
+
+    def _windows(self, text: str, provider: EmbeddingProvider) -> list[str]:
+        """Split ``text`` into pieces the model sees whole (see the module docstring)."""
+        limit = getattr(provider, "max_tokens", None)
+        count = getattr(provider, "count_tokens", None)
+        if not isinstance(limit, int) or limit <= 0:
+            return [text]
+        # a word piece is at least one character, so a text this short always fits
+        if len(text) <= limit:
+            return [text]
+        if not callable(count):
+            # no tokenizer to ask: assume ~3 characters per token, conservatively
+            return _split_to(text, lambda s: len(s) // 3 + 1, limit)
+        if count(text) <= limit:
+            return [text]
+        return _split_to(text, count, limit)
+
+    def _embed_and_write(
+        self,
+        pending: list[tuple[FileRecord, list[Any], bool]],
+        provider: EmbeddingProvider | None,
+        model: str | None,
+        report: SyncReport,
+    ) -> None:
+        from .embedding import EmbeddingCache, EmbeddingError
+
+        vectors_for: list[list[tuple[Any, ...]]] = [[() for _ in chunks] for _, chunks, _ in pending]
+        if provider is not None:
+            windows: list[str] = []
+            owners: list[tuple[int, int]] = []
+            for fi, (_rec, chunks, _new) in enumerate(pending):
+                for ci, ch in enumerate(chunks):
+                    for w in self._windows(ch.text, provider):
+                        windows.append(w)
+                        owners.append((fi, ci))
+            try:
+                cache = EmbeddingCache(self.store)  # type: ignore[arg-type]
+                mat = cache.embed_documents(provider, windows)
+                report.embedded += cache.stats.misses
+                report.cached += cache.stats.hits
+                grouped: dict[tuple[int, int], list[Any]] = {}
+                for row, owner in enumerate(owners):
+                    grouped.setdefault(owner, []).append(mat[row])
+                for (fi, ci), vecs in grouped.items():
+                    vectors_for[fi][ci] = tuple(vecs)
+            except EmbeddingError as exc:
+                report.warnings.append(
+                    f"embedding failed ({exc}); {len(pending)} file(s) indexed keyword-only "
+                    "until the next sync"
+                )
+                pending = [(attrs.evolve(r, model=None), c, n) for r, c, n in pending]
+        for fi, (record, chunks, is_new) in enumerate(pending):
+            inputs = [
+                ChunkInput(ch.start_line, ch.end_line, ch.text, text_hash(ch.text), vectors_for[fi][ci])
+                for ci, ch in enumerate(chunks)
+            ]
+            self.store.replace_file(record, inputs)
+            (report.added if is_new else report.changed).append(record.path)
+            report.chunks += len(inputs)
+
+    def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Drop the index and build it again from the files (embeddings come from the cache)."""
+        self._check_enabled()
+        with self._lock:
+            self.store.clear()
+        return self.sync(force=True, progress=progress)
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        session: Session | None = None,
+        *,
+        min_score: float | None = None,
+        channels: str = "hybrid",
+        sync: bool = True,
+    ) -> SearchResults:
+        """Search memory. ``session`` decides visibility: only a main, private session (or
+        ``None``, the owner calling the API) sees MEMORY.md and other private files.
+
+        :param k: results wanted (default ``memory.max_results``).
+        :param min_score: drop hits below this fused score (default ``memory.min_score``).
+        :param channels: ``"hybrid"`` (default), ``"keyword"`` or ``"vector"``.
+        """
+        self._check_enabled()
+        if channels not in ("hybrid", "keyword", "vector"):
+            raise ValueError(f"channels = {channels!r} — expected hybrid, keyword or vector")
+        k = int(self.config.get("memory.max_results")) if k is None else int(k)
+        min_score = float(self.config.get("memory.min_score")) if min_score is None else float(min_score)
+        query = (query or "").strip()
+        if not query:
+            raise SoulframeError("memory search: the query is empty")
+        if sync:
+            self.sync()
+        private = session is None or session.is_private
+        scope = session.user_id if session is not None else None
+        terms = query_terms(query)
+        pool = max(k * POOL_FACTOR, POOL_MIN)
+        store = self.store
+
+        notice: str | None = None
+        text_hits: list[StoredChunk] = []
+        vector_hits: list[StoredChunk] = []
+        if channels in ("hybrid", "keyword"):
+            text_hits = store.search_text(terms, pool, include_private=private, scope=scope)
+        if channels in ("hybrid", "vector"):
+            provider = self.embedder
+            if provider is None:
+                notice = self.embedder_problem
+            else:
+                from .embedding import EmbeddingError
+
+                try:
+                    qv = provider.embed_query(query)
+                    vector_hits = store.search_vector(qv, pool, include_private=private, scope=scope)
+                except EmbeddingError as exc:
+                    notice = f"the vector channel failed ({exc}); keyword-only for this search"
+        if channels == "hybrid":
+            mode = "hybrid" if notice is None else "keyword-only"
+        else:
+            mode = f"{channels}-only"
+        if notice:
+            warnings.warn(notice, MemoryWarning, stacklevel=2)
+
+        fused = fuse(
+            text_hits, vector_hits, terms,
+            text_weight=float(self.config.get("memory.text_weight")),
+            vector_weight=float(self.config.get("memory.vector_weight")),
+            method=str(self.config.get("memory.fusion", "weighted")),
+        )
+        fused = self._rerank(fused, k, session)
+        hits = [self._hit(f, terms) for f in fused if f.score >= min_score][:k]
+        return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+
+    def _rerank(self, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
+        boost = float(self.config.get("memory.user_scope_boost"))
+        if session is not None and session.user_id and boost != 1.0:
+            # a user's own copy of a file wins over the agent's, boosted (seed 000 §15)
+            for f in fused:
+                if f.chunk.scope:
+                    f.score *= boost
+            mine = {(f.chunk.path, f.chunk.start_line) for f in fused if f.chunk.scope}
+            fused = [f for f in fused if f.chunk.scope or (f.chunk.path, f.chunk.start_line) not in mine]
+            fused.sort(key=lambda f: -f.score)
+        if self.config.get("memory.temporal_decay"):
+            fused = temporal_decay(fused, self._today(), float(self.config.get("memory.half_life_days")))
+        if self.config.get("memory.mmr") and len(fused) > 1:
+            head = fused[: max(k * 4, 20)]
+            vectors = {}
+            with contextlib.suppress(Exception):
+                vectors = self.store.chunk_vectors([f.chunk.id for f in head])
+            fused = mmr(head, len(head), float(self.config.get("memory.mmr_lambda")), cosine_lookup(vectors))
+        return fused
+
+    def _hit(self, f: Fused, terms: list[str]) -> SearchHit:
+        ch = f.chunk
+        text, _offset = snippet(ch.text, terms)
+        return SearchHit(
+            path=ch.path, start_line=ch.start_line, end_line=ch.end_line,
+            score=round(f.score, 6), snippet=text,
+            text_score=f.text_score, vector_score=f.vector_score,
+            scope="user" if ch.scope else "agent",
+        )
+
+    # ------------------------------------------------------------------ get
+
+    def get(
+        self,
+        path: str,
+        from_line: int | None = None,
+        lines: int | None = None,
+        session: Session | None = None,
+    ) -> MemoryExcerpt:
+        """Read ``lines`` lines of a memory file from ``from_line`` (1-based). ``path`` may
+        be a citation (``memory/2026-08-01.md#L3-L7``). Refuses any path outside the memory
+        files, and private files in a session that is not private."""
+        self._check_enabled()
+        path = (path or "").strip()
+        m = _CITATION.match(path)
+        if m:
+            path = m.group("path")
+            a = int(m.group("a"))
+            b = int(m.group("b") or a)
+            from_line = from_line or a
+            lines = lines or max(1, b - a + 1)
+        if path.startswith("./"):
+            path = path[2:]
+        ws = self.agent.workspace
+        full = ws.resolve(path)  # refuses '..', absolute paths, symlinks leaving the workspace
+        rel = full.relative_to(ws.root).as_posix()
+        known = {f.path: f for f in self.files()}
+        mf = known.get(rel)
+        if mf is None:
+            raise SoulframeError(
+                f"{path}: not a memory file (memory_get reads MEMORY.md, memory/**/*.md and "
+                "memory.extra_paths)"
+            )
+        if mf.private and session is not None and not session.is_private:
+            raise SoulframeError(
+                f"{path}: private memory is only available in a main, private session "
+                f"(this is a {session.kind} session)"
+            )
+        text = mf.abspath.read_bytes().decode("utf-8", errors="replace")
+        all_lines = text.splitlines()
+        start = max(1, int(from_line or 1))
+        count = len(all_lines) - start + 1 if lines is None else max(0, int(lines))
+        end = min(len(all_lines), start + count - 1)
+        body = "\n".join(all_lines[start - 1 : end]) if end >= start else ""
+        return MemoryExcerpt(rel, start, max(end, start - 1), body, len(all_lines))
+
+    # ------------------------------------------------------------------ writing
+
+    def _today(self) -> _dt.date:
+        return self._now().date()
+
+    def _now(self) -> _dt.datetime:
+        tz_name = self.agent.spec.timezone or self.config.get("timezone")
+        if tz_name:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                return _dt.datetime.now(ZoneInfo(str(tz_name)))
+            except ZoneInfoNotFoundError as exc:
+                raise SoulframeError(f"timezone = {tz_name!r}: unknown IANA time zone") from exc
+        return _dt.datetime.now().astimezone()
+
+    def append_daily(self, text: str, *, when: _dt.datetime | None = None) -> Path:
+        """Append ``- text`` to today's log ``memory/YYYY-MM-DD.md`` (agent time zone),
+        creating it with a ``# YYYY-MM-DD`` heading. Atomic against concurrent writers:
+        lock, append, fsync."""
+        self._check_enabled()
+        entry = _entry(text)
+        day = (when or self._now()).date().isoformat()
+        path = self.agent.workspace.resolve(f"memory/{day}.md")
+        _append_locked(path, entry, heading=f"# {day}\n\n")
+        return path
+
+    def remember(self, text: str, *, curated: bool = False) -> Path:
+        """Append to today's log, or with ``curated`` to MEMORY.md (``- text (added
+        YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2)."""
+        if not curated:
+            return self.append_daily(text)
+        self._check_enabled()
+        entry = _entry(text)
+        day = self._today().isoformat()
+        if not entry.rstrip().endswith(")"):
+            entry = entry.rstrip("\n") + f" (added {day})\n"
+        ws = self.agent.workspace
+        existing = self.discovery.root_memory()
+        path = existing if existing is not None else ws.resolve("MEMORY.md")
+        _append_locked(path, entry, heading="# MEMORY.md\n\n")
+        return path
+
+    # ------------------------------------------------------------------ status
+
+    def status(self, *, deep: bool = False, sync: bool = False) -> dict[str, Any]:
+        """Files, chunks, provider, model, dimensions, vector backend, stale files and health."""
+        self._check_enabled()
+        if sync:
+            self.sync()
+        store = self.store
+        found = self.files()
+        stored = store.files()
+        stale: list[str] = []
+        model = self.model_key()
+        for mf in found:
+            old = stored.get(mf.path)
+            try:
+                st = mf.abspath.stat()
+            except OSError:
+                continue
+            if old is None or old.mtime_ns != st.st_mtime_ns or old.size != st.st_size or (
+                model is not None and old.model != model
+            ):
+                stale.append(mf.path)
+        stale += sorted(set(stored) - {f.path for f in found})
+        stats = store.stats()
+        provider = self.embedder
+        problems = store.check(deep=deep)
+        out: dict[str, Any] = {
+            "agent": self.agent.id,
+            "workspace": str(self.agent.root),
+            "store": getattr(store, "name", "?"),
+            "location": getattr(store, "location", None),
+            "files": len(found),
+            "indexed_files": stats.get("files"),
+            "chunks": stats.get("chunks"),
+            "embedded_chunks": stats.get("embedded_chunks"),
+            "provider": provider.name if provider is not None else None,
+            "model": provider.model_id if provider is not None else None,
+            "dimensions": provider.dimensions if provider is not None else None,
+            "index_dimensions": stats.get("dimensions"),
+            "mode": "hybrid" if provider is not None else "keyword-only",
+            "notice": None if provider is not None else self.embedder_problem,
+            "vector_backend": stats.get("vector_backend"),
+            "text_backend": stats.get("text_backend"),
+            "fusion": str(self.config.get("memory.fusion", "weighted")),
+            "stale_files": stale,
+            "cached_embeddings": stats.get("cached_embeddings"),
+            "schema_version": stats.get("schema_version"),
+            "bytes": stats.get("bytes"),
+            "health": "ok" if not problems else "problems",
+            "problems": problems,
+        }
+        return out
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _split_to(
+    text: str, count: Callable[[str], int], limit: int, seps: tuple[str, ...] = ("\n", " ")
+) -> list[str]:
+    """Split ``text`` into pieces of at most ``limit`` tokens: greedily at line breaks,
+    a line that alone is too long at spaces, a word that alone is too long (a URL, base64)
+    by characters."""
+    if count(text) <= limit:
+        return [text]
+    if not seps:
+        out: list[str] = []
+        rest = text
+        while rest:
+            lo, hi = 1, len(rest)
+            while lo < hi:  # the longest prefix that fits
+                mid = (lo + hi + 1) // 2
+                if count(rest[:mid]) <= limit:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            out.append(rest[:lo])
+            rest = rest[lo:]
+        return out
+    sep = seps[0]
+    pieces: list[str] = []
+    cur: str | None = None
+    for part in text.split(sep):
+        candidate = part if cur is None else cur + sep + part
+        if count(candidate) <= limit:
+            cur = candidate
+            continue
+        if cur is not None:
+            pieces.append(cur)
+            cur = None
+        if count(part) <= limit:
+            cur = part
+        else:
+            pieces.extend(_split_to(part, count, limit, seps[1:]))
+    if cur is not None:
+        pieces.append(cur)
+    return [p for p in pieces if p.strip()] or [text]
+
+
+def _entry(text: str) -> str:
+    text = " ".join((text or "").split())  # one entry, one line
+    if not text:
+        raise SoulframeError("memory remember: the text is empty")
+    return f"- {text}\n"
+
+
+def _read_stable(path: Path, attempts: int = 3) -> bytes | None:
+    """Read a file whose size and mtime did not change while it was read (a writer
+    mid-append would otherwise leave half a line in the index until the next change)."""
+    for _ in range(attempts):
+        try:
+            before = path.stat()
+            data = path.read_bytes()
+            after = path.stat()
+        except OSError:
+            return None
+        if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
+            return data
+        time.sleep(0.01)
+    return data
+
+
+def _append_locked(path: Path, entry: str, *, heading: str) -> None:
+    """Append under an exclusive lock, writing ``heading`` first if the file is new/empty,
+    then fsync. The file is created 0600 in a 0700 directory."""
+    from .workspace import ensure_private_dir
+
+    ensure_private_dir(path.parent)
+    if path.is_symlink():
+        raise SoulframeError(f"{path.name}: refusing to append through a symlink")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        _lock(fd)
+        try:
+            size = os.fstat(fd).st_size
+            payload = entry
+            if size == 0:
+                payload = heading + entry
+            else:
+                # make sure the entry starts on its own line
+                with open(path, "rb") as fh:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        payload = "\n" + entry
+            os.write(fd, payload.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except ImportError:  # Windows: O_APPEND writes of one small entry are atomic enough
+        pass
+
+
+def _unlock(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except ImportError:
+        pass

@@ -1,0 +1,108 @@
+"""Measuring memory search: recall@k and MRR per channel on golden queries.
+
+The golden file is JSON lines, one query per line::
+
+    {"id": "q1", "query": "what colour is the car?", "kind": "paraphrase",
+     "relevant": [{"path": "MEMORY.md", "contains": "Subaru Crosstrek"}]}
+
+A hit is relevant to an entry when it comes from ``path`` and its lines contain
+``contains`` (case-insensitive). ``recall@k`` is the share of a query's relevant entries
+found in the top k, averaged over queries; ``MRR`` is the mean of 1 / rank of the first
+relevant hit (0 when none is in the top k).
+
+The single channels and ``hybrid`` are all measured without a ``min_score`` cut (ranking
+quality alone); ``hybrid+min`` is what users get by default (``memory.min_score``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .model import SoulframeError
+
+if TYPE_CHECKING:
+    from .memory import MemoryIndex
+
+CHANNELS: tuple[str, ...] = ("keyword", "vector", "hybrid")
+
+
+def load_golden(path: str | Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SoulframeError(f"{path} line {lineno}: invalid JSON: {exc.msg}") from exc
+        if not isinstance(item, dict) or not item.get("query") or not isinstance(item.get("relevant"), list):
+            raise SoulframeError(f"{path} line {lineno}: expected {{id, query, relevant: [{{path, contains}}]}}")
+        for rel in item["relevant"]:
+            if not isinstance(rel, dict) or "path" not in rel:
+                raise SoulframeError(f"{path} line {lineno}: each relevant entry needs a path")
+        out.append(item)
+    if not out:
+        raise SoulframeError(f"{path}: no queries")
+    return out
+
+
+def _hit_text(memory: MemoryIndex, path: str, start: int, end: int, cache: dict[str, list[str]]) -> str:
+    if path not in cache:
+        cache[path] = memory.get(path).text.splitlines()
+    return "\n".join(cache[path][start - 1 : end])
+
+
+def rank_metrics(
+    memory: MemoryIndex, query: dict[str, Any], hits: Sequence[Any], k: int, cache: dict[str, list[str]]
+) -> tuple[float, int | None, list[float]]:
+    """(recall@k, rank of the first relevant hit or None, recall at 1..k)."""
+    relevant = query["relevant"]
+    found: set[int] = set()
+    first: int | None = None
+    per_rank: list[float] = []
+    for rank, h in enumerate(hits[:k], 1):
+        text = _hit_text(memory, h.path, h.start_line, h.end_line, cache).lower()
+        for i, rel in enumerate(relevant):
+            if h.path == rel["path"] and str(rel.get("contains", "")).lower() in text:
+                found.add(i)
+                if first is None:
+                    first = rank
+        per_rank.append(len(found) / len(relevant))
+    while len(per_rank) < k:
+        per_rank.append(per_rank[-1] if per_rank else 0.0)
+    return per_rank[k - 1] if per_rank else 0.0, first, per_rank
+
+
+def evaluate(memory: MemoryIndex, queries: Sequence[dict[str, Any]], k: int = 6) -> dict[str, Any]:
+    """Metrics for keyword, vector, hybrid (no min score) and hybrid+min (the defaults)."""
+    runs = {c: {"channels": c, "min_score": 0.0} for c in CHANNELS}
+    runs["hybrid+min"] = {"channels": "hybrid", "min_score": None}
+    if memory.embedder is None:
+        runs.pop("vector")
+    cache: dict[str, list[str]] = {}
+    result: dict[str, Any] = {"queries": len(queries), "k": k, "channels": {}, "per_query": []}
+    per_query: dict[str, dict[str, Any]] = {str(q.get("id", i)): {"query": q["query"], "kind": q.get("kind")}
+                                            for i, q in enumerate(queries)}
+    for name, opts in runs.items():
+        r1 = r3 = rk = mrr = 0.0
+        by_kind: dict[str, list[float]] = {}
+        for i, q in enumerate(queries):
+            hits = memory.search(q["query"], k, sync=False, **opts)
+            recall, first, per_rank = rank_metrics(memory, q, hits, k, cache)
+            r1 += per_rank[0]
+            r3 += per_rank[min(2, k - 1)]
+            rk += recall
+            mrr += 1.0 / first if first else 0.0
+            by_kind.setdefault(str(q.get("kind", "-")), []).append(recall)
+            per_query[str(q.get("id", i))][name] = first
+        n = len(queries)
+        result["channels"][name] = {
+            "recall@1": r1 / n, "recall@3": r3 / n, "recall@k": rk / n, "mrr": mrr / n,
+            "recall@k_by_kind": {kd: sum(v) / len(v) for kd, v in sorted(by_kind.items())},
+        }
+    result["per_query"] = [{"id": qid, **row} for qid, row in per_query.items()]
+    result["notice"] = memory.embedder_problem
+    return result

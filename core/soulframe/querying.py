@@ -1,0 +1,116 @@
+"""Turning a natural-language question into keyword terms, and finding where in a chunk
+those terms are (for snippets).
+
+A question such as "what did we decide about the lease?" must not become an AND of every
+word (no chunk contains "what", "did" and "we" next to "lease"). Terms are the words of the
+query, lower-cased, with English stopwords and one-letter words dropped; the store matches
+chunks containing ANY of them and BM25 ranks chunks with more (and rarer) terms higher.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+STOPWORDS: frozenset[str] = frozenset("""
+a about above after again against all am an and any are aren't as at be because been before
+being below between both but by can cannot could couldn't did didn't do does doesn't doing don't
+down during each few for from further had hadn't has hasn't have haven't having he her here hers
+herself him himself his how i if in into is isn't it its itself just let me more most mustn't my
+myself no nor not of off on once only or other ought our ours ourselves out over own same she
+should shouldn't so some such than that the their theirs them themselves then there these they
+this those through to too under until up very was wasn't we were weren't what when where which
+while who whom why will with won't would wouldn't you your yours yourself yourselves
+s t d ll m re ve also ever get got say said tell told know knew remember recall anything
+something thing things much many please ok okay yes yeah hey hi
+""".split())
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words (letters and digits; punctuation and ``_`` split words, as FTS5's
+    ``unicode61`` tokenizer does)."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def query_terms(query: str) -> list[str]:
+    """The keyword terms of a query: its words minus stopwords and one-letter words, in
+    order, without repeats. A query made only of stopwords keeps its words (so searching
+    for "who" still finds "who")."""
+    all_words = words(query)
+    terms = [w for w in all_words if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    if not terms:
+        terms = [w for w in all_words if w]
+    seen: set[str] = set()
+    out = []
+    for t in terms:
+        if t not in seen:
+            seen.add(t)
+            out.append(t)
+    return out
+
+
+def stem(word: str) -> str:
+    """A crude stem for matching query words to text words in snippets ("screenshots",
+    "screenshot"; "appearance", "appear"): the first 5 letters of long words."""
+    return word[:5] if len(word) > 5 else word
+
+
+def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
+    """The 0-based line range of ``text`` that holds the most query terms: the best line,
+    widened to a neighbour when that adds terms. ``(-1, -1)`` when no term occurs."""
+    if not terms:
+        return (-1, -1)
+    stems = {stem(t) for t in terms}
+    lines = text.split("\n")
+    scores = []
+    for line in lines:
+        found = {stem(w) for w in words(line)} & stems
+        scores.append(len(found))
+    best = max(range(len(lines)), key=lambda i: (scores[i], -i)) if lines else -1
+    if best < 0 or scores[best] == 0:
+        return (-1, -1)
+    return (best, best)
+
+
+def snippet(text: str, terms: list[str], max_chars: int = 320) -> tuple[str, int]:
+    """A passage of ``text`` centred on where the terms are, at most ``max_chars`` long.
+
+    Returns the snippet and the 0-based offset of its first line within ``text``. Without a
+    term match, the first line that is not a heading is used (not the chunk's first line,
+    which is often a ``#`` title).
+    """
+    lines = text.split("\n")
+    first, _ = best_lines(text, terms)
+    if first < 0:
+        first = next(
+            (i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), 0
+        )
+    picked = [first]
+    size = len(lines[first])
+    lo, hi = first, first
+    # grow around the best line, after it first (the rest of the paragraph), then before
+    while size < max_chars:
+        grew = False
+        if hi + 1 < len(lines) and lines[hi + 1].strip() and size + len(lines[hi + 1]) + 1 <= max_chars:
+            hi += 1
+            size += len(lines[hi]) + 1
+            picked.append(hi)
+            grew = True
+        if lo - 1 >= 0 and lines[lo - 1].strip() and size + len(lines[lo - 1]) + 1 <= max_chars:
+            lo -= 1
+            size += len(lines[lo]) + 1
+            grew = True
+        if not grew:
+            break
+    body = "\n".join(lines[lo : hi + 1]).strip()
+    if len(body) > max_chars:
+        # one long line: centre the window on the first matching word
+        stems = {stem(t) for t in terms}
+        lower = body.lower()
+        pos = next((lower.find(w) for w in words(body) if stem(w) in stems and lower.find(w) >= 0), 0)
+        start = max(0, min(pos - max_chars // 3, len(body) - max_chars))
+        body = ("…" if start else "") + body[start : start + max_chars].strip() + (
+            "…" if start + max_chars < len(body) else ""
+        )
+    return body, lo

@@ -1,0 +1,117 @@
+"""The memory tools: ``memory_search`` and ``memory_get`` (seed 001 §3, seed 003 §5.6).
+
+Both take the session from the :class:`~soulframe.model.ToolContext`: in a group or
+sub-agent session they never return MEMORY.md or any other private memory — the store
+query itself leaves private files out, so no result can leak through a later step.
+``memory_get`` reads only memory files, through ``Workspace.resolve`` (no ``..``, no
+absolute paths, no symlink out of the workspace).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from soulframe import ToolContext, ToolSpec, hookimpl
+
+#: most characters memory_get returns in one call (the model can page with from_line)
+MAX_GET_CHARS = 20_000
+DEFAULT_GET_LINES = 60
+
+SEARCH_DESCRIPTION = (
+    "Search the agent's long-term memory (MEMORY.md and the daily logs memory/YYYY-MM-DD.md) "
+    "by meaning and keywords. Use it before answering anything about prior work, decisions, "
+    "dates, people, preferences or todos. Returns the best snippets with path, line range, "
+    "score and a citation (path#Lstart-Lend); read more with memory_get."
+)
+GET_DESCRIPTION = (
+    "Read lines of a memory file (MEMORY.md or memory/*.md), e.g. around a memory_search hit. "
+    "path may be a citation such as memory/2026-08-01.md#L3-L7."
+)
+
+
+def _search(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    memory = ctx.agent.memory
+    k = args.get("max_results")
+    results = memory.search(
+        str(args["query"]), None if k is None else int(k), ctx.session,
+        min_score=args.get("min_score"),
+    )
+    citations = str(ctx.agent.config.get("memory.citations"))
+    hits = []
+    for h in results:
+        row = h.to_dict()
+        if citations == "off":
+            row.pop("citation", None)
+        hits.append(row)
+    out: dict[str, Any] = {"results": hits, "mode": results.mode}
+    if results.notice:
+        out["notice"] = results.notice
+    return out
+
+
+def _get(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from soulframe.model import SoulframeError
+
+    memory = ctx.agent.memory
+    path = str(args["path"])
+    lines = args.get("lines")
+    if lines is None and "#L" not in path:
+        lines = DEFAULT_GET_LINES
+    ex = memory.get(path, args.get("from_line"), lines, ctx.session)
+    text = ex.text
+    truncated = len(text) > MAX_GET_CHARS
+    if truncated:
+        text = text[:MAX_GET_CHARS]
+    if ex.start_line > ex.total_lines and ex.total_lines > 0:
+        raise SoulframeError(f"{ex.path} has {ex.total_lines} lines; from_line {ex.start_line} is past the end")
+    return {
+        "path": ex.path,
+        "from_line": ex.start_line,
+        "to_line": ex.end_line,
+        "total_lines": ex.total_lines,
+        "text": text,
+        "truncated": truncated,
+    }
+
+
+@hookimpl
+def register_tools() -> list[ToolSpec]:
+    return [
+        ToolSpec(
+            name="memory_search",
+            description=SEARCH_DESCRIPTION,
+            summary="Search long-term memory (MEMORY.md, memory/*.md) by meaning and keywords",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1,
+                              "description": "What to look for, in natural language."},
+                    "max_results": {"type": "integer", "minimum": 1, "maximum": 50,
+                                    "description": "Results to return (default 6)."},
+                    "min_score": {"type": "number", "minimum": 0, "maximum": 1,
+                                  "description": "Drop results scoring below this (default 0.35)."},
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+            handler=_search,
+        ),
+        ToolSpec(
+            name="memory_get",
+            description=GET_DESCRIPTION,
+            summary="Read lines of a memory file",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "minLength": 1,
+                             "description": "Workspace-relative path, e.g. memory/2026-08-01.md."},
+                    "from_line": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+                    "lines": {"type": "integer", "minimum": 1, "maximum": 2000,
+                              "description": f"How many lines (default {DEFAULT_GET_LINES})."},
+                },
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+            handler=_get,
+        ),
+    ]

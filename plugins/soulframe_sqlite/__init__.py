@@ -1,0 +1,47 @@
+"""The embedded default store: SQLite (via sqlean-py where installed) with FTS5 keyword
+search and vectors kept in the same file.
+
+Select it with ``store.backend = "sqlite"`` (the default). Its file is ``store.path``, by
+default ``<state_dir>/memory/<agent id>.sqlite``. Own settings, under
+``[plugins.config.soulframe_sqlite]``:
+
+``vector_scan``
+    ``"numpy"`` (default: the vectors are loaded once into a matrix and scanned with numpy,
+    5-10x faster than sqlite-vec here) or ``"sqlite-vec"`` (KNN on the ``vec0`` mirror;
+    needs the extension to load).
+
+Nothing heavy is imported here: the driver, sqlite-vec and numpy load inside the factory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from soulframe import Registration, hookimpl
+
+
+def default_path(agent: Any) -> Path:
+    """``store.path`` if set, else ``<state_dir>/memory/<agent id>.sqlite``."""
+    configured = agent.config.get("store.path")
+    if configured:
+        return Path(str(configured)).expanduser()
+    return Path(str(agent.config.get("state_dir"))).expanduser() / "memory" / f"{agent.id}.sqlite"
+
+
+def open_store(agent: Any) -> Any:
+    from .store import SqliteStore
+
+    options = agent.config.plugin_config("soulframe_sqlite")
+    return SqliteStore(default_path(agent), vector_scan=str(options.get("vector_scan", "numpy")))
+
+
+@hookimpl
+def register_stores() -> list[Registration]:
+    return [
+        Registration(
+            name="sqlite",
+            factory=open_store,
+            description="embedded SQLite: FTS5 keyword search, vectors in the same file (default)",
+        )
+    ]

@@ -1,0 +1,71 @@
+"""The SQLite schema, as numbered migrations.
+
+``meta.schema_version`` records the last migration applied. Each migration runs in its own
+transaction, so a crash mid-upgrade leaves the previous version intact. Never edit a released
+migration: add the next number.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION_KEY = "schema_version"
+
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (
+        1,
+        """
+        CREATE TABLE IF NOT EXISTS meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE files (
+            id         INTEGER PRIMARY KEY,
+            scope      TEXT NOT NULL DEFAULT '',      -- '' = the agent's own; else a user id
+            path       TEXT NOT NULL,                 -- workspace-relative, forward slashes
+            hash       TEXT NOT NULL,                 -- sha256, first 16 bytes, hex
+            mtime_ns   INTEGER NOT NULL,
+            size       INTEGER NOT NULL,
+            private    INTEGER NOT NULL DEFAULT 0,    -- 1: main private sessions only
+            day        TEXT,                          -- YYYY-MM-DD of a daily log
+            model      TEXT,                          -- embedding model of its vectors
+            indexed_at REAL NOT NULL,
+            UNIQUE (scope, path)
+        );
+        CREATE TABLE chunks (
+            id         INTEGER PRIMARY KEY,
+            file_id    INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            start_line INTEGER NOT NULL,
+            end_line   INTEGER NOT NULL,
+            hash       TEXT NOT NULL,
+            text       TEXT NOT NULL
+        );
+        CREATE INDEX chunks_file ON chunks(file_id);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            text, content='chunks', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        -- one row per window of a chunk the model saw whole (see docs/memory.md)
+        CREATE TABLE vectors (
+            id        INTEGER PRIMARY KEY,
+            chunk_id  INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            part      INTEGER NOT NULL,
+            embedding BLOB NOT NULL                   -- little-endian float32
+        );
+        CREATE INDEX vectors_chunk ON vectors(chunk_id);
+        CREATE TABLE embedding_cache (
+            model      TEXT NOT NULL,
+            hash       TEXT NOT NULL,
+            dims       INTEGER NOT NULL,
+            embedding  BLOB NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (model, hash)
+        ) WITHOUT ROWID;
+        """,
+    ),
+)
+
+LATEST = MIGRATIONS[-1][0]

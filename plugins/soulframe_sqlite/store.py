@@ -1,0 +1,605 @@
+"""``SqliteStore``: the embedded default store (seed 001 §3's schema, grown).
+
+* one file, ``<state_dir>/memory/<agent>.sqlite`` (mode 0600, its directory 0700);
+* WAL journal and a busy timeout, so two processes can index and search at once; every
+  write is one ``BEGIN IMMEDIATE`` transaction (one file's chunks are replaced atomically);
+* FTS5 with the ``porter unicode61`` tokenizer for keyword search;
+* vectors as float32 BLOBs in the ``vectors`` table, scanned with numpy
+  (:mod:`soulframe_sqlite.vectors`); where sqlite-vec loads, they are mirrored into a
+  ``vec0`` table too (``vector_scan = "sqlite-vec"`` in ``[plugins.config.soulframe_sqlite]``
+  searches that instead);
+* a corrupted file is detected on open, moved aside as ``<name>.corrupt-<timestamp>`` and
+  a fresh index is created; the memory index then rebuilds it from the Markdown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from soulframe.model import ChunkInput, FileRecord, SoulframeError, StoredChunk
+
+from .driver import load_sqlite_vec, sqlite_module
+from .schema import LATEST, MIGRATIONS, SCHEMA_VERSION_KEY
+
+if TYPE_CHECKING:
+    from soulframe.model import Vector
+
+    from .vectors import VectorMatrix
+
+log = logging.getLogger("soulframe.sqlite")
+
+BUSY_TIMEOUT_MS = 30_000
+#: ``PRAGMA quick_check`` reads every page; above this size it is left to `memory status --deep`
+QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
+
+
+class StoreCorruptWarning(UserWarning):
+    """The index file was unreadable; it was moved aside and a new one created."""
+
+
+class SqliteStore:
+    """The ``sqlite`` store. Thread-safe (one connection behind a lock)."""
+
+    name = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str], *, vector_scan: str = "numpy") -> None:
+        if vector_scan not in ("numpy", "sqlite-vec"):
+            raise SoulframeError(
+                f"[plugins.config.soulframe_sqlite] vector_scan = {vector_scan!r} — expected "
+                "'numpy' or 'sqlite-vec'"
+            )
+        self.path = Path(path).expanduser()
+        self.location = str(self.path)
+        self.vector_scan = vector_scan
+        self._lock = threading.RLock()
+        self._matrix: VectorMatrix | None = None
+        #: where a corrupted file was moved, when this open had to recover
+        self.recovered_from: Path | None = None
+        self.module, self.driver = sqlite_module()
+        _prepare_path(self.path)
+        try:
+            self._open()
+        except self.module.DatabaseError as exc:
+            self._move_aside(exc)
+            self._open()
+
+    # ------------------------------------------------------------------ opening
+
+    def _open(self) -> None:
+        conn = self.module.connect(
+            str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # reading the schema is the first thing that fails on a file that is not a DB
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            if self.path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
+                result = conn.execute("PRAGMA quick_check").fetchone()[0]
+                if result != "ok":
+                    raise self.module.DatabaseError(f"quick_check: {result}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                log.warning("%s: journal_mode is %s, not WAL", self.path, mode)
+            conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: no corruption on crash
+            conn.execute("PRAGMA foreign_keys = ON")
+            self.vec_loaded, self.vec_info = load_sqlite_vec(conn)
+            self.conn = conn
+            self._migrate()
+            self._check_fts5()
+        except BaseException:
+            conn.close()
+            raise
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.chmod(f"{self.path}{suffix}", 0o600)
+        if self.vec_loaded:
+            self._sync_vec_mirror()
+
+    def _move_aside(self, exc: BaseException) -> None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        n = 1
+        while target.exists():
+            n += 1
+            target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
+        os.replace(self.path, target)
+        for suffix in ("-wal", "-shm"):
+            side = Path(f"{self.path}{suffix}")
+            if side.exists():
+                os.replace(side, Path(f"{target}{suffix}"))
+        self.recovered_from = target
+        warnings.warn(
+            f"memory index {self.path} is corrupted ({exc}); moved it to {target.name} and "
+            "created a new one — it is rebuilt from the Markdown files on the next sync",
+            StoreCorruptWarning,
+            stacklevel=3,
+        )
+        _prepare_path(self.path)
+
+    def _migrate(self) -> None:
+        self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        current = int(self.get_meta(SCHEMA_VERSION_KEY) or 0)
+        if current > LATEST:
+            raise SoulframeError(
+                f"{self.path}: memory index schema version {current} is newer than this "
+                f"soulframe understands ({LATEST}); upgrade soulframe or run "
+                "`soulframe memory rebuild` after moving the file away"
+            )
+        for number, sql in MIGRATIONS:
+            if number <= current:
+                continue
+            with self._write():
+                for statement in _statements(sql):
+                    self.conn.execute(statement)
+                self._set_meta(SCHEMA_VERSION_KEY, str(number))
+
+    def _check_fts5(self) -> None:
+        try:
+            self.conn.execute("SELECT rowid FROM chunks_fts LIMIT 0").fetchall()
+        except self.module.OperationalError as exc:
+            raise SoulframeError(
+                f"{self.path}: this SQLite has no FTS5 ({exc}); install sqlean-py>=3.50"
+            ) from exc
+
+    # ------------------------------------------------------------------ transactions
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction. ``BEGIN IMMEDIATE`` takes the write lock up front, so two
+        processes queue (busy timeout) instead of failing at commit."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._bump_generation()
+                self.conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    def _bump_generation(self) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key) DO "
+            "UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+        )
+
+    # ------------------------------------------------------------------ meta
+
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write():
+            self._set_meta(key, value)
+
+    # ------------------------------------------------------------------ files
+
+    def files(self, scope: str | None = None) -> dict[str, FileRecord]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT path, hash, mtime_ns, size, private, day, model, scope FROM files "
+                "WHERE scope = ?",
+                (scope or "",),
+            ).fetchall()
+        return {
+            r[0]: FileRecord(path=r[0], hash=r[1], mtime_ns=r[2], size=r[3], private=bool(r[4]),
+                             day=r[5], model=r[6], scope=r[7] or None)
+            for r in rows
+        }
+
+    def replace_file(self, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
+        from soulframe.embedding import vector_to_bytes
+
+        scope = record.scope or ""
+        with self._write():
+            self._delete_file(record.path, scope)
+            cur = self.conn.execute(
+                "INSERT INTO files(scope, path, hash, mtime_ns, size, private, day, model, indexed_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (scope, record.path, record.hash, record.mtime_ns, record.size, int(record.private),
+                 record.day, record.model, time.time()),
+            )
+            file_id = cur.lastrowid
+            vec_rows: list[tuple[int, bytes]] = []
+            for ch in chunks:
+                cid = self.conn.execute(
+                    "INSERT INTO chunks(file_id, start_line, end_line, hash, text) VALUES (?, ?, ?, ?, ?)",
+                    (file_id, ch.start_line, ch.end_line, ch.hash, ch.text),
+                ).lastrowid
+                for part, vec in enumerate(ch.vectors):
+                    blob = vector_to_bytes(vec)
+                    vid = self.conn.execute(
+                        "INSERT INTO vectors(chunk_id, part, embedding) VALUES (?, ?, ?)",
+                        (cid, part, blob),
+                    ).lastrowid
+                    vec_rows.append((int(vid), blob))
+            if vec_rows:
+                dims = len(vec_rows[0][1]) // 4
+                if self.get_meta("vector_dims") != str(dims):
+                    self._set_meta("vector_dims", str(dims))
+                self._mirror_insert(vec_rows, dims)
+
+    def touch_file(self, record: FileRecord) -> None:
+        with self._write():
+            self.conn.execute(
+                "UPDATE files SET mtime_ns = ?, size = ? WHERE scope = ? AND path = ?",
+                (record.mtime_ns, record.size, record.scope or "", record.path),
+            )
+
+    def remove_files(self, paths: Sequence[str], scope: str | None = None) -> int:
+        if not paths:
+            return 0
+        removed = 0
+        with self._write():
+            for path in paths:
+                removed += self._delete_file(path, scope or "")
+        return removed
+
+    def _delete_file(self, path: str, scope: str) -> int:
+        row = self.conn.execute(
+            "SELECT id FROM files WHERE scope = ? AND path = ?", (scope, path)
+        ).fetchone()
+        if row is None:
+            return 0
+        file_id = row[0]
+        if self._has_vec_table():
+            if self.vec_loaded:
+                self.conn.execute(
+                    "DELETE FROM vec_vectors WHERE rowid IN (SELECT v.id FROM vectors v "
+                    "JOIN chunks c ON c.id = v.chunk_id WHERE c.file_id = ?)", (file_id,)
+                )
+            else:
+                self._set_meta("vec_stale", "1")
+        self.conn.execute(
+            "DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE file_id = ?)",
+            (file_id,),
+        )
+        self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        return 1
+
+    def clear(self) -> None:
+        with self._write():
+            self.conn.execute("DELETE FROM vectors")
+            self.conn.execute("DELETE FROM chunks")
+            self.conn.execute("DELETE FROM files")
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+            self.conn.execute("DELETE FROM meta WHERE key IN ('vector_dims', 'vec_stale')")
+            if self._has_vec_table():
+                if self.vec_loaded:
+                    self.conn.execute("DROP TABLE vec_vectors")
+                else:
+                    self._set_meta("vec_stale", "1")
+
+    # ------------------------------------------------------------------ sqlite-vec mirror
+
+    def _has_vec_table(self) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'vec_vectors'"
+        ).fetchone() is not None
+
+    def _mirror_insert(self, rows: Sequence[tuple[int, bytes]], dims: int) -> None:
+        """Copy new vectors into the vec0 table (inside the caller's transaction)."""
+        if not self.vec_loaded:
+            if self._has_vec_table():
+                self._set_meta("vec_stale", "1")
+            return
+        if self.get_meta("vec_dims") != str(dims):
+            if self._has_vec_table():
+                self.conn.execute("DROP TABLE vec_vectors")
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE vec_vectors USING vec0(embedding float[{dims}] "
+                "distance_metric=cosine)"
+            )
+            self._set_meta("vec_dims", str(dims))
+            # re-mirror everything of this size (rows of an old model are left out)
+            self.conn.execute(
+                "INSERT INTO vec_vectors(rowid, embedding) SELECT id, embedding FROM vectors "
+                "WHERE length(embedding) = ?", (dims * 4,),
+            )
+            return
+        self.conn.executemany(
+            "INSERT INTO vec_vectors(rowid, embedding) VALUES (?, ?)", list(rows)
+        )
+
+    def _sync_vec_mirror(self) -> None:
+        """Rebuild the vec0 mirror if a process without sqlite-vec wrote since."""
+        if self.get_meta("vec_stale") != "1" or not self._has_vec_table():
+            return
+        dims = self.get_meta("vector_dims")
+        with self._write():
+            self.conn.execute("DROP TABLE vec_vectors")
+            self.conn.execute("DELETE FROM meta WHERE key IN ('vec_stale', 'vec_dims')")
+            if dims:
+                rows = self.conn.execute(
+                    "SELECT id, embedding FROM vectors WHERE length(embedding) = ?", (int(dims) * 4,)
+                ).fetchall()
+                self._mirror_insert([(r[0], r[1]) for r in rows], int(dims))
+
+    # ------------------------------------------------------------------ search
+
+    def _visibility_sql(self, include_private: bool, scope: str | None) -> tuple[str, list[Any]]:
+        sql = "" if include_private else " AND f.private = 0"
+        if scope:
+            return sql + " AND f.scope IN ('', ?)", [scope]
+        return sql + " AND f.scope = ''", []
+
+    def search_text(
+        self, terms: Sequence[str], limit: int, *, include_private: bool,
+        scope: str | None = None,
+    ) -> list[StoredChunk]:
+        query = fts_or_query(terms)
+        if not query or limit <= 0:
+            return []
+        vis, args = self._visibility_sql(include_private, scope)
+        sql = (
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.text, -bm25(chunks_fts), "
+            "f.private, f.day, f.scope FROM chunks_fts "
+            "JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id "
+            f"WHERE chunks_fts MATCH ?{vis} ORDER BY bm25(chunks_fts) LIMIT ?"
+        )
+        with self._lock:
+            rows = self.conn.execute(sql, [query, *args, limit]).fetchall()
+        return [_stored(r) for r in rows]
+
+    def _vectors(self) -> VectorMatrix:
+        """The in-memory matrix, refreshed if any process changed the index."""
+        from .vectors import VectorMatrix
+
+        with self._lock:
+            if self._matrix is None:
+                self._matrix = VectorMatrix()
+            gen = self.get_meta("generation")
+            dims = self.get_meta("vector_dims")
+            self._matrix.refresh(self.conn, gen, int(dims) if dims else None)
+            return self._matrix
+
+    def search_vector(
+        self, vector: Vector, limit: int, *, include_private: bool,
+        scope: str | None = None,
+    ) -> list[StoredChunk]:
+        if limit <= 0:
+            return []
+        if self.vector_scan == "sqlite-vec" and self.vec_loaded:
+            hits = self._search_vec0(vector, limit, include_private=include_private, scope=scope)
+        else:
+            scopes = ("", scope) if scope else ("",)
+            hits = self._vectors().search(vector, limit, include_private=include_private,
+                                          scopes=scopes)
+        return self._chunks_with_scores(hits)
+
+    def _search_vec0(
+        self, vector: Vector, limit: int, *, include_private: bool, scope: str | None
+    ) -> list[tuple[int, float]]:
+        from soulframe.embedding import vector_to_bytes
+
+        if not self._has_vec_table():
+            return []
+        vis, args = self._visibility_sql(include_private, scope)
+        # KNN first, then the visibility filter: ask for more than needed so filtered-out
+        # rows and extra windows of one chunk do not leave the result short
+        k = max(limit * 8, 64)
+        sql = (
+            "SELECT v.chunk_id, 1 - knn.distance FROM (SELECT rowid, distance FROM vec_vectors "
+            "WHERE embedding MATCH ? AND k = ?) knn JOIN vectors v ON v.id = knn.rowid "
+            f"JOIN chunks c ON c.id = v.chunk_id JOIN files f ON f.id = c.file_id WHERE 1{vis} "
+            "ORDER BY knn.distance"
+        )
+        with self._lock:
+            rows = self.conn.execute(sql, [vector_to_bytes(vector), k, *args]).fetchall()
+        best: dict[int, float] = {}
+        for cid, sim in rows:
+            if cid not in best:
+                best[int(cid)] = float(sim)
+        return list(best.items())[:limit]
+
+    def _chunks_with_scores(self, hits: Sequence[tuple[int, float]]) -> list[StoredChunk]:
+        if not hits:
+            return []
+        ids = [h[0] for h in hits]
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT c.id, f.path, c.start_line, c.end_line, c.text, 0.0, f.private, f.day, "
+                f"f.scope FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                ids,
+            ).fetchall()
+        by_id = {r[0]: r for r in rows}
+        out = []
+        for cid, score in hits:
+            r = by_id.get(cid)
+            if r is not None:  # removed by another process since the matrix was loaded
+                out.append(_stored(r, score))
+        return out
+
+    def chunk_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        return dict(self._vectors().mean_vectors(ids))
+
+    # ------------------------------------------------------------------ embedding cache
+
+    def get_many(self, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
+        from soulframe.embedding import vector_from_bytes
+
+        out: dict[str, Vector] = {}
+        hs = list(hashes)
+        with self._lock:
+            for start in range(0, len(hs), 900):
+                part = hs[start : start + 900]
+                marks = ",".join("?" * len(part))
+                for h, blob in self.conn.execute(
+                    f"SELECT hash, embedding FROM embedding_cache WHERE model = ? AND hash IN ({marks})",
+                    [model_id, *part],
+                ):
+                    out[h] = vector_from_bytes(blob)
+        return out
+
+    def put_many(self, model_id: str, items: Mapping[str, Vector]) -> None:
+        from soulframe.embedding import vector_to_bytes
+
+        if not items:
+            return
+        now = time.time()
+        rows = []
+        for h, v in items.items():
+            blob = vector_to_bytes(v)
+            rows.append((model_id, h, len(blob) // 4, blob, now))
+        with self._lock:
+            # the cache is not part of the index: no generation bump, its own transaction
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO embedding_cache(model, hash, dims, embedding, created_at)"
+                    " VALUES (?, ?, ?, ?, ?)", rows,
+                )
+                self.conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    # ------------------------------------------------------------------ health
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+            files = one("SELECT count(*) FROM files")
+            chunks = one("SELECT count(*) FROM chunks")
+            vectors = one("SELECT count(*) FROM vectors")
+            embedded = one("SELECT count(DISTINCT chunk_id) FROM vectors")
+            cached = one("SELECT count(*) FROM embedding_cache")
+            sqlite_version = one("SELECT sqlite_version()")
+        size = sum(
+            Path(f"{self.path}{s}").stat().st_size
+            for s in ("", "-wal") if Path(f"{self.path}{s}").exists()
+        )
+        if self.vector_scan == "sqlite-vec" and self.vec_loaded:
+            backend = f"sqlite-vec {self.vec_info} vec0 KNN"
+        else:
+            mirror = (
+                f"vec0 mirror via sqlite-vec {self.vec_info}" if self.vec_loaded
+                else f"no sqlite-vec: {self.vec_info}"
+            )
+            backend = f"numpy scan of float32 BLOBs in SQLite ({mirror})"
+        dims = self.get_meta("vector_dims")
+        return {
+            "files": files,
+            "chunks": chunks,
+            "vectors": vectors,
+            "embedded_chunks": embedded,
+            "dimensions": int(dims) if dims else None,
+            "cached_embeddings": cached,
+            "vector_backend": backend,
+            "text_backend": f"FTS5 porter unicode61 (SQLite {sqlite_version} via {self.driver})",
+            "schema_version": int(self.get_meta(SCHEMA_VERSION_KEY) or 0),
+            "bytes": size,
+            "path": str(self.path),
+        }
+
+    def check(self, deep: bool = False) -> list[str]:
+        problems: list[str] = []
+        pragma = "integrity_check" if deep else "quick_check"
+        try:
+            with self._lock:
+                rows = [r[0] for r in self.conn.execute(f"PRAGMA {pragma}")]
+                if rows != ["ok"]:
+                    problems.extend(f"{pragma}: {r}" for r in rows[:10])
+                if deep:
+                    self.conn.execute(
+                        "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)"
+                    )
+        except self.module.DatabaseError as exc:
+            problems.append(f"{pragma} failed: {exc}")
+        mode = os.stat(self.path).st_mode & 0o777
+        if mode & 0o077:
+            problems.append(f"{self.path} is readable by others (mode {mode:o}); expected 600")
+        return problems
+
+    def context_files(self, agent: Any) -> Any:
+        """Per-user context files of a standalone agent (``userfiles.py``): kept in
+        ``<state_dir>/agents.sqlite``, apart from this index, which may be rebuilt."""
+        from .userfiles import open_context_files
+
+        return open_context_files(agent)
+
+    def close(self) -> None:
+        with self._lock:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _prepare_path(path: Path) -> None:
+    """Create the directory 0700 and the file 0600 before SQLite opens it (SQLite gives
+    its -wal and -shm files the database file's mode)."""
+    from soulframe.workspace import ensure_private_dir
+
+    ensure_private_dir(path.parent)
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.close(fd)
+    os.chmod(path, 0o600)
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements (triggers contain ';' inside BEGIN ... END)."""
+    out: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    for line in sql.splitlines():
+        stripped = line.split("--", 1)[0].strip()
+        if not stripped and not buf:
+            continue
+        buf.append(line)
+        upper = stripped.upper()
+        if upper.startswith("CREATE TRIGGER"):
+            depth += 1
+        if upper == "END;":
+            depth -= 1
+        if stripped.endswith(";") and depth == 0:
+            out.append("\n".join(buf))
+            buf = []
+    if "".join(buf).strip():
+        out.append("\n".join(buf))
+    return out
+
+
+def fts_or_query(terms: Sequence[str]) -> str:
+    """An FTS5 query matching ANY of ``terms``: each term quoted (so FTS5 syntax in user
+    text is inert), joined with OR."""
+    quoted = []
+    seen: set[str] = set()
+    for t in terms:
+        t = t.strip()
+        if not t or t in seen:
+            continue
+        seen.add(t)
+        quoted.append('"' + t.replace('"', '""') + '"')
+    return " OR ".join(quoted)
+
+
+def _stored(r: Sequence[Any], score: float | None = None) -> StoredChunk:
+    return StoredChunk(
+        id=int(r[0]), path=r[1], start_line=int(r[2]), end_line=int(r[3]), text=r[4],
+        score=float(r[5] if score is None else score), private=bool(r[6]), day=r[7],
+        scope=r[8] or None,
+    )
