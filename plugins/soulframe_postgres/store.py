@@ -1,0 +1,391 @@
+"""``PostgresStore``: the managed-mode store (PostgreSQL + tsvector + pgvector).
+
+One database serves many agents: a store is bound to one agent (``agents.key`` = the
+agent's id in config) and every query is filtered by its ``agent_id``. Memory is per agent
+and per user (``scope`` = a user id, ``None`` for the agent's own); a search with a user
+scope covers the agent's memory and that user's, and the core's fusion boosts the user's.
+
+* keyword search: ``tsvector`` (``to_tsvector('simple', text)``, a generated column with a
+  GIN index) matched with ``plainto_tsquery('simple', term)`` per term, OR-ed (the
+  contract: chunks containing ANY term), ranked with ``ts_rank``;
+* vector search: pgvector cosine distance on a per-dimension partial HNSW index
+  (:func:`~soulframe_postgres.schema.ensure_vector_index`) with iterative index scans, so
+  the agent/user/visibility filter does not leave results short;
+* every write of one file is one transaction (``Database.run``), retried once if the
+  connection is lost before the commit: a killed server leaves the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from soulframe.model import ChunkInput, FileRecord, SoulframeError, StoredChunk
+
+from .connection import Database
+from .schema import LATEST, ensure_vector_index, migrate, query_cast, vector_expr
+
+if TYPE_CHECKING:
+    from soulframe.model import Vector
+
+log = logging.getLogger("soulframe.postgres")
+
+#: how many more index candidates than results to consider, for multi-window chunks
+VECTOR_OVERFETCH = 4
+
+
+class PostgresStore:
+    """The ``postgres`` store for one agent."""
+
+    name = "postgres"
+    #: agent-level context files live in the database (see soulframe.agentstore)
+    managed = True
+
+    def __init__(self, dsn: str, *, agent_key: str, agent_type: str = "open",
+                 origin: str = "store.dsn", max_connections: int = 4) -> None:
+        if not dsn or not str(dsn).strip():
+            raise SoulframeError(
+                "store.backend = 'postgres' needs a DSN: set store.dsn in the config or "
+                "$SOULFRAME_DSN (e.g. postgresql://user@host:5432/soulframe); "
+                "`soulframe db start` runs a local server and prints one"
+            )
+        self.db = Database(str(dsn), origin=origin, configure=_configure, max_size=max_connections)
+        self.location = self.db.location
+        self.schema_version = migrate(self.db)  # the first connection: a bad DSN fails here
+        self.agent_key = agent_key
+        self.agent_id, self.agent_type = self._ensure_agent(agent_key, agent_type)
+        self._indexed_dims: set[int] = set()
+
+    # ------------------------------------------------------------------ agents
+
+    def _ensure_agent(self, key: str, agent_type: str) -> tuple[uuid.UUID, str]:
+        """Register the agent on first use; afterwards the ``agents`` row is the source of
+        its type (an administrator may change it there)."""
+
+        def go(conn: Any) -> tuple[uuid.UUID, str]:
+            conn.execute(
+                "INSERT INTO agents (id, key, type) VALUES (gen_random_uuid(), %s, %s) "
+                "ON CONFLICT (key) DO NOTHING", (key, agent_type),
+            )
+            row = conn.execute("SELECT id, type FROM agents WHERE key = %s", (key,)).fetchone()
+            return row[0], row[1]
+
+        return self.db.run(go, what="agent registration")
+
+    def context_files(self, agent: Any = None) -> Any:
+        """Agent-level and per-user context files of this agent (managed mode)."""
+        from .userfiles import PostgresContextFiles
+
+        return PostgresContextFiles(self.db, self.agent_id, self.agent_key, self.agent_type)
+
+    def skills(self) -> Any:
+        """Managed skills: publishing, grants and ``list_accessible``."""
+        from .skills import PostgresSkills
+
+        return PostgresSkills(self.db)
+
+    # ------------------------------------------------------------------ meta
+
+    def get_meta(self, key: str) -> str | None:
+        def go(conn: Any) -> str | None:
+            row = conn.execute("SELECT value FROM store_meta WHERE agent_id = %s AND key = %s",
+                               (self.agent_id, key)).fetchone()
+            return None if row is None else str(row[0])
+
+        return self.db.run(go, what="read meta")
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.run(lambda conn: self._set_meta(conn, key, value), what="write meta")
+
+    def _set_meta(self, conn: Any, key: str, value: str) -> None:
+        conn.execute(
+            "INSERT INTO store_meta (agent_id, key, value) VALUES (%s, %s, %s) "
+            "ON CONFLICT (agent_id, key) DO UPDATE SET value = EXCLUDED.value",
+            (self.agent_id, key, value),
+        )
+
+    # ------------------------------------------------------------------ files
+
+    def files(self, scope: str | None = None) -> dict[str, FileRecord]:
+        def go(conn: Any) -> list[Any]:
+            return conn.execute(
+                "SELECT path, hash, mtime_ns, size, private, day, model, user_id "
+                "FROM memory_documents WHERE agent_id = %s AND user_id = %s",
+                (self.agent_id, scope or ""),
+            ).fetchall()
+
+        return {
+            r[0]: FileRecord(path=r[0], hash=r[1], mtime_ns=int(r[2]), size=int(r[3]),
+                             private=bool(r[4]), day=r[5], model=r[6], scope=r[7] or None)
+            for r in self.db.run(go, what="list files")
+        }
+
+    def replace_file(self, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
+        """Replace one file's record, chunks and vectors in ONE transaction."""
+        dims = {len(v) for ch in chunks for v in ch.vectors}
+        for d in dims - self._indexed_dims:
+            # DDL outside the data transaction, so a long index build never holds it open
+            self.db.run(lambda conn, d=d: ensure_vector_index(conn, "memory_vectors", d),
+                        what="vector index")
+            self._indexed_dims.add(d)
+        self.db.run(lambda conn: self._replace(conn, record, chunks),
+                    what=f"writing {record.path}")
+
+    def _replace(self, conn: Any, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
+        user = record.scope or ""
+        conn.execute("DELETE FROM memory_documents WHERE agent_id = %s AND user_id = %s AND path = %s",
+                     (self.agent_id, user, record.path))
+        doc_id = conn.execute(
+            "INSERT INTO memory_documents (agent_id, user_id, path, hash, mtime_ns, size, private, "
+            "day, model) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (self.agent_id, user, record.path, record.hash, record.mtime_ns, record.size,
+             record.private, record.day, record.model),
+        ).fetchone()[0]
+        if not chunks:
+            return
+        ids = [r[0] for r in conn.execute(
+            "SELECT nextval(pg_get_serial_sequence('memory_chunks', 'id')) "
+            "FROM generate_series(1, %s)", (len(chunks),)).fetchall()]
+        with conn.cursor() as cur, cur.copy(
+            "COPY memory_chunks (id, document_id, agent_id, user_id, private, start_line, "
+            "end_line, hash, text) FROM STDIN"
+        ) as copy:
+            for cid, ch in zip(ids, chunks, strict=True):
+                copy.write_row((cid, doc_id, self.agent_id, user, record.private, ch.start_line,
+                                ch.end_line, ch.hash, ch.text))
+        if any(ch.vectors for ch in chunks):
+            with conn.cursor() as cur, cur.copy(
+                "COPY memory_vectors (chunk_id, agent_id, user_id, private, part, dims, embedding) "
+                "FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(["int8", "uuid", "text", "bool", "int4", "int4", "vector"])
+                for cid, ch in zip(ids, chunks, strict=True):
+                    for part, vec in enumerate(ch.vectors):
+                        copy.write_row((cid, self.agent_id, user, record.private, part,
+                                        len(vec), vec))
+
+    def touch_file(self, record: FileRecord) -> None:
+        self.db.run(lambda conn: conn.execute(
+            "UPDATE memory_documents SET mtime_ns = %s, size = %s "
+            "WHERE agent_id = %s AND user_id = %s AND path = %s",
+            (record.mtime_ns, record.size, self.agent_id, record.scope or "", record.path),
+        ), what=f"touching {record.path}")
+
+    def remove_files(self, paths: Sequence[str], scope: str | None = None) -> int:
+        if not paths:
+            return 0
+
+        def go(conn: Any) -> int:
+            cur = conn.execute(
+                "DELETE FROM memory_documents WHERE agent_id = %s AND user_id = %s "
+                "AND path = ANY(%s)", (self.agent_id, scope or "", list(paths)))
+            return int(cur.rowcount)
+
+        return self.db.run(go, what="removing files")
+
+    def clear(self) -> None:
+        self.db.run(lambda conn: conn.execute(
+            "DELETE FROM memory_documents WHERE agent_id = %s", (self.agent_id,)
+        ), what="clearing the index")
+
+    # ------------------------------------------------------------------ search
+
+    def _where(self, include_private: bool, scope: str | None, alias: str) -> tuple[str, list[Any]]:
+        scopes = ["", scope] if scope else [""]
+        sql = f"{alias}.agent_id = %s AND {alias}.user_id = ANY(%s)"
+        if not include_private:
+            sql += f" AND NOT {alias}.private"
+        return sql, [self.agent_id, scopes]
+
+    def search_text(
+        self, terms: Sequence[str], limit: int, *, include_private: bool,
+        scope: str | None = None,
+    ) -> list[StoredChunk]:
+        unique = list(dict.fromkeys(t.strip() for t in terms if t and t.strip()))
+        if not unique or limit <= 0:
+            return []
+        query = " || ".join(["plainto_tsquery('simple', %s)"] * len(unique))
+        where, args = self._where(include_private, scope, "c")
+        sql = (
+            f"WITH q AS (SELECT ({query}) AS q) "
+            "SELECT c.id, d.path, c.start_line, c.end_line, c.text, ts_rank(c.tsv, q.q) AS score, "
+            "c.private, d.day, c.user_id "
+            "FROM memory_chunks c JOIN memory_documents d ON d.id = c.document_id, q "
+            f"WHERE c.tsv @@ q.q AND {where} "
+            "ORDER BY score DESC, c.id LIMIT %s"
+        )
+
+        def go(conn: Any) -> list[Any]:
+            return conn.execute(sql, [*unique, *args, limit]).fetchall()
+
+        return [_stored(r) for r in self.db.run(go, what="keyword search") if float(r[5]) > 0]
+
+    def search_vector(
+        self, vector: Vector, limit: int, *, include_private: bool,
+        scope: str | None = None,
+    ) -> list[StoredChunk]:
+        import numpy as np
+
+        if limit <= 0:
+            return []
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        dims = int(q.shape[0])
+        expr, _ = vector_expr(dims, "v.embedding")
+        cast = query_cast(dims)
+        where, args = self._where(include_private, scope, "v")
+        k = limit * VECTOR_OVERFETCH
+        sql = (
+            "SELECT t.chunk_id, max(t.sim) AS sim FROM ("
+            f"  SELECT v.chunk_id, 1 - ({expr} <=> %b::{cast}) AS sim FROM memory_vectors v"
+            f"  WHERE v.dims = {dims} AND {where}"
+            f"  ORDER BY {expr} <=> %b::{cast} LIMIT %s"
+            ") t GROUP BY t.chunk_id ORDER BY sim DESC, t.chunk_id LIMIT %s"
+        )
+        fetch = (
+            "SELECT c.id, d.path, c.start_line, c.end_line, c.text, 0.0, c.private, d.day, "
+            "c.user_id FROM memory_chunks c JOIN memory_documents d ON d.id = c.document_id "
+            "WHERE c.id = ANY(%s)"
+        )
+
+        def go(conn: Any) -> list[StoredChunk]:
+            # iterative scans keep fetching from the HNSW graph until the agent/user filter
+            # has let enough rows through (pgvector >= 0.8)
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, k * 2))}")
+            hits = conn.execute(sql, [q, *args, q, k, limit]).fetchall()
+            if not hits:
+                return []
+            rows = {r[0]: r for r in conn.execute(fetch, ([h[0] for h in hits],)).fetchall()}
+            return [_stored(rows[cid], float(sim)) for cid, sim in hits if cid in rows]
+
+        return self.db.run(go, what="vector search")
+
+    def chunk_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        import numpy as np
+
+        if not ids:
+            return {}
+
+        def go(conn: Any) -> list[Any]:
+            with conn.cursor(binary=True) as cur:
+                return cur.execute(
+                    "SELECT v.chunk_id, v.embedding FROM memory_vectors v "
+                    "WHERE v.chunk_id = ANY(%s) AND v.agent_id = %s ORDER BY v.chunk_id, v.part",
+                    (list(ids), self.agent_id)).fetchall()
+
+        grouped: dict[int, list[Any]] = {}
+        for cid, vec in self.db.run(go, what="reading vectors"):
+            grouped.setdefault(int(cid), []).append(vec)
+        out: dict[int, Vector] = {}
+        for cid, vecs in grouped.items():
+            if len({len(v) for v in vecs}) != 1:
+                continue
+            mean = np.mean(np.stack(vecs), axis=0).astype(np.float32)
+            norm = float(np.linalg.norm(mean))
+            out[cid] = mean / norm if norm > 0 else mean
+        return out
+
+    # ------------------------------------------------------------------ embedding cache
+
+    def get_many(self, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
+        if not hashes:
+            return {}
+
+        def go(conn: Any) -> list[Any]:
+            with conn.cursor(binary=True) as cur:
+                return cur.execute(
+                    "SELECT hash, embedding FROM embedding_cache WHERE model = %s AND hash = ANY(%s)",
+                    (model_id, list(hashes))).fetchall()
+
+        return {str(h): v for h, v in self.db.run(go, what="reading the embedding cache")}
+
+    def put_many(self, model_id: str, items: Mapping[str, Vector]) -> None:
+        if not items:
+            return
+        rows = [(model_id, h, len(v), v) for h, v in items.items()]
+
+        def go(conn: Any) -> None:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO embedding_cache (model, hash, dims, embedding) "
+                    "VALUES (%s, %s, %s, %b) ON CONFLICT (model, hash) DO UPDATE "
+                    "SET dims = EXCLUDED.dims, embedding = EXCLUDED.embedding", rows)
+
+        self.db.run(go, what="writing the embedding cache")
+
+    # ------------------------------------------------------------------ health
+
+    def stats(self) -> dict[str, Any]:
+        def go(conn: Any) -> dict[str, Any]:
+            a = (self.agent_id,)
+            one = lambda sql, args=a: conn.execute(sql, args).fetchone()[0]  # noqa: E731
+            dims = conn.execute(
+                "SELECT dims FROM memory_vectors WHERE agent_id = %s GROUP BY dims "
+                "ORDER BY count(*) DESC LIMIT 1", a).fetchone()
+            return {
+                "files": one("SELECT count(*) FROM memory_documents WHERE agent_id = %s"),
+                "chunks": one("SELECT count(*) FROM memory_chunks WHERE agent_id = %s"),
+                "vectors": one("SELECT count(*) FROM memory_vectors WHERE agent_id = %s"),
+                "embedded_chunks": one(
+                    "SELECT count(DISTINCT chunk_id) FROM memory_vectors WHERE agent_id = %s"),
+                "dimensions": int(dims[0]) if dims else None,
+                "cached_embeddings": one("SELECT count(*) FROM embedding_cache", ()),
+                "users": one("SELECT count(DISTINCT user_id) FROM memory_documents "
+                             "WHERE agent_id = %s AND user_id <> ''"),
+                "server": one("SHOW server_version", ()),
+                "pgvector": one("SELECT extversion FROM pg_extension WHERE extname = 'vector'", ()),
+                "bytes": one("SELECT pg_database_size(current_database())", ()),
+            }
+
+        out = self.db.run(go, what="stats")
+        out["vector_backend"] = f"pgvector {out.pop('pgvector')} HNSW (cosine), per-dimension index"
+        out["text_backend"] = f"PostgreSQL {out.pop('server')} tsvector 'simple' + GIN"
+        out["schema_version"] = self.schema_version
+        out["agent_id"] = str(self.agent_id)
+        out["location"] = self.location
+        return out
+
+    def check(self, deep: bool = False) -> list[str]:
+        problems: list[str] = []
+        try:
+            def go(conn: Any) -> None:
+                ver = conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+                if ver != LATEST:
+                    problems.append(f"schema version {ver}, expected {LATEST}")
+                bad = conn.execute(
+                    "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = current_schema() AND NOT i.indisvalid").fetchall()
+                problems.extend(f"index {r[0]} is invalid (rebuild it with REINDEX)" for r in bad)
+                if deep:
+                    orphans = conn.execute(
+                        "SELECT count(*) FROM memory_chunks c LEFT JOIN memory_documents d "
+                        "ON d.id = c.document_id WHERE d.id IS NULL").fetchone()[0]
+                    if orphans:
+                        problems.append(f"{orphans} chunks without a document")
+
+            self.db.run(go, what="health check")
+        except SoulframeError as exc:
+            problems.append(str(exc))
+        return problems
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _configure(conn: Any) -> None:
+    """Run on every new pooled connection: numpy <-> vector adapters."""
+    from .adapt import register
+
+    register(conn)
+    conn.commit()  # TypeInfo.fetch opened a transaction; return the connection idle
+
+
+def _stored(r: Sequence[Any], score: float | None = None) -> StoredChunk:
+    return StoredChunk(
+        id=int(r[0]), path=r[1], start_line=int(r[2]), end_line=int(r[3]), text=r[4],
+        score=float(r[5] if score is None else score), private=bool(r[6]), day=r[7],
+        scope=r[8] or None,
+    )

