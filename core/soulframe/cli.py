@@ -120,6 +120,7 @@ def _add_core_commands(cli: click.Group) -> None:
     """Commands that belong to the core modules (prompt, memory, skills, tools)."""
     from .cli_workspace import add_workspace_commands; add_workspace_commands(cli)  # noqa: E702 - init, identity, doctor
     from .cli_memory import memory_group; cli.add_command(memory_group)  # noqa: E702 - memory
+    from .cli_skills import skills_group; cli.add_command(skills_group)  # noqa: E702 - skills
     from .cli_tools import tools_group
 
     cli.add_command(tools_group)

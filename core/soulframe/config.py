@@ -117,6 +117,7 @@ DEFAULTS: dict[str, Key] = {
     "skills.personal_dir": K("~/.agents/skills", "tier 3: personal agent skills", seed="000 §8"),
     "skills.global_dir": K("~/.soulframe/skills", "tier 4: global skills", seed="000 §8"),
     "skills.extra_dirs": K([], "more skill roots, searched at tier 4"),
+    "skills.pinned": K([], "skill names listed in minimal-mode (sub-agent) prompts", seed="002"),
     # ----------------------------------------------------------------- memory
     "memory.enabled": K(True, "index memory files and offer the memory tools"),
     "memory.extra_paths": K([], "more files or directories (inside the workspace) to index"),

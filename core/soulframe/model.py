@@ -338,6 +338,10 @@ class Skill:
     #: names of the lower-tier sources this skill shadowed
     shadowed: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    #: the body's Markdown headings, searched together with the name and description
+    headings: tuple[str, ...] = ()
+    #: sha256 (hex) of the SKILL.md bytes: a cheap "did it change" and a cache key
+    digest: str = ""
 
     @property
     def base_dir(self) -> Path:
@@ -357,6 +361,9 @@ class SkillSource:
     tier: int
     root: Path | None = None
     load: Callable[[], Sequence[Skill]] | None = None
+    #: for a ``load``-backed source (a database, a remote store): returns a value that
+    #: changes whenever its skills do, so the skill set knows to reload without a watcher
+    version: Callable[[], object] | None = None
 
 
 # --------------------------------------------------------------------------- tools

