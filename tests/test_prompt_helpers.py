@@ -86,10 +86,10 @@ def shown(agent: Agent, text: str) -> str:
 
 #: the golden prompts: name -> (session, build keyword arguments, example_agent arguments)
 CASES: dict[str, tuple[Session, dict[str, Any], dict[str, Any]]] = {
-    "full": (Session.main(channel="telegram", user_id="tg:41872", now=NOW), {}, {}),
-    "task": (Session.main(channel="telegram", user_id="tg:41872", now=NOW), {"mode": "task"}, {}),
-    "minimal": (Session.main(channel="telegram", user_id="tg:41872", now=NOW), {"mode": "minimal"}, {}),
-    "none": (Session.main(channel="telegram", user_id="tg:41872", now=NOW), {"mode": "none"}, {}),
+    "full": (Session.main(channel="telegram", now=NOW), {}, {}),
+    "task": (Session.main(channel="telegram", now=NOW), {"mode": "task"}, {}),
+    "minimal": (Session.main(channel="telegram", now=NOW), {"mode": "minimal"}, {}),
+    "none": (Session.main(channel="telegram", now=NOW), {"mode": "none"}, {}),
     "subagent": (
         Session.subagent(
             channel="telegram", now=NOW,
@@ -111,7 +111,7 @@ CASES: dict[str, tuple[Session, dict[str, Any], dict[str, Any]]] = {
         {}, {},
     ),
     "bootstrap": (
-        Session.main(channel="telegram", user_id="tg:41872", now=NOW), {},
+        Session.main(channel="telegram", now=NOW), {},
         {"extra_files": {"BOOTSTRAP.md": (
             "# BOOTSTRAP.md - Hello, World\n\n"
             "You just woke up. Time to find out who you are.\n\n"
@@ -122,7 +122,7 @@ CASES: dict[str, tuple[Session, dict[str, Any], dict[str, Any]]] = {
         )}},
     ),
     "predefined": (
-        Session.main(channel="telegram", user_id="tg:41872", now=NOW), {},
+        Session.main(channel="telegram", now=NOW), {},
         {"spec": {"type": "predefined", "self_evolve": True}},
     ),
 }

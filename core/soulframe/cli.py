@@ -119,6 +119,7 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 def _add_core_commands(cli: click.Group) -> None:
     """Commands that belong to the core modules (prompt, memory, skills, tools)."""
     from .cli_workspace import add_workspace_commands; add_workspace_commands(cli)  # noqa: E702 - init, identity, doctor
+    from .cli_prompt import prompt_command; cli.add_command(prompt_command)  # noqa: E702 - prompt
     from .cli_memory import memory_group; cli.add_command(memory_group)  # noqa: E702 - memory
     from .cli_skills import skills_group; cli.add_command(skills_group)  # noqa: E702 - skills
     from .cli_tools import tools_group

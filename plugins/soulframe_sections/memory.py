@@ -24,7 +24,7 @@ def memory_recall(ctx: PromptContext) -> str | None:
     if ctx.mode == "minimal":
         return (
             "## Memory\n"
-            f"If the task needs past context, memory_search finds it in the agent's notes{getter}."
+            f"If the task needs past context, run memory_search over the agent's notes{getter}."
         )
     if ctx.mode == "task":
         return (

@@ -1,0 +1,113 @@
+"""``soulframe prompt``: print the system prompt a session would get, as text, as JSON, or as
+a table of what fills the token budget (``--explain``).
+
+Only the prompt path is imported here: no numpy, sqlite-vec, psycopg or tokenizers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .cli import State, echo_json, pass_state
+from .model import PROMPT_MODES, SESSION_KINDS, Session, SystemPrompt
+
+
+@click.command("prompt")
+@click.option("--mode", type=click.Choice(PROMPT_MODES),
+              help="Force a prompt mode (default: from the session kind and the agent's config).")
+@click.option("--session", "kind", type=click.Choice(SESSION_KINDS), default=None,
+              help="Session kind to build for (default: main; group when --title is given).")
+@click.option("--user", "user_id", metavar="ID", help="The user the session is with.")
+@click.option("--channel", metavar="NAME", help="Channel name (telegram, slack, ...).")
+@click.option("--title", metavar="TEXT", help="Group chat title (implies --session group).")
+@click.option("--budget", type=click.IntRange(min=1), metavar="TOKENS",
+              help="Token budget for this build (default: prompt.budget_tokens).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: text, stable_prefix, dynamic_suffix, mode, sections, notices.")
+@click.option("--explain", is_flag=True,
+              help="Print a table of the sections: zone, size, tokens, truncation, plugin.")
+@pass_state
+def prompt_command(
+    state: State, mode: str | None, kind: str | None, user_id: str | None, channel: str | None,
+    title: str | None, budget: int | None, as_json: bool, explain: bool,
+) -> None:
+    """Print the system prompt for a session.
+
+    \b
+    Examples:
+      soulframe prompt                              the main session's prompt
+      soulframe prompt --session subagent           what a sub-agent sees
+      soulframe prompt --title "Studio crew"        a group chat
+      soulframe prompt --explain                    what fills the token budget
+    """
+    if title is not None and kind not in (None, "group"):
+        raise click.UsageError("--title is the title of a group chat; use it with --session group")
+    session = Session(
+        kind=(kind or ("group" if title is not None else "main")),  # type: ignore[arg-type]
+        user_id=user_id, channel=channel, chat_title=title,
+    )
+    prompt = state.agent().system_prompt(session, mode=mode, budget_tokens=budget)
+    if as_json:
+        echo_json(prompt_json(prompt))
+    elif explain:
+        click.echo(explain_table(prompt))
+    else:
+        click.echo(prompt.text)
+
+
+def prompt_json(prompt: SystemPrompt) -> dict[str, Any]:
+    return {
+        "text": prompt.text,
+        "stable_prefix": prompt.stable_prefix,
+        "dynamic_suffix": prompt.dynamic_suffix,
+        "mode": prompt.mode,
+        "session": prompt.session.kind,
+        "budget_tokens": prompt.budget_tokens,
+        "tokens": prompt.tokens,
+        "sections": [
+            {"name": s.name, "order": s.order, "zone": s.zone, "plugin": s.plugin,
+             "chars": s.chars, "tokens": s.tokens, "truncated": s.truncated}
+            for s in prompt.sections
+        ],
+        "notices": [
+            {"name": n.name, "original_chars": n.original_chars, "kept_chars": n.kept_chars,
+             "hint": n.hint}
+            for n in prompt.notices
+        ],
+    }
+
+
+def explain_table(prompt: SystemPrompt) -> str:
+    """One row per section in prompt order, the cache boundary where it falls, and totals
+    against the budget, so a user sees what fills their prompt."""
+    name_w = max([len(s.name) for s in prompt.sections] + [len("section")])
+    plugin_w = max([len(s.plugin) for s in prompt.sections] + [len("plugin")])
+    head = (f"{'order':>5}  {'section':<{name_w}}  {'zone':<7}  {'chars':>7}  {'~tokens':>7}  "
+            f"{'cut':<3}  {'plugin':<{plugin_w}}")
+    lines = [head, "-" * len(head)]
+    ordered = ([s for s in prompt.sections if s.zone == "stable"]
+               + [s for s in prompt.sections if s.zone != "stable"])
+    boundary_drawn = False
+    for s in ordered:
+        if s.zone != "stable" and not boundary_drawn:
+            lines.append(f"{'':>5}  {'── cache boundary ──':<{name_w}}")
+            boundary_drawn = True
+        order = f"{s.order:g}"
+        lines.append(
+            f"{order:>5}  {s.name:<{name_w}}  {s.zone:<7}  {s.chars:>7,}  {s.tokens:>7,}  "
+            f"{'yes' if s.truncated else '':<3}  {s.plugin:<{plugin_w}}".rstrip()
+        )
+    lines.append("-" * len(head))
+    total_chars = sum(s.chars for s in prompt.sections)
+    tokens = prompt.tokens
+    budget = prompt.budget_tokens
+    share = f" of {budget:,} budget ({tokens / budget:.0%})" if budget else ""
+    lines.append(f"{'':>5}  {'total':<{name_w}}  {'':<7}  {total_chars:>7,}  {tokens:>7,}{share}")
+    stable = sum(s.tokens for s in prompt.sections if s.zone == "stable")
+    lines.append(f"mode: {prompt.mode}   session: {prompt.session.kind}   "
+                 f"cached prefix: ~{stable:,} tokens   dynamic: ~{tokens - stable:,} tokens")
+    for n in prompt.notices:
+        lines.append(f"truncated: {n.name}: {n.hint or f'{n.kept_chars} of {n.original_chars} chars kept'}")
+    return "\n".join(lines)
