@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply, fail, say
+from pg_fixtures import pg_dsn, pg_server  # noqa: F401  (fixtures)
 from soulframe.config import load_config
 from soulframe.model import SoulframeError
 from soulframe.workspace import seed_workspace, workspace_templates
@@ -205,3 +206,32 @@ def test_cli_summon_without_a_model_says_so(workspace, cli):
     assert out.returncode == 0
     assert "Could not summon with the model: no chat model configured" in out.stderr
     assert "Wrote the embedded templates instead" in out.stdout
+
+
+# --------------------------------------------------------------------------- managed mode
+
+
+@pytest.mark.postgres
+def test_predefined_agent_in_a_store_is_summoned_into_the_store(workspace, pg_dsn):  # noqa: F811
+    from soulframe import agentstore
+
+    with FakeLLMServer([say(GOOD)]) as srv:
+        agent = agent_at(
+            workspace,
+            srv,
+            **{"store.backend": "postgres", "store.dsn": pg_dsn, "agent_type": "predefined"},
+        )
+        try:
+            result = summon(agent, "sarcastic Rust reviewer")
+            stored = agentstore.context_store(agent).agent_files()
+            # chat cannot change these shared files; summoning went past that rule by design
+            with pytest.raises(agentstore.ContextFileReadOnlyError):
+                agentstore.write_context_file(agent, "alice", "SOUL.md", "evil", from_chat=True)
+            with pytest.raises(SoulframeError, match="already exist in the store"):
+                summon(agent, "another")
+        finally:
+            agent.close()
+    assert result.target == "store" and result.source == "model"
+    assert set(SUMMON_FILES) <= set(stored)
+    assert all("sarcastic" in stored[name] for name in SUMMON_FILES)
+    assert not any((workspace / name).exists() for name in SUMMON_FILES)

@@ -40,7 +40,7 @@ def before_compaction(agent: Any, session: Session, usage: Any) -> None:
 
     try:
         result = maybe_flush(agent, session, usage)
-    except SoulframeError as exc:
+    except (SoulframeError, OSError) as exc:  # e.g. no model configured, state dir unwritable
         warnings.warn(f"memory flush skipped: {exc}", stacklevel=2)
         return
     if result.ran:
