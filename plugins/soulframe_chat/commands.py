@@ -29,7 +29,7 @@ def _group(cli: click.Group, name: str, help_text: str) -> click.Group:
 
 def add_commands(cli: click.Group) -> None:
     _group(cli, "memory", "Memory files and the memory index.").add_command(flush_command)
-    _group(cli, "agents", "Agents: list, summon.").add_command(summon_command)
+    _group(cli, "agents", "Work with agents: summon their context files.").add_command(summon_command)
     cli.add_command(heartbeat_command)
 
 
