@@ -11,6 +11,7 @@ import contextlib
 import os
 import stat
 import tempfile
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -164,7 +165,12 @@ def seed_workspace(
     for t in chosen:
         if agent_type not in t.agent_types:
             continue
-        path = ws.resolve(t.name.rstrip("/"))
+        try:
+            path = ws.resolve(t.name.rstrip("/"))
+        except PathEscapeError as exc:
+            # a symlink out of the workspace: never write through it, keep seeding the rest
+            warnings.warn(f"{t.name} was not created: {exc}", UserWarning, stacklevel=2)
+            continue
         if t.is_dir:
             if not path.exists() and not path.is_symlink():
                 ensure_private_dir(path)

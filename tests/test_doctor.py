@@ -1,0 +1,105 @@
+"""`soulframe doctor`: what it finds in real workspaces, and its exit code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from soulframe import Agent
+from soulframe.cli_workspace import DOCTOR_CHECKS, Finding, run_checks
+from soulframe.workspace import seed_workspace
+
+
+def doctor(cli: Any, ws: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    out = cli("-w", str(ws), *extra, "doctor", "--json")
+    assert "Traceback" not in out.stderr, out.stderr
+    return out.returncode, json.loads(out.stdout)
+
+
+def by_check(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for f in data["findings"]:
+        out.setdefault(f["check"], []).append(f)
+    return out
+
+
+def test_a_fresh_workspace_is_healthy_with_first_run_notes(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    code, data = doctor(cli, ws)
+    assert code == 0 and data["healthy"] is True
+    levels = {(f["check"], f["level"]) for f in data["findings"]}
+    assert ("bootstrap", "info") in levels  # BOOTSTRAP.md still present
+    assert ("heartbeat", "info") in levels  # HEARTBEAT.md has nothing to do
+    assert all(f["level"] != "problem" for f in data["findings"])
+
+
+def test_doctor_finds_every_kind_of_problem(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    ws.chmod(0o755)
+    (ws / "SOUL.md").write_bytes(b"# Soul\n\xff bad byte\n")
+    (ws / "AGENTS.md").write_text("rule\n" * 5_000)  # 25,000 chars
+    (ws / "TOOLS.md").unlink()
+    (ws / "USER.md").write_text("")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("name: Evil")
+    (ws / "IDENTITY.md").unlink()
+    (ws / "IDENTITY.md").symlink_to(outside)
+    code, data = doctor(cli, ws)
+    assert code == 1 and data["healthy"] is False
+    found = by_check(data)
+    text = json.dumps(data)
+    assert any("chmod 700" in f["message"] for f in found["permissions"])
+    files = {f["path"]: f for f in found["files"]}
+    assert "not valid UTF-8" in files["SOUL.md"]["message"] and "line 2" in files["SOUL.md"]["message"]
+    assert "25,000 characters" in files["AGENTS.md"]["message"]
+    assert files["TOOLS.md"]["level"] == "problem" and "missing" in files["TOOLS.md"]["message"]
+    assert files["USER.md"]["level"] == "warning" and "empty" in files["USER.md"]["message"]
+    assert "outside the workspace" in files["IDENTITY.md"]["message"]
+    trunc = found["truncation"][0]
+    assert trunc["path"] == "AGENTS.md" and "cut" in trunc["message"]
+    assert "Evil" not in text  # the file behind the escaping symlink was never read
+
+
+def test_text_output_and_exit_code(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    (ws / "SOUL.md").unlink()
+    out = cli("-w", str(ws), "doctor")
+    assert out.returncode == 1
+    assert "✗ problem files: SOUL.md is missing" in out.stdout
+    assert out.stdout.strip().endswith("1 problem")
+
+
+def test_a_missing_workspace_is_one_clear_problem(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    code, data = doctor(cli, tmp_path / "nope")
+    assert code == 1
+    assert data["findings"][0]["message"].endswith("does not exist; run `soulframe init`")
+
+
+def test_soul_evil_without_its_file_is_a_problem(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    (ws / "soulframe.toml").write_text('[soul_evil]\nenabled = true\nat = "23:00"\nduration = "1h"\n')
+    code, data = doctor(cli, ws)
+    assert code == 1
+    assert "SOUL_EVIL.md does not exist" in by_check(data)["soul-evil"][0]["message"]
+
+
+def test_other_modules_can_add_checks(workspace: Path) -> None:
+    def always(agent: Agent) -> list[Finding]:
+        return [Finding("extra", "warning", f"checked {agent.id}")]
+
+    def broken(agent: Agent) -> list[Finding]:
+        raise RuntimeError("kaput")
+
+    DOCTOR_CHECKS.extend([always, broken])
+    try:
+        findings = run_checks(Agent.open(workspace))
+    finally:
+        DOCTOR_CHECKS.remove(always)
+        DOCTOR_CHECKS.remove(broken)
+    assert Finding("extra", "warning", "checked default") in findings
+    assert any(f.check == "broken" and "kaput" in f.message and f.level == "problem" for f in findings)
