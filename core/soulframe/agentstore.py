@@ -125,6 +125,11 @@ class ContextFileStore(Protocol):
 
     def write_user_file(self, user_id: str, name: str, content: str) -> None: ...
 
+    def append_user_file(self, user_id: str, name: str, text: str, *, heading: str = "") -> None:
+        """Append ``text`` to a per-user file atomically (creating it with ``heading``
+        first when missing or empty), starting on a new line."""
+        ...
+
     def delete_user_file(self, user_id: str, name: str) -> bool:
         """Delete a per-user file; deleting BOOTSTRAP.md records that the user finished
         the first-run ritual, so seeding never brings it back."""

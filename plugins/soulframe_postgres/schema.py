@@ -158,6 +158,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             PRIMARY KEY (skill_id, user_id)
         );
         CREATE INDEX skill_user_grants_user ON skill_user_grants (user_id);
+        -- bumped by every publish, grant and revoke: the managed skill tier reloads on change
+        CREATE TABLE skill_generation (
+            id         integer PRIMARY KEY CHECK (id = 1),
+            generation bigint NOT NULL
+        );
         CREATE INDEX skill_agent_grants_agent ON skill_agent_grants (agent_id);
         """,
     ),

@@ -81,6 +81,21 @@ class PostgresContextFiles:
 
         self.db.run(go, what=f"writing {name} of user")
 
+    def append_user_file(self, user_id: str, name: str, text: str, *, heading: str = "") -> None:
+        def go(conn: Any) -> None:
+            self._meet(conn, user_id)
+            # one statement: concurrent appends from several app servers serialise on the row
+            conn.execute(
+                "INSERT INTO user_context_files AS f (agent_id, user_id, file_name, content) "
+                "VALUES (%(a)s, %(u)s, %(n)s, %(first)s) ON CONFLICT (agent_id, user_id, file_name) "
+                "DO UPDATE SET updated_at = now(), content = CASE "
+                "WHEN btrim(f.content, E' \\t\\r\\n') = '' THEN %(first)s "
+                "WHEN right(f.content, 1) = E'\\n' THEN f.content || %(text)s "
+                "ELSE f.content || E'\\n' || %(text)s END",
+                {"a": self.agent_id, "u": user_id, "n": name, "first": heading + text, "text": text})
+
+        self.db.run(go, what=f"appending to {name} of user")
+
     def delete_user_file(self, user_id: str, name: str) -> bool:
         def go(conn: Any) -> bool:
             self._meet(conn, user_id)

@@ -156,6 +156,22 @@ class SqliteContextFiles:
                 "SET content = excluded.content, updated_at = excluded.updated_at",
                 (str(self.agent_id), user_id, name, content, time.time()))
 
+    def append_user_file(self, user_id: str, name: str, text: str, *, heading: str = "") -> None:
+        with self._write() as c:
+            self._meet(c, user_id)
+            row = c.execute(
+                "SELECT content FROM user_context_files WHERE agent_id = ? AND user_id = ? "
+                "AND file_name = ?", (str(self.agent_id), user_id, name)).fetchone()
+            old = row[0] if row is not None else ""
+            if not old.strip():
+                new = heading + text
+            else:
+                new = old + ("" if old.endswith("\n") else "\n") + text
+            c.execute(
+                "INSERT OR REPLACE INTO user_context_files (agent_id, user_id, file_name, content, "
+                "updated_at) VALUES (?, ?, ?, ?, ?)",
+                (str(self.agent_id), user_id, name, new, time.time()))
+
     def delete_user_file(self, user_id: str, name: str) -> bool:
         with self._write() as c:
             self._meet(c, user_id)

@@ -1,0 +1,133 @@
+"""Per-user memory (seed 000 §15 "Scope: per-agent + per-user").
+
+An agent's own memory is its workspace Markdown (``MEMORY.md``, ``memory/*.md``), indexed by
+:class:`~soulframe.memory.MemoryIndex` with ``scope=None``. A *user's* memory lives in the
+store next to that user's context files (rows named ``MEMORY.md`` and
+``memory/YYYY-MM-DD.md`` of :class:`~soulframe.agentstore.ContextFileStore`) - in SQLite for a
+standalone agent, in PostgreSQL in managed mode, where several app servers share it - and is
+indexed into the same memory store with ``scope=<user id>``.
+
+A search for a user covers the agent's memory and that user's only (never another
+user's); the user's hits are boosted by ``memory.user_scope_boost`` and a user's copy of a
+passage wins over the agent's (done by ``MemoryIndex.search`` for a session with a user).
+
+>>> mem = UserMemory(agent, "alice")                          # doctest: +SKIP
+>>> mem.remember("Alice prefers dark-mode screenshots")       # doctest: +SKIP
+>>> mem.search("screenshot appearance")[0].scope              # doctest: +SKIP
+'user'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any
+
+from .agentstore import _check_user, context_store
+from .chunking import bytes_hash, chunk_text
+from .model import FileRecord, Session, SoulframeError
+
+DAILY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+CURATED = "MEMORY.md"
+
+
+def is_user_memory_name(name: str) -> bool:
+    return name == CURATED or DAILY.match(name) is not None
+
+
+def _entry(text: str) -> str:
+    text = " ".join((text or "").split())
+    if not text:
+        raise SoulframeError("memory remember: the text is empty")
+    return f"- {text}\n"
+
+
+class UserMemory:
+    """The memory of one user of one agent."""
+
+    def __init__(self, agent: Any, user_id: str) -> None:
+        self.agent = agent
+        self.user_id = _check_user(user_id)
+
+    @property
+    def files(self) -> Any:
+        return context_store(self.agent)
+
+    # ------------------------------------------------------------------ documents
+
+    def documents(self) -> dict[str, str]:
+        """The user's memory documents, by name."""
+        return {n: c for n, c in self.files.user_files(self.user_id).items() if is_user_memory_name(n)}
+
+    def read(self, name: str) -> str | None:
+        if not is_user_memory_name(name):
+            raise SoulframeError(f"{name}: not a memory document (MEMORY.md or memory/YYYY-MM-DD.md)")
+        return self.documents().get(name)
+
+    def _today(self) -> _dt.date:
+        from .context import agent_timezone
+
+        return _dt.datetime.now(agent_timezone(self.agent)).date()
+
+    def append_daily(self, text: str, *, when: _dt.datetime | None = None) -> str:
+        """Append ``- text`` to the user's ``memory/YYYY-MM-DD.md`` and index it."""
+        day = (when.date() if when is not None else self._today()).isoformat()
+        name = f"memory/{day}.md"
+        self.files.append_user_file(self.user_id, name, _entry(text), heading=f"# {day}\n\n")
+        self.sync()
+        return name
+
+    def remember(self, text: str, *, curated: bool = False) -> str:
+        """Append to the user's daily log, or with ``curated`` to the user's MEMORY.md."""
+        if not curated:
+            return self.append_daily(text)
+        entry = _entry(text).rstrip("\n") + f" (added {self._today().isoformat()})\n"
+        self.files.append_user_file(self.user_id, CURATED, entry, heading="# MEMORY.md\n\n")
+        self.sync()
+        return CURATED
+
+    # ------------------------------------------------------------------ index
+
+    def sync(self) -> int:
+        """Index the user's documents that changed (and drop deleted ones) into the memory
+        store with ``scope=<user id>``. Returns how many documents were (re)indexed."""
+        from .memory import SyncReport
+
+        index = self.agent.memory
+        store = index.store
+        docs = self.documents()
+        stored = store.files(self.user_id)
+        provider = index.embedder
+        model = index.model_key() if provider is not None else None
+        max_chars = int(self.agent.config.get("memory.chunk_max_chars"))
+        pending = []
+        for name, text in docs.items():
+            data = text.encode("utf-8")
+            digest = bytes_hash(data)
+            old = stored.get(name)
+            if old is not None and old.hash == digest and (provider is None or old.model == model):
+                continue
+            m = DAILY.match(name)
+            record = FileRecord(path=name, hash=digest, mtime_ns=0, size=len(data),
+                                private=name == CURATED, day=m.group(1) if m else None,
+                                model=model, scope=self.user_id)
+            pending.append((record, chunk_text(text, max_chars), old is None))
+        if pending:
+            report = SyncReport()
+            # the same embedding path as the agent's own files (windows, cache, one
+            # transaction per document)
+            index._embed_and_write(pending, provider, model, report)
+        gone = sorted(set(stored) - set(docs))
+        if gone:
+            store.remove_files(gone, self.user_id)
+        return len(pending)
+
+    def search(self, query: str, k: int | None = None, *, min_score: float | None = None,
+               channels: str = "hybrid", session: Session | None = None) -> Any:
+        """Search the agent's memory and this user's (a main session of the user by
+        default, which may see private files)."""
+        self.sync()
+        sess = session or Session.main(user_id=self.user_id)
+        if sess.user_id != self.user_id:
+            raise SoulframeError("UserMemory.search: the session belongs to another user")
+        return self.agent.memory.search(query, k, sess, min_score=min_score, channels=channels)
