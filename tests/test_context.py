@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from soulframe import Agent, Session, hookimpl
 from soulframe.context import collect_context, heartbeat_has_tasks, merge
 from soulframe.model import ContextFile, Registration

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from soulframe import Agent
 from soulframe.identity import explain_identity, parse_identity_md, resolve_identity
 

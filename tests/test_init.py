@@ -8,7 +8,6 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from soulframe.model import WorkspaceTemplate
 from soulframe.workspace import seed_workspace, workspace_templates
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from soulframe import Agent, Session
 from soulframe.context import collect_context
 from soulframe.model import ConfigError

@@ -5,10 +5,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from soulframe.config import load_config
 from soulframe.model import ContextFile, RenderedSection
 from soulframe.tokens import estimate

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from soulframe import Agent
 from soulframe.model import UnknownNameError
 from soulframe.tokens import estimate, get_estimator

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from soulframe import Agent, Session
 from soulframe.context import ContextWarning, collect_context
 

@@ -69,11 +69,15 @@ def create_exclusive(path: Path, data: str, *, mode: int = FILE_MODE) -> bool:
     return True
 
 
+def _absolute(p: str | os.PathLike[str]) -> Path:
+    return Path(p).expanduser().resolve()
+
+
 @attrs.frozen
 class Workspace:
     """A workspace directory. ``root`` is absolute and resolved."""
 
-    root: Path = attrs.field(converter=lambda p: Path(p).expanduser().resolve())
+    root: Path = attrs.field(converter=_absolute)
 
     def resolve(self, relative: str | os.PathLike[str], *, must_exist: bool = False) -> Path:
         """Turn a workspace-relative path into an absolute one inside the workspace.

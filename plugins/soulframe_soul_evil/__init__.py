@@ -86,7 +86,7 @@ def _read_alternate(agent: Any, name: str) -> str | None:
         )
         return None
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text: str = path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         warnings.warn(f"soul-evil: cannot read {name} ({exc.strerror}); SOUL.md is used",
                       SoulEvilWarning, stacklevel=3)
