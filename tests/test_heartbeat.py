@@ -74,7 +74,15 @@ def test_ok_run_uses_a_heartbeat_session_and_is_logged(workspace):
     assert "backup server is reachable" in sent["system"]  # HEARTBEAT.md reached the prompt
     assert "HEARTBEAT_OK" in json.dumps(sent["messages"])
     assert result.logged_to == "memory/2026-03-01.md"
-    assert (workspace / "memory" / "2026-03-01.md").read_text() == "- 09:15 heartbeat: OK\n"
+    assert (workspace / "memory" / "2026-03-01.md").read_text() == "# 2026-03-01\n\n- 09:15 heartbeat: OK\n"
+
+
+def test_no_log_when_memory_is_disabled(workspace):
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
+    with FakeLLMServer([say("HEARTBEAT_OK")]) as srv:
+        result = run_heartbeat(agent_at(workspace, srv, **{"memory.enabled": False}), now=NOW)
+    assert result.exit_code == 0 and result.logged_to is None
+    assert not (workspace / "memory").exists()
 
 
 def test_a_reply_that_is_not_ok_is_attention_and_logged(workspace):

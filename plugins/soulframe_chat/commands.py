@@ -29,7 +29,9 @@ def _group(cli: click.Group, name: str, help_text: str) -> click.Group:
 
 def add_commands(cli: click.Group) -> None:
     _group(cli, "memory", "Memory files and the memory index.").add_command(flush_command)
-    _group(cli, "agents", "Work with agents: summon their context files.").add_command(summon_command)
+    _group(cli, "agents", "Work with agents: summon their context files.").add_command(
+        summon_command
+    )
     cli.add_command(heartbeat_command)
 
 
@@ -99,7 +101,7 @@ def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
         model,
         transcript,
         settings=FlushSettings.from_config(agent.config),
-        timezone=agent.spec.timezone,
+        timezone=agent.spec.timezone or agent.config.get("timezone"),
         system_prompt=_flush_system_prompt(agent, None),
         agent=agent,
     )

@@ -485,7 +485,7 @@ def maybe_flush(
             model,
             transcript,
             settings=settings,
-            timezone=agent.spec.timezone,
+            timezone=agent.spec.timezone or agent.config.get("timezone"),
             now=now,
             system_prompt=_flush_system_prompt(agent, session),
             agent=agent,

@@ -11,18 +11,17 @@ headings, comments and empty bullets is "nothing to do": no model call, no token
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import time
 from typing import Any
 
 import attrs
 from soulframe.model import ChatModel, Session, SoulframeError
-from soulframe.workspace import Workspace, ensure_private_dir
+from soulframe.workspace import Workspace
 
 from . import messages as m
 from .errors import ChatModelError
-from .flush import agent_now, daily_file
+from .flush import agent_now
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
 HEARTBEAT_FILE = "HEARTBEAT.md"
@@ -105,27 +104,15 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def append_daily_line(ws: Workspace, moment: dt.datetime, line: str) -> str:
-    """Append one line to ``memory/YYYY-MM-DD.md`` with O_APPEND (so a concurrent writer's
-    lines are not lost), creating it 0600 in a 0700 directory; never through a symlink."""
-    relative = daily_file(moment)
-    path = ws.resolve(relative)
-    ensure_private_dir(path.parent)
-    if path.is_symlink():
-        raise SoulframeError(f"{relative}: refusing to append through a symlink")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+def log_run(agent: Any, moment: dt.datetime, entry: str) -> str | None:
+    """Append ``- HH:MM entry`` to the daily log through the core's memory API (locked,
+    fsynced, ``# YYYY-MM-DD`` heading on a new file). Returns the workspace-relative path,
+    or None when memory is disabled (``memory.enabled = false``): then nothing is written."""
     try:
-        needs_newline = os.fstat(fd).st_size > 0 and not _ends_with_newline(path)
-        os.write(fd, (("\n" if needs_newline else "") + line + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
-    return relative
-
-
-def _ends_with_newline(path: Any) -> bool:
-    with open(path, "rb") as fh:
-        fh.seek(-1, os.SEEK_END)
-        return fh.read(1) == b"\n"
+        path = agent.memory.append_daily(f"{moment:%H:%M} {entry}", when=moment)
+    except SoulframeError:
+        return None
+    return str(agent.workspace.relative(path))
 
 
 def run_heartbeat(
@@ -151,7 +138,7 @@ def run_heartbeat(
             return HeartbeatResult(
                 "nothing to do", detail=f"{HEARTBEAT_FILE} has only headings and empty items"
             )
-    timezone = agent.spec.timezone
+    timezone = agent.spec.timezone or agent.config.get("timezone")
     try:
         if model is None:
             from .models import chat_model_for
@@ -174,6 +161,4 @@ def run_heartbeat(
         )
     if not log or not ws.root.is_dir():  # no workspace yet: nowhere to log, and not ours to create
         return result
-    moment = agent_now(timezone, now)
-    logged = append_daily_line(ws, moment, f"- {moment:%H:%M} {entry}")
-    return attrs.evolve(result, logged_to=logged)
+    return attrs.evolve(result, logged_to=log_run(agent, agent_now(timezone, now), entry))
