@@ -31,7 +31,8 @@ def write_all(ws: Path, *, memory: bool = True) -> None:
 
 
 def agent_for(ws: Path, *plugins: Any, **overrides: Any) -> Agent:
-    pm = make_plugin_manager(plugins=plugins) if plugins else None
+    # the store's per-user source seeds templates for a new user; these tests bring their own
+    pm = make_plugin_manager(["soulframe_userfiles"], plugins=plugins) if plugins else None
     return Agent.open(ws, pm=pm, timezone="UTC", **overrides)
 
 
