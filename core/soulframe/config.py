@@ -93,6 +93,11 @@ DEFAULTS: dict[str, Key] = {
     "prompt.heartbeat_light_context": K(True, "heartbeat sessions get only HEARTBEAT.md, AGENTS.md and TOOLS.md"),
     "prompt.channel_hints": K({}, "channel name -> formatting hint (section 9.5)"),
     "prompt.group_title_max_chars": K(100, "group chat titles are sanitised and cut to this", seed="002"),
+    "prompt.stable_files": K(
+        ["AGENTS.md", "AGENTS_CORE.md", "AGENTS_TASK.md", "CAPABILITIES.md", "USER_PREDEFINED.md", "TOOLS.md", "HEARTBEAT.md"],
+        "context files shown above the cache boundary; the others (USER.md, BOOTSTRAP.md, MEMORY.md, daily logs) go below it",
+        seed="002",
+    ),
     # ----------------------------------------------------------------- identity
     "ui.assistant_name": K(None, "display name override (highest in the identity chain)", types=(str, NONE), seed="003 §1.3"),
     "ui.assistant_avatar": K(None, "avatar override", types=(str, NONE), seed="003 §1.3"),
