@@ -277,7 +277,11 @@ def before_compaction(agent: Any, session: Session, usage: Any) -> None:
 
     :param agent: the :class:`~soulframe.Agent`.
     :param session: the session being compacted.
-    :param usage: token usage so far (``total_tokens``, ``context_window``).
+    :param usage: a mapping (or object) describing the session now: ``total_tokens``,
+        optionally ``context_window`` (default ``model.context_window``),
+        ``compaction_count`` (compactions done so far in the session: it tells the
+        memory flush which cycle it is in) and ``messages`` (the conversation as a list of
+        ``{role, content}``: what the flush asks the model to remember from).
 
     Combined: every implementation is called; return values are ignored.
     """
