@@ -503,7 +503,8 @@ class SkillSet:
         """Start watching every skill root (idempotent); returns the running watcher.
 
         ``on_reload(SkillReload)`` is called from the watcher's thread after each debounced
-        change, with the skills already reloaded. Stop with :meth:`stop_watching` (or use
+        change that added, changed or removed a skill, with the skills already reloaded
+        (a file touched without a change reports nothing). Stop with :meth:`stop_watching` (or use
         the watcher as a context manager).
         """
         from .skills_watch import SkillWatcher
@@ -516,7 +517,8 @@ class SkillSet:
             snap = self.snapshot()
             roots = [s.root for s in snap.sources if s.root is not None and s.load is None]
             debounce = float(self.config.get("skills.watch_debounce_ms")) / 1000
-            self._watcher = SkillWatcher(roots, self._on_change, debounce_s=debounce).start()
+            self._watcher = SkillWatcher(roots, self._on_change, debounce_s=debounce,
+                                         known=dict(snap.watched)).start()
             # anything written between our load and the watches starting is caught here
             self.invalidate()
             return self._watcher
@@ -553,6 +555,8 @@ class SkillSet:
             changed=tuple(sorted(n for n in set(old) & set(new) if _differs(old[n], new[n]))),
             paths=paths,
         )
+        if event.empty:  # e.g. a file touched but not changed: nothing to report
+            return
         for listener in list(self._listeners):
             try:
                 listener(event)

@@ -16,14 +16,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from .skills_loader import IGNORED_DIRS, SKILL_FILE
+from .skills_loader import IGNORED_DIRS, SKILL_FILE, FileSig, sig_of
 
 log = logging.getLogger("soulframe.skills")
 
@@ -43,6 +43,7 @@ class SkillWatcher:
         on_change: Callable[[list[str]], None],
         *,
         debounce_s: float = 0.5,
+        known: Mapping[str, FileSig | None] | None = None,
     ) -> None:
         self.roots = [str(Path(r).expanduser().absolute()) for r in dict.fromkeys(roots)]
         self.on_change = on_change
@@ -61,6 +62,9 @@ class SkillWatcher:
         #: False when a root could not be watched (e.g. out of inotify watches): the skill
         #: set then keeps checking the disk itself
         self.complete = True
+        #: stat signatures of the files seen, so that a "modified" event that changed only
+        #: the access time (reading a skill updates atime under relatime) is ignored
+        self._sigs: dict[str, FileSig | None] = dict(known or {})
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -159,6 +163,14 @@ class SkillWatcher:
     def _event(self, event: FileSystemEvent) -> None:
         if event.event_type not in _RELEVANT:
             return
+        if event.event_type == "modified":
+            if event.is_directory:
+                return  # entries added or removed arrive as their own created/deleted events
+            path = _as_str(event.src_path)
+            sig = sig_of(path)
+            if path in self._sigs and self._sigs[path] == sig:
+                return  # attributes only (atime, mode): the content did not change
+            self._sigs[path] = sig
         paths = [_as_str(event.src_path)]
         dest = getattr(event, "dest_path", "")
         if dest:

@@ -1,0 +1,129 @@
+"""``soulframe skills`` as a user runs it: list, search, show, new, watch (subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+
+def write_skill(root: Path, dirname: str, name: str, description: str, body: str = "") -> Path:
+    d = root / dirname
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n{body}")
+    return d / "SKILL.md"
+
+
+@pytest.fixture
+def tree(workspace: Path, tmp_path: Path) -> Path:
+    """A workspace whose soulframe.toml points the personal and global tiers at temp dirs."""
+    personal, global_ = tmp_path / "personal", tmp_path / "global"
+    (workspace / "soulframe.toml").write_text(
+        f'[skills]\npersonal_dir = "{personal}"\nglobal_dir = "{global_}"\n\n'
+        '[embedding]\nprovider = "none"\n'
+    )
+    write_skill(workspace / "skills", "deploy", "deploy", "Deploy the website to production",
+                body="Run {baseDir}/deploy.sh\n")
+    write_skill(personal, "deploy", "deploy", "my personal deploy")
+    write_skill(global_, "backup", "backup", "Back up the database every night")
+    write_skill(workspace / "skills", "broken", "", "", body="")
+    (workspace / "skills" / "broken" / "SKILL.md").write_text("---\nname: broken\n---\n")
+    return workspace
+
+
+def test_list_shows_the_winning_tier_what_it_shadowed_and_problems(cli, tree: Path, tmp_path: Path) -> None:
+    out = cli("-w", str(tree), "skills", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    rows = {r["name"]: r for r in data["skills"]}
+    assert rows["deploy"]["tier"] == 1 and rows["deploy"]["tier_name"] == "workspace"
+    assert rows["deploy"]["shadows"] == [{"tier": 3, "tier_name": "personal",
+                                          "location": str(tmp_path / "personal" / "deploy" / "SKILL.md")}]
+    assert rows["backup"]["tier_name"] == "global"
+    assert {"memory-maintenance", "write-a-skill", "heartbeat-checklist"} <= set(rows)
+    assert data["mode"] == "inline"
+    assert data["problems"] == [{"path": str(tree / "skills" / "broken" / "SKILL.md"),
+                                 "message": "front matter has no 'description' key (it is required)"}]
+
+    text = cli("-w", str(tree), "skills", "list")
+    assert text.returncode == 0
+    assert "deploy" in text.stdout and "1 workspace" in text.stdout
+    assert f"shadows 3 personal: {tmp_path / 'personal' / 'deploy' / 'SKILL.md'}" in text.stdout
+    assert "5 skills; prompt mode: inline; 1 skipped (see warnings)" in text.stdout
+    assert "broken/SKILL.md: front matter has no 'description' key" in text.stderr
+
+
+def test_search_and_show(cli, tree: Path) -> None:
+    out = cli("-w", str(tree), "skills", "search", "deploy website", "--json", "-k", "2")
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    assert [h["name"] for h in hits] == ["deploy"]
+    assert hits[0]["tier"] == 1 and hits[0]["score"] > 0
+    text = cli("-w", str(tree), "skills", "search", "nightly database backup")
+    assert text.stdout.split()[1] == "backup"
+    none = cli("-w", str(tree), "skills", "search", "zzzz")
+    assert "no skill matches 'zzzz'" in none.stdout
+
+    show = cli("-w", str(tree), "skills", "show", "deploy")
+    assert show.returncode == 0
+    assert f"Run {tree.resolve()}/skills/deploy/deploy.sh" in show.stdout
+    assert "# deploy — tier 1 (workspace)" in show.stdout and "# shadows: tier 3 (personal)" in show.stdout
+    raw = cli("-w", str(tree), "skills", "show", "deploy", "--raw")
+    assert raw.stdout.startswith("---\nname: deploy")
+    missing = cli("-w", str(tree), "skills", "show", "deplo")
+    assert missing.returncode != 0 and "did you mean 'deploy'" in missing.stderr
+
+
+def test_new_scaffolds_a_skill_that_parses(cli, tree: Path) -> None:
+    out = cli("-w", str(tree), "skills", "new", "release-notes", "--description",
+              "Write release notes: summarise merged PRs since the last tag")
+    assert out.returncode == 0, out.stderr
+    path = tree / "skills" / "release-notes" / "SKILL.md"
+    assert f"created {path}" in out.stdout
+    listed = json.loads(cli("-w", str(tree), "skills", "list", "--json").stdout)
+    row = next(r for r in listed["skills"] if r["name"] == "release-notes")
+    assert row["description"] == "Write release notes: summarise merged PRs since the last tag"
+    assert row["tier_name"] == "workspace"
+    hits = json.loads(cli("-w", str(tree), "skills", "search", "release notes", "--json").stdout)
+    assert hits[0]["name"] == "release-notes"
+    assert "{baseDir}" in path.read_text()
+    assert f"{path.parent.resolve()}/scripts/run.sh" in cli("-w", str(tree), "skills", "show", "release-notes").stdout
+
+    project = cli("-w", str(tree), "skills", "new", "deploy", "--tier", "project")
+    assert project.returncode == 0, project.stderr
+    assert (tree / ".agents" / "skills" / "deploy" / "SKILL.md").exists()
+    assert "has the same name and a higher tier; it wins" in project.stdout
+
+    again = cli("-w", str(tree), "skills", "new", "release-notes")
+    assert again.returncode != 0 and "already exists" in again.stderr
+    bad = cli("-w", str(tree), "skills", "new", "../escape")
+    assert bad.returncode != 0 and "skill name '../escape'" in bad.stderr
+    assert not (tree / "escape").exists()
+
+
+def test_watch_prints_reload_events(tree: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "soulframe", "-w", str(tree), "skills", "watch", "--duration", "20"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("watching 5 skill roots"), first + (proc.stderr.read() if proc.poll() else "")
+        # the root listing follows; give the observer a moment past its start-up
+        time.sleep(0.5)
+        write_skill(tree / "skills", "hot", "hot", "added while watching")
+        deadline = time.monotonic() + 15
+        line = ""
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if line.startswith("reload"):
+                break
+        assert line.startswith("reload v") and "+hot" in line, line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
