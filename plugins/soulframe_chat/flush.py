@@ -306,9 +306,18 @@ def is_no_reply(text: str) -> bool:
     return text.strip().strip("*_`\"'.").strip() == NO_REPLY or not text.strip()
 
 
-def flush_instructions(moment: dt.datetime, timezone: str | None, *, allow_exec: bool) -> str:
+def flush_instructions(
+    moment: dt.datetime, timezone: str | None, *, allow_exec: bool, private: bool = True
+) -> str:
     today = daily_file(moment)
     tools = "read_file and write_file" + (" (and exec, in the workspace)" if allow_exec else "")
+    curated = (
+        "- Durable facts, decisions and preferences belong in MEMORY.md (keep it concise; "
+        "read it before changing it).\n"
+        if private
+        else "- This is not a private session: MEMORY.md is off limits; use the daily log only.\n"
+    )
+    files = "MEMORY.md and memory/**/*.md" if private else "memory/**/*.md"
     return (
         "## Pre-compaction memory flush\n"
         "This conversation is about to be compacted: older messages will be summarised and "
@@ -316,9 +325,8 @@ def flush_instructions(moment: dt.datetime, timezone: str | None, *, allow_exec:
         f"- Today's daily log is {today} (it is {moment:%Y-%m-%d %H:%M} in "
         f"{timezone or 'local time'}). Append notes about what happened to it: read it "
         "first, then write_file with append=true.\n"
-        "- Durable facts, decisions and preferences belong in MEMORY.md (keep it concise; "
-        "read it before changing it).\n"
-        f"- Use {tools}. Only MEMORY.md and memory/**/*.md can be read or written.\n"
+        f"{curated}"
+        f"- Use {tools}. Only {files} can be read or written.\n"
         f"- This turn is silent. When you are done, or if there is nothing worth storing, "
         f"reply with exactly {NO_REPLY}."
     )
@@ -377,9 +385,12 @@ def run_flush(
     started = time.monotonic()
     deadline = started + settings.timeout_s
     moment = agent_now(timezone, now)
-    files = MemoryFiles(workspace)
+    private = session is None or session.is_private
+    files = MemoryFiles(workspace, private=private)
     tools = memory_tools(files, allow_exec=settings.allow_exec, deadline=deadline)
-    instructions = flush_instructions(moment, timezone, allow_exec=settings.allow_exec)
+    instructions = flush_instructions(
+        moment, timezone, allow_exec=settings.allow_exec, private=private
+    )
     system_text = f"{system_prompt}\n\n{instructions}" if system_prompt else instructions
     conversation = [
         m.system(system_text),

@@ -30,21 +30,33 @@ class ToolRefused(SoulframeError):
     """The model asked for something the flush tools do not allow (reported as a tool error)."""
 
 
+#: the curated long-term memory; ``memory.md`` is accepted as its lower-case spelling
+CURATED = ("MEMORY.md", "memory.md")
+
+
 def is_memory_path(relative: str) -> bool:
-    """True for ``MEMORY.md`` and ``memory/**/*.md`` (workspace-relative, forward slashes)."""
-    if relative == "MEMORY.md":
+    """True for ``MEMORY.md`` and ``memory/**/*.md`` (workspace-relative, forward slashes),
+    hidden files and directories excepted (the memory index skips them too)."""
+    if relative in CURATED:
         return True
     parts = PurePosixPath(relative).parts
-    return len(parts) >= 2 and parts[0] == "memory" and relative.endswith(".md")
+    return (
+        len(parts) >= 2
+        and parts[0] == "memory"
+        and relative.endswith(".md")
+        and not any(p.startswith(".") for p in parts[1:])
+    )
 
 
 class MemoryFiles:
     """The memory files of one workspace, as the flush tools see them."""
 
-    def __init__(self, workspace: Workspace | Path | str) -> None:
+    def __init__(self, workspace: Workspace | Path | str, *, private: bool = True) -> None:
         self.workspace = (
             workspace if isinstance(workspace, Workspace) else Workspace(Path(workspace))
         )
+        #: a main, one-to-one session: the only kind that may see or change MEMORY.md
+        self.private = private
         self.written: list[str] = []
 
     @property
@@ -73,6 +85,12 @@ class MemoryFiles:
         if not is_memory_path(real_relative):
             raise ToolRefused(
                 f"{relative}: is a link to {real_relative}, which is not a memory file"
+            )
+        if not self.private and (relative in CURATED or real_relative in CURATED):
+            # MEMORY.md is private to the main session (seed 003 §2.5): a group or
+            # sub-agent flush must neither read it nor let others' words into it
+            raise ToolRefused(
+                f"{relative} is private to the main session; use memory/YYYY-MM-DD.md here"
             )
         return relative, full
 

@@ -67,7 +67,7 @@ with short bullets the user can fill in)
 nothing needs attention it replies HEARTBEAT_OK)
 </file>
 
-Keep each file under 3,000 characters. Do not wrap the blocks in code fences."""
+Keep each file under 2,000 characters (all five must fit in one reply). Do not wrap the blocks in code fences."""
 
 
 class SummonParseError(SoulframeError):
