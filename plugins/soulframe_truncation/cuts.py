@@ -8,6 +8,7 @@ shows the same characters the file did, just fewer of them.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 
@@ -15,7 +16,8 @@ import unicodedata
 #: longer than this is cut anyway, between two marks, which is still valid text)
 MAX_SHIFT = 32
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_HEADING_NL = re.compile(r"\n[ \t]{0,3}(#{1,6})[ \t]+([^\n]+)")
+_FENCE = re.compile(r"\n[ \t]*(?:```|~~~)")
 
 
 def marker(name: str) -> str:
@@ -118,19 +120,21 @@ def head_tail(
 
 def headings(text: str, start: int = 0) -> list[tuple[int, str]]:
     """Markdown ATX headings at or after char offset ``start``: (1-based line, heading),
-    code fences skipped."""
+    code fences skipped. Regex scans anchored on a literal newline (fast), not a Python loop
+    per line: files can be megabytes."""
+    padded = "\n" + text  # every line now starts after a "\n"; offsets shift by one
+    fences = [m.start() for m in _FENCE.finditer(padded)]
     out: list[tuple[int, str]] = []
-    in_fence = False
-    pos = 0
-    for lineno, line in enumerate(text.splitlines(keepends=True), 1):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            in_fence = not in_fence
-        elif not in_fence and pos >= start:
-            m = _HEADING.match(stripped)
-            if m:
-                out.append((lineno, f"{m.group(1)} {m.group(2)}"))
-        pos += len(line)
+    line, counted = 1, 0
+    for m in _HEADING_NL.finditer(padded, max(0, start)):
+        pos = m.start()  # the newline before the heading, i.e. the heading's offset in text
+        if bisect.bisect_left(fences, pos) % 2:  # an odd number of fences before: inside one
+            continue
+        line += text.count("\n", counted, pos)
+        counted = pos
+        title = m.group(2).strip().rstrip("#").rstrip()
+        if title:
+            out.append((line, f"{m.group(1)} {title}"))
     return out
 
 
@@ -139,26 +143,30 @@ def toc_block(entries: list[tuple[int, str]], budget: int) -> str:
     chars: shallower headings are kept first, and what does not fit is counted."""
     if not entries or budget <= 0:
         return ""
-    lines = [f"{h} (line {n})" for n, h in entries]
-    chosen = list(range(len(entries)))
-    depth = max(len(h) - len(h.lstrip("#")) for _, h in entries)
+    lines = [f"{h} (line {n})\n" for n, h in entries]
+    depths = [len(h) - len(h.lstrip("#")) for _, h in entries]
 
-    def size(idx: list[int]) -> int:
-        extra = len(entries) - len(idx)
-        more = len(f"(+{extra} more headings)\n") if extra else 0
-        return sum(len(lines[i]) + 1 for i in idx) + more
+    def more(left_out: int) -> str:
+        return f"(+{left_out} more headings)\n" if left_out else ""
 
-    while chosen and size(chosen) > budget:
-        deepest = [i for i in chosen if len(entries[i][1]) - len(entries[i][1].lstrip("#")) == depth]
-        if deepest and depth > 1:
-            chosen = [i for i in chosen if i not in set(deepest)]
-            depth -= 1
-        else:
-            chosen = chosen[:-1]
-    if not chosen:
+    # the deepest level that fits whole, with a count of the deeper headings left out
+    for depth in sorted(set(depths), reverse=True):
+        chosen = [i for i in range(len(entries)) if depths[i] <= depth]
+        size = sum(len(lines[i]) for i in chosen) + len(more(len(entries) - len(chosen)))
+        if size <= budget:
+            return "".join(lines[i] for i in chosen) + more(len(entries) - len(chosen))
+    # not even the top level fits: as many top-level headings as the budget holds, in order
+    top = min(depths)
+    out: list[str] = []
+    used = 0
+    for i in range(len(entries)):
+        if depths[i] != top:
+            continue
+        reserve = len(more(len(entries) - len(out) - 1))
+        if used + len(lines[i]) + reserve > budget:
+            break
+        out.append(lines[i])
+        used += len(lines[i])
+    if not out:
         return ""
-    extra = len(entries) - len(chosen)
-    block = "".join(lines[i] + "\n" for i in chosen)
-    if extra:
-        block += f"(+{extra} more headings)\n"
-    return block
+    return "".join(out) + more(len(entries) - len(out))

@@ -1,0 +1,68 @@
+"""How long collecting the context files of a session takes.
+
+Run with ``.venv/bin/pytest tests/benchmarks/bench_context.py -s``. Prints the median time of
+``collect_context`` for a seeded workspace (cold: first read; warm: the mtime cache hit), for
+a workspace whose SOUL.md is 5 MB (read capped, truncated), and of the truncation policies
+over a 2 MB file. Every prompt build pays the warm figure.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from soulframe import Agent, Session
+from soulframe.config import load_config
+from soulframe.context import collect_context
+from soulframe.model import ContextFile
+from soulframe.workspace import seed_workspace
+from soulframe_truncation.fair import FairPolicy
+from soulframe_truncation.headtail import HeadTailPolicy
+from soulframe_workspace.source import clear_cache
+
+
+def median_ms(fn: Callable[[], object], runs: int = 30) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def test_collect_context_speed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    (ws / "memory" / "2026-01-01.md").write_text("note\n" * 200)
+    agent = Agent.open(ws, store__backend="sqlite")
+    session = Session.main()
+
+    def cold() -> None:
+        clear_cache()
+        collect_context(agent, session)
+
+    print(f"\ncollect_context, seeded workspace: cold {median_ms(cold):.2f} ms, "
+          f"warm {median_ms(lambda: collect_context(agent, session)):.2f} ms")
+
+    big = tmp_path / "big"
+    seed_workspace(big)
+    (big / "SOUL.md").write_text("soul line with some words é 🙂\n" * 170_000)  # ~5 MB
+    big_agent = Agent.open(big)
+
+    def cold_big() -> None:
+        clear_cache()
+        collect_context(big_agent, session)
+
+    print(f"collect_context, 5 MB SOUL.md: cold {median_ms(cold_big, 10):.2f} ms, "
+          f"warm {median_ms(lambda: collect_context(big_agent, session), 10):.2f} ms")
+
+
+def test_truncation_speed() -> None:
+    config = load_config(search=False)
+    text = "".join(f"## Heading {i}\n" + "words and more words\n" * 20 for i in range(5_000))
+    files = [ContextFile("SOUL.md", text), ContextFile("AGENTS.md", text[: 30_000])]
+    for policy in (HeadTailPolicy(), FairPolicy()):
+        ms = median_ms(lambda p=policy: p.truncate_files(files, config), 10)  # type: ignore[misc]
+        print(f"\n{policy.name}: {len(text) / 1e6:.1f} MB + 30 KB of files in {ms:.2f} ms")
