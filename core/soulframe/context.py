@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -46,6 +47,10 @@ HEARTBEAT_ALLOWLIST: frozenset[str] = frozenset({"HEARTBEAT.md", "AGENTS.md", "T
 GROUP_EXCLUDED: frozenset[str] = frozenset({"USER.md", "BOOTSTRAP.md"})
 
 DAILY_LOG = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+
+# warnings.catch_warnings swaps process-wide state: two threads building prompts at once
+# must not restore each other's filters mid-collection
+_WARNINGS_LOCK = threading.RLock()
 
 
 class ContextWarning(UserWarning):
@@ -267,7 +272,7 @@ def collect_context(agent: Any, session: Session) -> ContextResult:
     Warnings (unreadable or oversized files, invalid UTF-8, symlinks leaving the
     workspace) are issued as :class:`ContextWarning` and also listed in the result.
     """
-    with warnings.catch_warnings(record=True) as caught:
+    with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         files = load_merged(agent, session)
         files = apply_transforms(agent, session, files)
