@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_prompt_helpers import NOW, example_agent
-
 from soulframe import Session, hookimpl
 from soulframe.model import PromptContext, Section, SoulframeError, SystemPrompt
 from soulframe.plugins import PluginWarning
 from soulframe.prompt import PromptWarning, resolve_mode
+from test_prompt_helpers import NOW, example_agent
 
 # --------------------------------------------------------------------------- mode
 

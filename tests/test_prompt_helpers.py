@@ -28,6 +28,8 @@ NOW = dt.datetime(2026, 4, 5, 9, 30, tzinfo=ZoneInfo("Europe/Berlin"))
 #: how the workspace path and the machine appear in golden files, whatever the test machine
 SHOWN_ROOT = "/home/alice/aria"
 SHOWN_OS = "os=linux (x86_64)"
+#: where the built-in skills of soulframe_skills appear to live (an installed package)
+SHOWN_PLUGINS = "/usr/lib/python3/site-packages/"
 
 
 def updating() -> bool:
@@ -79,8 +81,9 @@ def example_agent(
 
 
 def shown(agent: Agent, text: str) -> str:
-    """``text`` with the machine-specific parts (workspace path, os/arch) made fixed."""
-    text = text.replace(str(agent.root), SHOWN_ROOT)
+    """``text`` with the machine-specific parts (workspace path, the source checkout, os and
+    arch) made fixed."""
+    text = text.replace(str(agent.root), SHOWN_ROOT).replace(f"{REPO}/plugins/", SHOWN_PLUGINS)
     return text.replace(f"os={platform.system().lower()} ({platform.machine()})", SHOWN_OS)
 
 

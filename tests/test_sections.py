@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from soulframe import Session
+from soulframe.model import SystemPrompt
 from soulframe_sections._common import sanitize_title
 from soulframe_sections.catalog import SECTIONS
 from test_prompt_helpers import NOW, example_agent
-
-from soulframe import Session
-from soulframe.model import SystemPrompt
 
 
 def build(tmp_path: Path, session: Session | None = None, *, mode: str | None = None,

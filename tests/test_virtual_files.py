@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_prompt_helpers import NOW, example_agent
-
 from soulframe import Session
 from soulframe.context import collect_context
 from soulframe.model import ConfigError, ContextFile
+from test_prompt_helpers import NOW, example_agent
 
 TARGETS = [{"id": "scout", "description": "Web research"}, {"id": "ledger", "description": "Finances"}]
 LEAD = {

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -32,6 +32,8 @@ import attrs
 from . import plugins as _plugins
 from .model import (
     PROMPT_MODES,
+    ContextFile,
+    Identity,
     PromptContext,
     PromptMode,
     RenderedSection,
@@ -131,6 +133,41 @@ def section_table(agent: Any) -> SectionTable:
 # --------------------------------------------------------------------------- building
 
 
+def _memo_estimator(agent: Any, estimate: Callable[[str], int]) -> Callable[[str], int]:
+    """``estimate`` remembered per text: most sections render the same text build after
+    build, and a warm build should not re-scan them."""
+    cached = agent.__dict__.get("_prompt_token_memo")
+    if cached is None or cached[0] is not estimate:
+        cached = (estimate, {})
+        agent.__dict__["_prompt_token_memo"] = cached
+    memo: dict[str, int] = cached[1]
+
+    def memo_estimate(text: str) -> int:
+        n = memo.get(text)
+        if n is None:
+            if len(memo) >= 512:  # bounded: the clock and the session change some texts
+                memo.clear()
+            n = memo[text] = estimate(text)
+        return n
+
+    return memo_estimate
+
+
+def _identity(agent: Any, files: Sequence[ContextFile]) -> Identity:
+    """The resolved identity, re-parsed only when IDENTITY.md changes (the config it also
+    reads is fixed for the agent's lifetime)."""
+    from .identity import resolve_identity
+
+    f = next((f for f in files if f.name == "IDENTITY.md"), None)
+    key = None if f is None else (f.scope, f.content)
+    cached = agent.__dict__.get("_prompt_identity")
+    if cached is not None and cached[0] == key:
+        return cached[1]  # type: ignore[no-any-return]
+    identity = resolve_identity(agent, files)
+    agent.__dict__["_prompt_identity"] = (key, identity)
+    return identity
+
+
 def _timezone_name(agent: Any, now: Any) -> str:
     name = agent.spec.timezone or agent.config.get("timezone")
     return str(name) if name else str(now.tzname() or "local time")
@@ -190,14 +227,13 @@ def build_system_prompt(
     :param budget_tokens: override ``prompt.budget_tokens`` for this build.
     """
     from .context import collect_context, session_now, truncation_policy
-    from .identity import resolve_identity
     from .tokens import get_estimator
 
     resolved = resolve_mode(agent, session, mode)
     table = section_table(agent)
     context = collect_context(agent, session)
     now = session_now(agent, session)
-    estimate = get_estimator(agent)
+    estimate = _memo_estimator(agent, get_estimator(agent))
     ctx = PromptContext(
         agent=agent,
         spec=agent.spec,
@@ -206,7 +242,7 @@ def build_system_prompt(
         config=agent.config,
         files=list(context.files),
         tools=list(agent.tools(session)),
-        identity=resolve_identity(agent, context.files),
+        identity=_identity(agent, context.files),
         now=now,
         bootstrapping=context.bootstrapping,
         extras={"timezone": _timezone_name(agent, now)},
