@@ -11,7 +11,10 @@ Freshness. The loaded skills are a snapshot with a version. A watcher (:meth:`Sk
 bumps the version when a SKILL.md changes, so a prompt build with a watcher running costs
 one integer comparison. Without a watcher every access stats the roots, skill directories
 and SKILL.md files it loaded from (about 1.5 µs each) so a CLI or library user still sees
-edits; only the files that changed are parsed again.
+edits at once; only the files that changed are parsed again. Past 1,000 paths (about 500
+skills), where that check costs milliseconds, it runs at most every ten times its cost
+(capped at one second): an edit still shows within a second. Long-running hosts should call
+:meth:`SkillSet.watch`.
 
 Nothing here imports numpy, rank-bm25 or watchdog at module level: a prompt build needs
 none of them. Search imports :mod:`soulframe.skills_search`, watching
@@ -175,6 +178,7 @@ class SkillSet:
         self._vectors_for: tuple[int, str] | None = None
         self._blocks: dict[tuple[int, str, bool, bool], str | None] = {}
         self._embedder_error: str | None = None
+        self._next_disk_check = 0.0
 
     # ------------------------------------------------------------------ loading
 
@@ -212,9 +216,18 @@ class SkillSet:
             return False
         if snap.racy:
             return True
+        now = time.monotonic()
+        if now < self._next_disk_check:
+            return False
         for path, sig in snap.watched:
             if sig_of(path) != sig:
                 return True
+        # a large tree (thousands of skills, a check of several ms): look again only after
+        # about ten times what a look costs (~1.5 µs a path), at most a second, so checking
+        # takes about a tenth of the time and an edit still shows within a second. Counted
+        # from the number of paths, not timed, so it is the same on every run.
+        n = len(snap.watched)
+        self._next_disk_check = now + min(n * 15e-6, 1.0) if n > _THROTTLE_ABOVE_PATHS else 0.0
         return False
 
     def _load(self) -> Snapshot:
@@ -573,6 +586,8 @@ class SkillSet:
 
 
 _MISSING = object()
+#: a no-watcher staleness check over more paths than this is throttled (SkillSet._stale)
+_THROTTLE_ABOVE_PATHS = 1000
 
 
 def _differs(a: Skill, b: Skill) -> bool:
