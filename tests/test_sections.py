@@ -359,3 +359,9 @@ def test_heartbeat_section_follows_heartbeat_md(tmp_path: Path) -> None:
 def test_silent_replies_only_in_full_mode(tmp_path: Path) -> None:
     assert "NO_REPLY" in section(build(tmp_path / "f"), "silent_replies")
     assert "silent_replies" not in names(build(tmp_path / "t", mode="task"))
+
+
+def test_memory_recall_in_a_group_does_not_promise_private_memory(tmp_path: Path) -> None:
+    text = section(build(tmp_path, Session.group(chat_title="Crew", now=NOW)), "memory_recall")
+    assert "private MEMORY.md is not searched in this chat" in text
+    assert "over MEMORY.md and memory/*.md" not in text

@@ -32,11 +32,17 @@ def memory_recall(ctx: PromptContext) -> str | None:
             "For questions about prior work, decisions or preferences, run memory_search "
             f"first{getter}. {cite}"
         )
+    scope = (
+        "over MEMORY.md and memory/*.md" if ctx.session.is_private
+        # the memory tools leave private files out of shared sessions; say so, or the
+        # model reports "nothing found" as if it had looked everywhere
+        else "over the shared notes (your owner's private MEMORY.md is not searched in this chat)"
+    )
     return (
         "## Memory Recall\n"
         "Before answering anything about prior work, decisions, dates, people, preferences "
-        f"or todos, run memory_search over MEMORY.md and memory/*.md{getter}. If nothing "
-        "relevant turns up, say that you checked.\n"
+        f"or todos, run memory_search {scope}{getter}. If nothing relevant turns up, say that "
+        "you checked.\n"
         "Write down what should outlast this conversation: day-to-day notes in "
         "memory/YYYY-MM-DD.md, durable facts and preferences in MEMORY.md. Mental notes do "
         "not survive a restart; files do.\n"
