@@ -160,3 +160,24 @@ def test_a_store_backed_source_reloads_when_its_version_changes(workspace: Path,
     state.update(version=2, description="weekly report v2")
     assert agent.skills.get("report").description == "weekly report v2"  # type: ignore[union-attr]
     assert agent.skills.get("report").tier_name == "store"  # type: ignore[union-attr]
+
+
+def test_closing_the_agent_stops_the_watcher(agent: Agent) -> None:
+    agent.skills.watch()
+    assert agent.skills.watching
+    agent.close()
+    assert not agent.skills.watching
+
+
+def test_a_large_tree_without_a_watcher_still_shows_an_edit(workspace: Path, tmp_path: Path) -> None:
+    # 600 skills = 1,200+ paths: past the point where the stat check is throttled
+    for i in range(600):
+        write_skill(workspace / "skills", f"s{i:03d}", f"skill-{i:03d}", f"helper {i}")
+    time.sleep(0.15)  # past the coarse-mtime window, so the first load is trusted
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[soulframe_skills])
+    agent = Agent.open(workspace, pm=pm, embedding__provider="none",
+                       skills__personal_dir="", skills__global_dir="")
+    assert len(agent.skills) == 603
+    write_skill(workspace / "skills", "s042", "skill-042", "rewritten description")
+    wait_for(lambda: agent.skills.get("skill-042").description == "rewritten description")  # type: ignore[union-attr]
+    assert agent.skills.search("rewritten")[0].name == "skill-042"

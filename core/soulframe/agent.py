@@ -151,6 +151,8 @@ class Agent:
         self.pm.hook.before_compaction(agent=self, session=session, usage=usage)
 
     def close(self) -> None:
+        if "skills" in self.__dict__:  # stops the hot-reload watcher, if one runs
+            self.__dict__["skills"].close()
         if "store" in self.__dict__:
             self.__dict__.pop("store").close()
 
