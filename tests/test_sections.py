@@ -365,3 +365,10 @@ def test_memory_recall_in_a_group_does_not_promise_private_memory(tmp_path: Path
     text = section(build(tmp_path, Session.group(chat_title="Crew", now=NOW)), "memory_recall")
     assert "private MEMORY.md is not searched in this chat" in text
     assert "over MEMORY.md and memory/*.md" not in text
+
+
+def test_bad_mcp_tools_option_names_the_agent_and_key(tmp_path: Path) -> None:
+    from soulframe.model import ConfigError
+
+    with pytest.raises(ConfigError, match=r"agent 'aria': options.mcp_tools\[1\] — expected a table with a non-empty 'name'"):
+        build(tmp_path, options={"mcp_tools": [{"name": "ok"}, {"description": "no name"}]})

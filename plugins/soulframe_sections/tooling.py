@@ -3,10 +3,10 @@ skills (4), MCP tools (4.5) and sub-agent spawning (13)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from soulframe.model import PromptContext, ToolSpec
+from soulframe.model import ConfigError, PromptContext, ToolSpec
 
 from ._common import has_tool, option, sandbox
 
@@ -82,7 +82,13 @@ def skills(ctx: PromptContext) -> str | None:
 
 def _mcp_tools(ctx: PromptContext) -> list[Mapping[str, Any]]:
     raw = option(ctx, "mcp_tools") or []
-    return [t for t in raw if isinstance(t, Mapping) and t.get("name")]
+    where = f"agent {ctx.spec.id!r}: options.mcp_tools"
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        raise ConfigError(f"{where} — expected a list of tables with name, description, server")
+    for i, t in enumerate(raw):
+        if not isinstance(t, Mapping) or not str(t.get("name") or "").strip():
+            raise ConfigError(f"{where}[{i}] — expected a table with a non-empty 'name'")
+    return list(raw)
 
 
 def mcp_tools(ctx: PromptContext) -> str | None:
