@@ -181,3 +181,16 @@ def test_a_large_tree_without_a_watcher_still_shows_an_edit(workspace: Path, tmp
     write_skill(workspace / "skills", "s042", "skill-042", "rewritten description")
     wait_for(lambda: agent.skills.get("skill-042").description == "rewritten description")  # type: ignore[union-attr]
     assert agent.skills.search("rewritten")[0].name == "skill-042"
+
+
+def test_a_skill_file_dated_in_the_future_is_not_reparsed_on_every_build(agent: Agent, workspace: Path) -> None:
+    path = write_skill(workspace / "skills", "future", "future", "dated tomorrow")
+    tomorrow = time.time() + 86_400
+    os.utime(path, (tomorrow, tomorrow))
+    os.utime(path.parent, (tomorrow, tomorrow))
+    assert "future" in agent.skills
+    time.sleep(0.15)  # the skills/ directory itself was just created: let that settle
+    version = agent.skills.version
+    for _ in range(3):
+        agent.skills.prompt_block(ctx_for(agent))
+    assert agent.skills.version == version  # no reload: nothing changed

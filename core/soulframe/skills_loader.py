@@ -149,7 +149,9 @@ RACY_NS = 100_000_000
 
 
 def is_racy(sig: FileSig | None, read_at_ns: int) -> bool:
-    return sig is not None and read_at_ns - sig[0] < RACY_NS
+    # a file dated in the future (clock skew, `touch -d`) is not racy: treating it so would
+    # re-read it on every access for as long as the skew lasts
+    return sig is not None and 0 <= read_at_ns - sig[0] < RACY_NS
 
 
 @attrs.define
