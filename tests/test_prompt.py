@@ -195,7 +195,7 @@ def test_over_budget_cuts_extra_context_first_and_never_safety(tmp_path: Path) -
     # the model is told what was cut
     assert "## Truncated Context" in prompt.dynamic_suffix
     assert "- extra_context:" in prompt.text
-    assert prompt.tokens <= budget + by_name["truncation_notice"].tokens
+    assert prompt.tokens <= budget  # the notice's own tokens are budgeted for too
 
 
 def test_a_file_cut_by_the_file_limits_is_announced_with_where_to_read_it(tmp_path: Path) -> None:
@@ -206,6 +206,18 @@ def test_a_file_cut_by_the_file_limits_is_announced_with_where_to_read_it(tmp_pa
     assert "[...truncated, read AGENTS.md for full content...]" in prompt.text
     notice = prompt.text[prompt.text.index("## Truncated Context"):]
     assert "- AGENTS.md:" in notice and "read AGENTS.md" in notice
+
+
+def test_a_cut_section_of_files_names_the_files_to_read(tmp_path: Path) -> None:
+    agent = example_agent(tmp_path, prompt__disabled_sections=["skills"])
+    full = agent.system_prompt(Session.main(now=NOW), budget_tokens=100_000)
+    by_name = {s.name: s for s in full.sections}
+    # room for everything but most of the per-user and memory files
+    budget = full.tokens - by_name["project_context_dynamic"].tokens + 120
+    prompt = agent.system_prompt(Session.main(now=NOW), budget_tokens=budget)
+    assert prompt.tokens <= budget
+    line = next(ln for ln in prompt.text.splitlines() if ln.startswith("- project_context_dynamic:"))
+    assert "(files: USER.md, MEMORY.md, memory/2026-04-04.md, memory/2026-04-05.md)" in line
 
 
 def test_no_notice_when_nothing_was_cut(tmp_path: Path) -> None:

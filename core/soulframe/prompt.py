@@ -23,8 +23,9 @@ by mtime by their source, so a warm build does little more than render strings.
 from __future__ import annotations
 
 import difflib
+import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -193,18 +194,31 @@ def _render(section: Section, ctx: PromptContext, estimate: Any) -> RenderedSect
     )
 
 
-def notice_text(notices: Sequence[TruncationNotice]) -> str | None:
-    """The short note the model sees about what was cut and where the rest is."""
+_WRAPPED = re.compile(r'<(?:context_file|internal_config|system_context) name="([^"]+)">')
+
+
+def notice_text(
+    notices: Sequence[TruncationNotice], files_of: Mapping[str, Sequence[str]] | None = None
+) -> str | None:
+    """The short note the model sees about what was cut and where the rest is.
+
+    :param files_of: section name -> the context files it showed, so a cut section of
+        context files names the files to read.
+    """
     lines = []
     for n in notices:
         if n.name.startswith("("):  # about the prompt as a whole: for the user, not the model
             continue
         if n.hint:
-            lines.append(f"- {n.name}: {n.hint}")
+            line = f"- {n.name}: {n.hint}"
         elif n.kept_chars:
-            lines.append(f"- {n.name}: {n.kept_chars:,} of {n.original_chars:,} characters kept")
+            line = f"- {n.name}: {n.kept_chars:,} of {n.original_chars:,} characters kept"
         else:
-            lines.append(f"- {n.name}: left out")
+            line = f"- {n.name}: left out"
+        shown = (files_of or {}).get(n.name)
+        if shown:
+            line += f" (files: {', '.join(shown)})"
+        lines.append(line)
     if not lines:
         return None
     return (
@@ -212,6 +226,41 @@ def notice_text(notices: Sequence[TruncationNotice]) -> str | None:
         "Some context was shortened to fit this prompt. When you need the rest, read it "
         "from its source:\n" + "\n".join(lines)
     )
+
+
+def _fit(
+    agent: Any, rendered: list[RenderedSection], budget: int, estimate: Callable[[str], int],
+    context_notices: Sequence[TruncationNotice],
+) -> tuple[list[RenderedSection], tuple[TruncationNotice, ...]]:
+    """Budget enforcement plus the notice. The notice itself costs tokens, so when adding
+    it tips the prompt over the budget, the sections are fitted once more into what is left."""
+    from .context import truncation_policy
+
+    files_of: dict[str, list[str]] | None = None
+    target = budget
+    for _ in range(2):
+        kept, cut = list(rendered), []
+        if sum(r.tokens for r in kept) > target:
+            out, cut = truncation_policy(agent).enforce_budget(kept, target, estimate)
+            kept = list(out)
+        notices = (*context_notices, *cut)
+        if not notices:
+            return kept, notices
+        if files_of is None:  # only when something was cut: keep the warm path lean
+            files_of = {r.name: _WRAPPED.findall(r.text) for r in rendered}
+        note = notice_text(notices, files_of)
+        if note is None:
+            return kept, notices
+        section = RenderedSection(
+            name=NOTICE_SECTION, order=NOTICE_ORDER, zone="dynamic", text=note,
+            tokens=estimate(note), plugin="soulframe",
+        )
+        kept.append(section)
+        kept.sort(key=lambda r: r.order)  # stable: equal orders keep table order
+        if sum(r.tokens for r in kept) <= budget or target < budget:
+            return kept, notices
+        target = budget - section.tokens
+    return kept, notices
 
 
 def build_system_prompt(
@@ -226,7 +275,7 @@ def build_system_prompt(
     :param mode: force a prompt mode (highest priority, above ``session.mode``).
     :param budget_tokens: override ``prompt.budget_tokens`` for this build.
     """
-    from .context import collect_context, session_now, truncation_policy
+    from .context import collect_context, session_now
     from .tokens import get_estimator
 
     resolved = resolve_mode(agent, session, mode)
@@ -251,18 +300,7 @@ def build_system_prompt(
     rendered = [r for s in table.by_mode[resolved] if (r := _render(s, ctx, estimate)) is not None]
 
     budget = int(budget_tokens if budget_tokens is not None else agent.config.get("prompt.budget_tokens"))
-    budget_notices: list[TruncationNotice] = []
-    if sum(r.tokens for r in rendered) > budget:
-        rendered, budget_notices = truncation_policy(agent).enforce_budget(rendered, budget, estimate)
-        rendered = list(rendered)
-    notices = (*context.notices, *budget_notices)
-    note = notice_text(notices)
-    if note is not None:
-        rendered.append(RenderedSection(
-            name=NOTICE_SECTION, order=NOTICE_ORDER, zone="dynamic", text=note,
-            tokens=estimate(note), plugin="soulframe",
-        ))
-        rendered.sort(key=lambda r: r.order)  # stable: equal orders keep table order
+    rendered, notices = _fit(agent, rendered, budget, estimate, context.notices)
 
     stable = "\n\n".join(r.text for r in rendered if r.zone == "stable")
     dynamic = "\n\n".join(r.text for r in rendered if r.zone != "stable")
