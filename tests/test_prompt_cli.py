@@ -58,9 +58,12 @@ def test_explain_shows_what_fills_the_budget(cli, ws: str) -> None:
 def test_explain_marks_truncated_sections(cli, ws: str) -> None:
     out = cli("-w", ws, "prompt", "--explain", "--budget", "1500")
     assert out.returncode == 0, out.stderr
-    cut = [ln for ln in out.stdout.splitlines() if " yes " in ln]
-    assert cut, out.stdout
-    assert any(ln.startswith("truncated: ") for ln in out.stdout.splitlines())
+    lines = out.stdout.splitlines()
+    dropped = {ln.split()[1] for ln in lines if " dropped " in ln}
+    assert {"skills", "project_context_dynamic"} <= dropped, out.stdout
+    assert any(ln.startswith("truncated: skills: section left out") for ln in lines)
+    total = next(ln for ln in lines if ln.split()[:1] == ["total"])
+    assert int(total.split()[2].replace(",", "")) <= 1500
 
 
 def test_title_makes_a_group_session_and_is_sanitised(cli, ws: str) -> None:

@@ -6,12 +6,13 @@ Only the prompt path is imported here: no numpy, sqlite-vec, psycopg or tokenize
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
 from .cli import State, echo_json, pass_state
-from .model import PROMPT_MODES, SESSION_KINDS, Session, SystemPrompt
+from .model import PROMPT_MODES, SESSION_KINDS, Section, Session, SystemPrompt
 
 
 @click.command("prompt")
@@ -52,7 +53,10 @@ def prompt_command(
     if as_json:
         echo_json(prompt_json(prompt))
     elif explain:
-        click.echo(explain_table(prompt))
+        from .prompt import section_table
+
+        known = {sec.name: sec for sec in section_table(state.agent()).sections}
+        click.echo(explain_table(prompt, known))
     else:
         click.echo(prompt.text)
 
@@ -79,35 +83,42 @@ def prompt_json(prompt: SystemPrompt) -> dict[str, Any]:
     }
 
 
-def explain_table(prompt: SystemPrompt) -> str:
-    """One row per section in prompt order, the cache boundary where it falls, and totals
-    against the budget, so a user sees what fills their prompt."""
-    name_w = max([len(s.name) for s in prompt.sections] + [len("section")])
-    plugin_w = max([len(s.plugin) for s in prompt.sections] + [len("plugin")])
+def explain_table(prompt: SystemPrompt, known: Mapping[str, Section] | None = None) -> str:
+    """One row per section in prompt order — including the ones the budget dropped — the
+    cache boundary where it falls, and totals against the budget, so a user sees what fills
+    their prompt."""
+    rows: list[tuple[float, str, str, str, str, str, str]] = [
+        (s.order, s.name, s.zone, f"{s.chars:,}", f"{s.tokens:,}", "yes" if s.truncated else "", s.plugin)
+        for s in prompt.sections
+    ]
+    present = {s.name for s in prompt.sections}
+    for n in prompt.notices:
+        sec = (known or {}).get(n.name)
+        if n.kept_chars == 0 and sec is not None and n.name not in present:
+            rows.append((sec.order, sec.name, sec.zone, f"{n.original_chars:,}", "-", "dropped", sec.plugin))
+    rows.sort(key=lambda r: (r[2] != "stable", r[0]))
+    name_w = max([len(r[1]) for r in rows] + [len("section")])
+    plugin_w = max([len(r[6]) for r in rows] + [len("plugin")])
     head = (f"{'order':>5}  {'section':<{name_w}}  {'zone':<7}  {'chars':>7}  {'~tokens':>7}  "
-            f"{'cut':<3}  {'plugin':<{plugin_w}}")
+            f"{'cut':<7}  {'plugin':<{plugin_w}}")
     lines = [head, "-" * len(head)]
-    ordered = ([s for s in prompt.sections if s.zone == "stable"]
-               + [s for s in prompt.sections if s.zone != "stable"])
     boundary_drawn = False
-    for s in ordered:
-        if s.zone != "stable" and not boundary_drawn:
-            lines.append(f"{'':>5}  {'── cache boundary ──':<{name_w}}")
+    for order, name, zone, chars, tokens, cut, plugin in rows:
+        if zone != "stable" and not boundary_drawn:
+            lines.append(f"{'':>5}  ── cache boundary ──")
             boundary_drawn = True
-        order = f"{s.order:g}"
         lines.append(
-            f"{order:>5}  {s.name:<{name_w}}  {s.zone:<7}  {s.chars:>7,}  {s.tokens:>7,}  "
-            f"{'yes' if s.truncated else '':<3}  {s.plugin:<{plugin_w}}".rstrip()
+            f"{order:>5g}  {name:<{name_w}}  {zone:<7}  {chars:>7}  {tokens:>7}  {cut:<7}  {plugin}".rstrip()
         )
     lines.append("-" * len(head))
     total_chars = sum(s.chars for s in prompt.sections)
-    tokens = prompt.tokens
+    tokens_total = prompt.tokens
     budget = prompt.budget_tokens
-    share = f" of {budget:,} budget ({tokens / budget:.0%})" if budget else ""
-    lines.append(f"{'':>5}  {'total':<{name_w}}  {'':<7}  {total_chars:>7,}  {tokens:>7,}{share}")
+    share = f" of {budget:,} budget ({tokens_total / budget:.0%})" if budget else ""
+    lines.append(f"{'':>5}  {'total':<{name_w}}  {'':<7}  {total_chars:>7,}  {tokens_total:>7,}{share}")
     stable = sum(s.tokens for s in prompt.sections if s.zone == "stable")
     lines.append(f"mode: {prompt.mode}   session: {prompt.session.kind}   "
-                 f"cached prefix: ~{stable:,} tokens   dynamic: ~{tokens - stable:,} tokens")
+                 f"cached prefix: ~{stable:,} tokens   dynamic: ~{tokens_total - stable:,} tokens")
     for n in prompt.notices:
         lines.append(f"truncated: {n.name}: {n.hint or f'{n.kept_chars} of {n.original_chars} chars kept'}")
     return "\n".join(lines)

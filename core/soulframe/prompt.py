@@ -233,16 +233,21 @@ def _fit(
     context_notices: Sequence[TruncationNotice],
 ) -> tuple[list[RenderedSection], tuple[TruncationNotice, ...]]:
     """Budget enforcement plus the notice. The notice itself costs tokens, so when adding
-    it tips the prompt over the budget, the sections are fitted once more into what is left."""
+    it tips the prompt over the budget, the sections are fitted again into what is left
+    (a few rounds at most; if the never-cut sections alone exceed the budget, the policy
+    says so in a notice and the prompt stays over)."""
     from .context import truncation_policy
 
     files_of: dict[str, list[str]] | None = None
     target = budget
-    for _ in range(2):
+    for _ in range(6):  # the note grows with each cut, so a few rounds may be needed
         kept, cut = list(rendered), []
         if sum(r.tokens for r in kept) > target:
             out, cut = truncation_policy(agent).enforce_budget(kept, target, estimate)
             kept = list(out)
+        if target != budget:
+            # the policy names the budget it was given; the user knows the configured one
+            cut = [attrs.evolve(n, hint=n.hint.replace(f"= {target}", f"= {budget}")) for n in cut]
         notices = (*context_notices, *cut)
         if not notices:
             return kept, notices
@@ -257,9 +262,10 @@ def _fit(
         )
         kept.append(section)
         kept.sort(key=lambda r: r.order)  # stable: equal orders keep table order
-        if sum(r.tokens for r in kept) <= budget or target < budget:
+        over = sum(r.tokens for r in kept) - budget
+        if over <= 0:
             return kept, notices
-        target = budget - section.tokens
+        target -= over + 16  # fit the sections into what the note leaves, with some slack
     return kept, notices
 
 
