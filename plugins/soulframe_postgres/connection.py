@@ -13,7 +13,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
 
 from soulframe.model import SoulframeError
@@ -24,7 +24,9 @@ T = TypeVar("T")
 
 #: seconds to wait for a TCP/socket connection before giving up
 CONNECT_TIMEOUT = 10
-#: seconds to wait for a free pooled connection
+#: seconds to wait for a pooled connection before asking the server directly what is wrong
+QUICK_TIMEOUT = 2
+#: seconds to wait for a free pooled connection when the server is up but the pool busy
 POOL_TIMEOUT = 15
 
 
@@ -158,16 +160,23 @@ class Database:
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
-        """A pooled connection (for reads that need no retry bookkeeping)."""
+        """A pooled connection. When none comes quickly, the server is asked directly, so
+        a dead server is reported at once (with libpq's reason) instead of after the pool
+        has waited for a reconnection that cannot happen; a busy pool is waited for."""
         from psycopg_pool import PoolTimeout
 
         self.open()
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except PoolTimeout as exc:
-            raise self.error("no connection within "
-                             f"{POOL_TIMEOUT} s (is the server running?)", exc) from None
+        with ExitStack() as stack:
+            try:
+                conn = stack.enter_context(self._pool.connection(timeout=QUICK_TIMEOUT))
+            except PoolTimeout:
+                self.connect().close()  # raises StoreUnavailableError with the real reason
+                try:
+                    conn = stack.enter_context(self._pool.connection(timeout=POOL_TIMEOUT))
+                except PoolTimeout as exc:
+                    raise self.error(f"no free connection within {POOL_TIMEOUT} s (raise "
+                                     "max_connections?)", exc) from None
+            yield conn
 
     def run(self, fn: Callable[[Any], T], *, what: str = "query") -> T:
         """``fn(conn)`` in one transaction, retried once on a lost connection."""
