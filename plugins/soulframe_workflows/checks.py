@@ -1,0 +1,151 @@
+"""``soulframe doctor`` checks for memory and skills (seed 003 §8.4, §8.10).
+
+Added to :data:`soulframe.cli_workspace.DOCTOR_CHECKS` when the CLI is built. Each one is
+cheap — no embedding is computed, no model is loaded, no index is created — and reports
+through findings; one that raises is shown by doctor as a problem of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from soulframe.cli_workspace import DOCTOR_CHECKS, Finding
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
+
+#: a memory file this full (of bootstrap.max_chars_per_file) gets a "prune soon" warning
+NEAR_LIMIT = 0.8
+#: at most this many per-file findings of one kind; the rest are counted in one line
+MAX_LISTED = 10
+
+
+@contextlib.contextmanager
+def _quiet_logs() -> Iterator[None]:
+    """Doctor reports through findings: soulframe's own log warnings would say it twice."""
+    logger = logging.getLogger("soulframe")
+    before = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
+
+
+def memory_index(agent: Agent) -> Iterable[Finding]:
+    """Can the index open, is it up to date, does search run with vectors."""
+    if not agent.config.get("memory.enabled"):
+        yield Finding("memory", "info", "memory is disabled (memory.enabled = false): no index, "
+                      "no memory tools")
+        return
+    if not agent.root.is_dir():
+        return
+    from .agents import sqlite_index_path
+
+    mem = agent.memory
+    path = sqlite_index_path(agent)
+    if path is not None and not path.is_file():
+        n = len(mem.files())
+        yield Finding("memory", "info",
+                      f"no memory index yet ({n} memory file{'s' if n != 1 else ''}): the first "
+                      "search builds it, or run `soulframe memory index`", str(path))
+    else:
+        with _quiet_logs():
+            st = mem.status()
+        for problem in st["problems"]:
+            yield Finding("memory", "problem", f"index at {st['location']}: {problem}",
+                          st["location"])
+        stale = st["stale_files"]
+        if stale:
+            shown = ", ".join(stale[:5]) + (" ..." if len(stale) > 5 else "")
+            yield Finding("memory", "info",
+                          f"{len(stale)} memory file{'s' if len(stale) != 1 else ''} changed since "
+                          f"the last index ({shown}): the next search re-indexes them, or run "
+                          "`soulframe memory index`")
+    yield from _semantic(agent)
+
+
+def _semantic(agent: Agent) -> Iterable[Finding]:
+    provider_name = str(agent.config.get("embedding.provider"))
+    mem = agent.memory
+    with _quiet_logs():  # resolving the provider logs the same advice this finding gives
+        if mem.embedder is not None:
+            return
+    problem = mem.embedder_problem or "no embedding provider"
+    if provider_name == "none":
+        yield Finding("memory", "info", "semantic search is off (embedding.provider = none): "
+                      "memory search is keyword-only")
+    elif provider_name == "auto":
+        yield Finding("memory", "warning", problem)
+    else:  # a provider asked for by name that cannot run
+        yield Finding("memory", "problem", problem)
+
+
+def skills(agent: Agent) -> Iterable[Finding]:
+    """SKILL.md files that were skipped, and skills the inline prompt block leaves out."""
+    from soulframe.skills_prompt import Limits, render_inline
+
+    with _quiet_logs():  # the skills loader logs each problem; they are findings here
+        snap = agent.skills.snapshot()
+    problems = list(snap.problems)
+    for p in problems[:MAX_LISTED]:
+        yield Finding("skills", "warning", f"skipped: {p.message}", p.path)
+    if len(problems) > MAX_LISTED:
+        yield Finding("skills", "warning", f"{len(problems) - MAX_LISTED} more SKILL.md problems "
+                      "(`soulframe skills list` shows them all)")
+    loaded = list(snap.skills)
+    if loaded and agent.skills.mode() == "inline":
+        limits = Limits(max_in_prompt=int(agent.config.get("skills.max_in_prompt")),
+                        max_prompt_bytes=int(agent.config.get("skills.max_prompt_bytes")))
+        _, cut = render_inline(loaded, limits=limits, has_skill_read=True, has_skill_search=True)
+        for p in cut:
+            yield Finding("skills", "warning", p.message)
+
+
+def memory_size(agent: Agent) -> Iterable[Finding]:
+    """MEMORY.md and the daily logs loaded at bootstrap growing towards the per-file limit
+    (seed 003 §8.4: keep each well under 20,000 characters). Files already over it are
+    reported by the files and truncation checks."""
+    from .daily import bootstrap_logs, list_logs
+
+    root = agent.root
+    if not root.is_dir():
+        return
+    limit = int(agent.config.get("bootstrap.max_chars_per_file"))
+    names = [n for n in ("MEMORY.md", "memory.md") if (root / n).is_file()][:1]
+    names += sorted(n for n in bootstrap_logs(agent) if (root / n).is_file())
+    for name in names:
+        try:
+            path = agent.workspace.resolve(name)
+            chars = len(path.read_bytes().decode("utf-8", errors="replace"))
+        except Exception:  # unreadable or outside: the files check says why
+            continue
+        if NEAR_LIMIT * limit <= chars <= limit:
+            how = ("move stale or superseded entries out of it" if not name.startswith("memory/")
+                   else "keep today's notes short; details can go into other memory/ files, "
+                        "which are searched but not loaded")
+            yield Finding("memory-size", "warning",
+                          f"{name} has {chars:,} characters, {chars / limit:.0%} of "
+                          f"bootstrap.max_chars_per_file = {limit:,}: past that it is truncated "
+                          f"at bootstrap — {how}", name)
+    old_big = [log.path for log in list_logs(agent) if log.path not in names and log.chars > limit]
+    if old_big:
+        many = len(old_big) != 1
+        yield Finding("memory-size", "info",
+                      f"{len(old_big)} older daily log{'s' if many else ''} over {limit:,} "
+                      f"characters ({', '.join(old_big[:3])}{' ...' if len(old_big) > 3 else ''}): "
+                      f"{'they are' if many else 'it is'} searched in full but {'were' if many else 'was'} "
+                      "truncated at bootstrap on the day; `soulframe memory logs` lists sizes")
+
+
+CHECKS = (memory_index, skills, memory_size)
+
+
+def register_doctor_checks() -> None:
+    """Append the checks once, however many times the CLI is built."""
+    for check in CHECKS:
+        if check not in DOCTOR_CHECKS:
+            DOCTOR_CHECKS.append(check)

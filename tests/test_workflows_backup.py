@@ -1,0 +1,227 @@
+"""`soulframe backup` (seed 003 §6.12, §8.6): the workspace in a private git repository,
+with real git in temporary directories. soulframe never pushes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from soulframe.workspace import seed_workspace
+from soulframe_workflows.backup import redact_url
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A known author, and no user or system git config leaking in."""
+    for key, value in {
+        "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+        "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+        "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+    }.items():
+        monkeypatch.setenv(key, value)
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def committed(root: Path) -> set[str]:
+    """The files in the last commit (not the index: something may be staged)."""
+    return set(git(root, "ls-tree", "-r", "--name-only", "--full-tree", "HEAD").split("\n")) - {""}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    seed_workspace(root)
+    (root / "soulframe.toml").write_text('timezone = "UTC"\n')
+    (root / "memory" / "2026-01-02.md").write_text("# 2026-01-02\n- chose Postgres\n")
+    return root
+
+
+def run(cli: Any, ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    out = cli("-w", str(ws), *args)
+    assert "Traceback" not in out.stderr, out.stderr
+    return out
+
+
+def test_init_creates_a_repository_with_ignores_and_a_first_commit(ws: Path, cli: Any) -> None:
+    (ws / "stray.sqlite").write_bytes(b"SQLite format 3\0")
+    (ws / "stray.sqlite-wal").write_bytes(b"x")
+    (ws / ".SOUL.md.abc.tmp").write_text("half a write")
+    out = run(cli, ws, "backup", "init")
+    assert out.returncode == 0, out.stderr
+    assert f"initialised a git repository in {ws}" in out.stdout
+    assert "never pushes" in out.stdout and "remote add origin" in out.stdout
+    files = committed(ws)
+    assert {"SOUL.md", "MEMORY.md", "memory/2026-01-02.md", ".gitignore", "soulframe.toml"} <= files
+    assert not any(f.endswith((".sqlite", ".sqlite-wal", ".tmp")) for f in files)
+    assert git(ws, "log", "--format=%s").strip() == "initial workspace"
+    assert git(ws, "remote").strip() == ""  # never adds a remote, never pushes
+
+    # again: nothing re-initialised, .gitignore not duplicated, no empty commit
+    ignore = (ws / ".gitignore").read_text()
+    out = run(cli, ws, "backup", "init")
+    assert out.returncode == 0 and "already a git repository" in out.stdout
+    assert (ws / ".gitignore").read_text() == ignore
+    assert len(git(ws, "log", "--format=%s").splitlines()) == 1
+
+
+def test_init_appends_to_an_existing_gitignore(ws: Path, cli: Any) -> None:
+    (ws / ".gitignore").write_text("private-notes/\n*.sqlite*")  # no final newline
+    assert run(cli, ws, "backup", "init", "--no-commit").returncode == 0
+    lines = (ws / ".gitignore").read_text().splitlines()
+    assert lines[:2] == ["private-notes/", "*.sqlite*"]
+    assert lines.count("*.sqlite*") == 1 and "*.db" in lines
+    no_head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=ws, capture_output=True)
+    assert no_head.returncode != 0  # --no-commit: the repository has no commit yet
+
+
+def test_exclude_daily_keeps_the_daily_logs_out(ws: Path, cli: Any) -> None:
+    (ws / "memory" / "archive").mkdir()
+    (ws / "memory" / "archive" / "2025-01-01.md").write_text("old\n")
+    assert run(cli, ws, "backup", "init", "--exclude-daily").returncode == 0
+    files = committed(ws)
+    assert "MEMORY.md" in files  # curated memory is still backed up
+    assert not any(f.startswith("memory/") for f in files)
+    assert "memory/*.md" in (ws / ".gitignore").read_text().splitlines()
+
+
+def test_commit_dated_message_nothing_to_commit_and_custom_message(ws: Path, cli: Any) -> None:
+    assert run(cli, ws, "backup", "init").returncode == 0
+    out = run(cli, ws, "backup", "commit")
+    assert out.returncode == 0 and "nothing to commit" in out.stdout
+
+    assert run(cli, ws, "memory", "remember", "Prefers dark-mode screenshots").returncode == 0
+    (ws / "TOOLS.md").unlink()
+    out = run(cli, ws, "backup", "commit", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    today = dt.datetime.now(dt.UTC).date().isoformat()  # the workspace config says UTC
+    assert data["committed"] is True and data["message"] == f"memory update {today}"
+    assert f"memory/{today}.md" in data["files"] and "TOOLS.md" in data["files"]
+    assert git(ws, "log", "-1", "--format=%s").strip() == f"memory update {today}"
+    assert "TOOLS.md" not in committed(ws)  # the deletion is committed too
+    assert git(ws, "status", "--porcelain") == ""
+
+    (ws / "USER.md").write_text("# USER.md\n- Name: Sam\n")
+    out = run(cli, ws, "backup", "commit", "-m", "user profile")
+    assert out.returncode == 0 and "committed 1 file: user profile" in out.stdout
+
+
+def test_status_before_and_after(ws: Path, cli: Any) -> None:
+    st = json.loads(run(cli, ws, "backup", "status", "--json").stdout)
+    assert st["repo"] is False and st["last_commit"] is None
+    assert "run `soulframe backup init`" in run(cli, ws, "backup", "status").stdout
+
+    run(cli, ws, "backup", "init")
+    (ws / "SOUL.md").write_text("# SOUL.md\nCalm.\n")
+    (ws / "memory" / "notes.md").write_text("new\n")
+    git(ws, "remote", "add", "origin", "https://sam:s3cr3t-token@example.com/sam/agent.git")
+    st = json.loads(run(cli, ws, "backup", "status", "--json").stdout)
+    assert st["repo"] is True and st["toplevel"] == str(ws.resolve())
+    assert {d["path"] for d in st["dirty"]} == {"SOUL.md", "memory/notes.md"}
+    assert st["last_commit"]["message"] == "initial workspace"
+    assert st["remotes"] == [{"name": "origin", "url": "https://sam:***@example.com/sam/agent.git"}]
+    text = run(cli, ws, "backup", "status").stdout
+    assert "uncommitted  2 files" in text and "s3cr3t" not in text
+
+
+def test_redact_url_keeps_ssh_and_plain_urls() -> None:
+    assert redact_url("git@github.com:me/ws.git") == "git@github.com:me/ws.git"
+    assert redact_url("https://github.com/me/ws.git") == "https://github.com/me/ws.git"
+    assert redact_url("https://ghp_TOKEN@github.com/me/ws.git") == "https://***@github.com/me/ws.git"
+    assert "pw" not in redact_url("ssh://me:pw@host:2222/ws.git")
+
+
+def test_state_dir_inside_the_workspace_is_never_committed(ws: Path, cli: Any) -> None:
+    (ws / "soulframe.toml").write_text(f'timezone = "UTC"\nstate_dir = "{ws / "state"}"\n')
+    assert run(cli, ws, "memory", "index").returncode == 0
+    (ws / "state" / "audit.jsonl").write_text("{}\n")
+    assert run(cli, ws, "backup", "init").returncode == 0
+    assert "/state" in (ws / ".gitignore").read_text().splitlines()
+    assert not any(f.startswith("state/") for f in committed(ws))
+
+
+def test_a_config_holding_a_secret_is_kept_out_and_never_committed(ws: Path, cli: Any) -> None:
+    secret = "sk-test-DO-NOT-COMMIT"
+    (ws / "soulframe.toml").write_text(f'timezone = "UTC"\n[model]\napi_key = "{secret}"\n')
+    out = run(cli, ws, "backup", "init")
+    assert out.returncode == 0 and "model.api_key" in out.stdout and secret not in out.stdout
+    assert "soulframe.toml" not in committed(ws)
+    # the user un-ignores it: commit refuses, naming the key but never the value
+    (ws / ".gitignore").write_text((ws / ".gitignore").read_text().replace("/soulframe.toml\n", ""))
+    out = run(cli, ws, "backup", "commit")
+    assert out.returncode == 1
+    assert "model.api_key" in out.stderr and "refusing" in out.stderr and secret not in out.stderr
+    assert "soulframe.toml" not in committed(ws)
+
+
+def test_a_workspace_inside_another_repository_commits_only_its_own_files(tmp_path: Path, cli: Any) -> None:
+    outer = tmp_path / "dotfiles"
+    outer.mkdir()
+    git(outer, "init", "-q")
+    (outer / "vimrc").write_text("set nu\n")
+    git(outer, "add", "vimrc")  # someone else's staged change
+    ws = outer / "agent"
+    seed_workspace(ws)
+    out = run(cli, ws, "backup", "init")
+    assert out.returncode == 0 and f"inside the git repository at {outer}" in out.stdout
+    assert not (ws / ".git").exists()
+    out = run(cli, ws, "backup", "commit", "-m", "agent files")
+    assert out.returncode == 0, out.stderr
+    assert all(f.startswith("agent/") for f in committed(outer))
+    assert "A  vimrc" in git(outer, "status", "--porcelain")  # still staged, not committed
+    st = json.loads(run(cli, ws, "backup", "status", "--json").stdout)
+    assert st["dirty"] == [] and st["toplevel"] == str(outer.resolve())
+
+
+def test_restore_clones_and_makes_the_copy_private(ws: Path, tmp_path: Path, cli: Any) -> None:
+    assert run(cli, ws, "backup", "init").returncode == 0
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(ws), str(origin))
+    dest = tmp_path / "new-machine" / "agent"
+    out = cli("backup", "restore", str(origin), str(dest))
+    assert out.returncode == 0, out.stderr
+    assert (dest / "memory" / "2026-01-02.md").read_text() == "# 2026-01-02\n- chose Postgres\n"
+    for p in [dest, *dest.rglob("*")]:
+        if p.is_symlink():
+            continue
+        mode = stat.S_IMODE(p.stat().st_mode)
+        assert mode & 0o077 == 0, f"{p} is {mode:o}"
+    doctor = json.loads(cli("-w", str(dest), "doctor", "--json").stdout)
+    assert not [f for f in doctor["findings"] if f["check"] == "permissions"]
+    # never into a directory that holds something
+    out = cli("backup", "restore", str(origin), str(dest))
+    assert out.returncode == 1 and "not empty" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_git_missing_is_a_clear_error(ws: Path, tmp_path: Path, cli: Any) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    out = cli("-w", str(ws), "backup", "init", env={"PATH": str(empty)})
+    assert out.returncode == 1
+    assert "git is not installed" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_git_without_an_identity_says_how_to_set_one(ws: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    env = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.useConfigOnly", "GIT_CONFIG_VALUE_0": "true"}
+    out = cli("-w", str(ws), "backup", "init", env=env)
+    assert out.returncode == 1
+    assert "git config --global user.email" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_commit_outside_a_repository_says_to_init(ws: Path, cli: Any) -> None:
+    out = run(cli, ws, "backup", "commit")
+    assert out.returncode == 1 and "soulframe backup init" in out.stderr
