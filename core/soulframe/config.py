@@ -131,6 +131,8 @@ DEFAULTS: dict[str, Key] = {
     "memory.vector_weight": K(0.7, "vector weight in hybrid search", seed="000 §15, 001"),
     "memory.max_results": K(6, "results per search", seed="001 §3"),
     "memory.min_score": K(0.35, "drop results below this fused score", seed="001 §3"),
+    "memory.fusion": K("anchored", "how keyword and vector scores merge: anchored (measured best, see docs/memory.md), weighted (the seeds' plain weighted sum), rrf, minmax", choices=("anchored", "weighted", "rrf", "minmax")),
+    "memory.embed_window_chars": K(160, "a chunk is embedded as passages of about this many characters; its vector score is its best passage's"),
     "memory.user_scope_boost": K(1.2, "boost of a user's own memories over the agent's", seed="000 §15"),
     "memory.citations": K("auto", "cite path#lines in answers", choices=("on", "off", "auto"), seed="001 §3"),
     "memory.watch_debounce_ms": K(1_500, "watcher debounce", seed="000 §13"),
