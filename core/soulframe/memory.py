@@ -10,11 +10,14 @@ bytes) -> unchanged: skip -> chunk (<= memory.chunk_max_chars) -> embed through
 ``agent.embedder``, batched, cached by (model, text hash) in the store -> replace the
 file's chunks in ONE transaction. Deleted files' chunks are removed.
 
-Embedding granularity: a chunk longer than the model's window (``provider.max_tokens``
-word pieces, as ``provider.count_tokens`` counts them; 254 for MiniLM) is embedded as
-several windows, each seen whole; the chunk's vector score is its best window's. Nothing is
-ever silently truncated. Providers without ``max_tokens`` (HTTP models with 8k windows) get
-whole chunks.
+Embedding granularity: a chunk is embedded as several passages (its lines, headings left
+out, grouped up to ``memory.embed_window_chars``, 160), one vector each; the chunk's vector
+score is its best passage's. A passage longer than the model's window
+(``provider.max_tokens`` word pieces as ``provider.count_tokens`` counts them; 254 for
+MiniLM) is split further at line, word, then character boundaries, so the model always sees
+every passage whole: nothing is ever silently truncated. (Measured: best-passage scoring
+raised the vector channel's recall@6 from 0.62 to 0.75 on tests/data/memory_eval — see
+:func:`passages` and docs/memory.md.)
 """
 
 from __future__ import annotations
@@ -157,6 +160,8 @@ class MemoryIndex:
         self._embedder_problem: str | None = None
         self._last_sync: SyncReport | None = None
         self.progress: Callable[[int, int], None] | None = None
+        #: query text -> vector, so repeated searches (eval, a chatty model) embed once
+        self._query_vectors: dict[tuple[str | None, str], Any] = {}
 
     # ------------------------------------------------------------------ parts
 
@@ -342,20 +347,20 @@ class MemoryIndex:
         report.warnings.append(message)
 
     def _windows(self, text: str, provider: EmbeddingProvider) -> list[str]:
-        """Split ``text`` into pieces the model sees whole (see the module docstring)."""
+        """The passages of a chunk that are embedded (see the module docstring)."""
+        target = int(self.config.get("memory.embed_window_chars", 160))
         limit = getattr(provider, "max_tokens", None)
         count = getattr(provider, "count_tokens", None)
-        if not isinstance(limit, int) or limit <= 0:
-            return [text]
-        # a word piece is at least one character, so a text this short always fits
-        if len(text) <= limit:
-            return [text]
-        if not callable(count):
-            # no tokenizer to ask: assume ~3 characters per token, conservatively
-            return _split_to(text, lambda s: len(s) // 3 + 1, limit)
-        if count(text) <= limit:
-            return [text]
-        return _split_to(text, count, limit)
+        out: list[str] = []
+        for passage in passages(text, target):
+            if not isinstance(limit, int) or limit <= 0 or len(passage) <= limit:
+                # a word piece is at least one character: a text this short always fits
+                out.append(passage)
+            elif callable(count):
+                out.extend(_split_to(passage, count, limit))
+            else:  # no tokenizer to ask: assume ~3 characters per token, conservatively
+                out.extend(_split_to(passage, lambda s: len(s) // 3 + 1, limit))
+        return out
 
     def _embed_and_write(
         self,
@@ -455,7 +460,7 @@ class MemoryIndex:
                 from .embedding import EmbeddingError
 
                 try:
-                    qv = provider.embed_query(query)
+                    qv = self._embed_query(provider, query)
                     vector_hits = store.search_vector(qv, pool, include_private=private, scope=scope)
                 except EmbeddingError as exc:
                     notice = f"the vector channel failed ({exc}); keyword-only for this search"
@@ -475,6 +480,16 @@ class MemoryIndex:
         fused = self._rerank(fused, k, session)
         hits = [self._hit(f, terms) for f in fused if f.score >= min_score][:k]
         return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+
+    def _embed_query(self, provider: EmbeddingProvider, query: str) -> Any:
+        key = (self.model_key(), query)
+        qv = self._query_vectors.get(key)
+        if qv is None:
+            qv = provider.embed_query(query)
+            if len(self._query_vectors) >= 512:
+                self._query_vectors.pop(next(iter(self._query_vectors)))
+            self._query_vectors[key] = qv
+        return qv
 
     def _rerank(self, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
         boost = float(self.config.get("memory.user_scope_boost"))
@@ -650,6 +665,30 @@ class MemoryIndex:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def passages(text: str, target_chars: int) -> list[str]:
+    """A chunk cut into the passages its vectors are computed from: consecutive lines,
+    Markdown headings left out, grouped up to ``target_chars`` (a line is never cut here).
+
+    Measured on tests/data/memory_eval with MiniLM (vector channel alone, recall@6): the
+    whole 1,000-char chunk 0.62; single lines 0.76; lines grouped to 160 chars 0.75 with a
+    better MRR and ~20 % fewer vectors; 240 chars 0.71; 400 chars 0.71. A long chunk's
+    mean meaning blurs the one fact a question is about; a passage keeps it sharp.
+    """
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    body = [ln for ln in lines if not ln.startswith("#")] or lines
+    groups: list[str] = []
+    cur = ""
+    for ln in body:
+        if cur and len(cur) + 1 + len(ln) > target_chars:
+            groups.append(cur)
+            cur = ln
+        else:
+            cur = f"{cur}\n{ln}" if cur else ln
+    if cur:
+        groups.append(cur)
+    return groups or [text]
 
 
 def _split_to(

@@ -10,8 +10,9 @@ A hit is relevant to an entry when it comes from ``path`` and its lines contain
 found in the top k, averaged over queries; ``MRR`` is the mean of 1 / rank of the first
 relevant hit (0 when none is in the top k).
 
-The single channels and ``hybrid`` are all measured without a ``min_score`` cut (ranking
-quality alone); ``hybrid+min`` is what users get by default (``memory.min_score``).
+Each channel is measured twice: as users get it (``memory.min_score`` applied to that
+channel's own scores: ``keyword``, ``vector``, ``hybrid``) and as a pure ranking
+(``min_score`` 0: ``keyword@0``, ``vector@0``, ``hybrid@0``).
 """
 
 from __future__ import annotations
@@ -77,11 +78,14 @@ def rank_metrics(
 
 
 def evaluate(memory: MemoryIndex, queries: Sequence[dict[str, Any]], k: int = 6) -> dict[str, Any]:
-    """Metrics for keyword, vector, hybrid (no min score) and hybrid+min (the defaults)."""
-    runs = {c: {"channels": c, "min_score": 0.0} for c in CHANNELS}
-    runs["hybrid+min"] = {"channels": "hybrid", "min_score": None}
-    if memory.embedder is None:
-        runs.pop("vector")
+    """Metrics for keyword, vector and hybrid, with and without the min score."""
+    runs: dict[str, dict[str, Any]] = {}
+    for c in CHANNELS:
+        if c == "vector" and memory.embedder is None:
+            continue
+        runs[c] = {"channels": c, "min_score": None}
+    for c in list(runs):
+        runs[f"{c}@0"] = {"channels": c, "min_score": 0.0}
     cache: dict[str, list[str]] = {}
     result: dict[str, Any] = {"queries": len(queries), "k": k, "channels": {}, "per_query": []}
     per_query: dict[str, dict[str, Any]] = {str(q.get("id", i)): {"query": q["query"], "kind": q.get("kind")}
