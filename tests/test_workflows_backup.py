@@ -127,7 +127,7 @@ def test_status_before_and_after(ws: Path, cli: Any) -> None:
     (ws / "memory" / "notes.md").write_text("new\n")
     git(ws, "remote", "add", "origin", "https://sam:s3cr3t-token@example.com/sam/agent.git")
     st = json.loads(run(cli, ws, "backup", "status", "--json").stdout)
-    assert st["repo"] is True and st["toplevel"] == str(ws.resolve())
+    assert st["repo"] is True and st["inside"] is None and st["branch"] == "main"
     assert {d["path"] for d in st["dirty"]} == {"SOUL.md", "memory/notes.md"}
     assert st["last_commit"]["message"] == "initial workspace"
     assert st["remotes"] == [{"name": "origin", "url": "https://sam:***@example.com/sam/agent.git"}]
@@ -165,7 +165,7 @@ def test_a_config_holding_a_secret_is_kept_out_and_never_committed(ws: Path, cli
     assert "soulframe.toml" not in committed(ws)
 
 
-def test_a_workspace_inside_another_repository_commits_only_its_own_files(tmp_path: Path, cli: Any) -> None:
+def test_a_workspace_inside_another_repository_gets_its_own(tmp_path: Path, cli: Any) -> None:
     outer = tmp_path / "dotfiles"
     outer.mkdir()
     git(outer, "init", "-q")
@@ -173,15 +173,18 @@ def test_a_workspace_inside_another_repository_commits_only_its_own_files(tmp_pa
     git(outer, "add", "vimrc")  # someone else's staged change
     ws = outer / "agent"
     seed_workspace(ws)
-    out = run(cli, ws, "backup", "init")
-    assert out.returncode == 0 and f"inside the git repository at {outer}" in out.stdout
-    assert not (ws / ".git").exists()
-    out = run(cli, ws, "backup", "commit", "-m", "agent files")
-    assert out.returncode == 0, out.stderr
-    assert all(f.startswith("agent/") for f in committed(outer))
-    assert "A  vimrc" in git(outer, "status", "--porcelain")  # still staged, not committed
     st = json.loads(run(cli, ws, "backup", "status", "--json").stdout)
-    assert st["dirty"] == [] and st["toplevel"] == str(outer.resolve())
+    assert st["repo"] is False and st["inside"] == str(outer.resolve())
+    out = run(cli, ws, "backup", "commit")
+    assert out.returncode == 1 and f"inside the git repository at {outer}" in out.stderr
+
+    out = run(cli, ws, "backup", "init")
+    assert out.returncode == 0, out.stderr
+    assert f"inside the git repository at {outer}" in out.stdout and "/agent/" in out.stdout
+    assert (ws / ".git").is_dir() and "SOUL.md" in committed(ws)
+    assert git(outer, "status", "--porcelain", "--", "vimrc") == "A  vimrc\n"  # untouched
+    st = json.loads(run(cli, ws, "backup", "status", "--json").stdout)
+    assert st["repo"] is True and st["dirty"] == []
 
 
 def test_restore_clones_and_makes_the_copy_private(ws: Path, tmp_path: Path, cli: Any) -> None:
@@ -225,3 +228,26 @@ def test_git_without_an_identity_says_how_to_set_one(ws: Path, cli: Any, monkeyp
 def test_commit_outside_a_repository_says_to_init(ws: Path, cli: Any) -> None:
     out = run(cli, ws, "backup", "commit")
     assert out.returncode == 1 and "soulframe backup init" in out.stderr
+
+
+def test_backup_of_a_workspace_that_does_not_exist(tmp_path: Path, cli: Any) -> None:
+    missing = tmp_path / "nope"
+    out = run(cli, missing, "backup", "init")
+    assert out.returncode == 1 and "does not exist" in out.stderr and "soulframe init" in out.stderr
+    out = run(cli, missing, "backup", "status")
+    assert out.returncode == 0 and "does not exist" in out.stdout
+    assert not missing.exists()
+
+
+def test_a_secret_config_committed_before_is_refused_until_untracked(ws: Path, cli: Any) -> None:
+    assert run(cli, ws, "backup", "init").returncode == 0
+    assert "soulframe.toml" in committed(ws)  # no secret in it then
+    (ws / "soulframe.toml").write_text('timezone = "UTC"\n[embedding]\napi_key = "k-123"\n')
+    assert run(cli, ws, "backup", "init").returncode == 0  # now ignores it, but it is tracked
+    out = run(cli, ws, "backup", "commit")
+    assert out.returncode == 1 and "git rm --cached soulframe.toml" in out.stderr
+    assert "k-123" not in out.stderr
+    git(ws, "rm", "-q", "--cached", "soulframe.toml")
+    out = run(cli, ws, "backup", "commit")
+    assert out.returncode == 0, out.stderr
+    assert "soulframe.toml" not in committed(ws)

@@ -1,9 +1,10 @@
 """The workspace in a private git repository (seed 003 §6.12, §8.6).
 
 Everything goes through the ``git`` command line (no new dependency). soulframe never
-pushes: adding a remote and pushing stay the user's decision. Every command works on the
-workspace's own paths only (``git add -A -- .``, ``git commit -- .``), so a workspace inside
-a bigger repository never commits someone else's staged changes.
+pushes: adding a remote and pushing stay the user's decision. The workspace is a repository
+of its own (seed 003 §8.6: ``cd ~/clawd && git init``); a workspace that sits inside a
+bigger repository (dotfiles) gets its own nested one from ``backup init``, so a backup
+commit never takes along what is staged in the outer repository.
 
 Indexes and databases live in ``state_dir``, outside the workspace; the ``.gitignore``
 written by ``backup init`` keeps out any copy that lands inside it anyway, and a config
@@ -94,6 +95,10 @@ def _require_repo(root: Path) -> Path:
     top = toplevel(root)
     if top is None:
         raise SoulframeError(f"{root} is not in a git repository: run `soulframe backup init` first")
+    if top != root:
+        raise SoulframeError(
+            f"{root} is inside the git repository at {top}, not a repository of its own: run "
+            f"`soulframe backup init` to make it one, or commit with git in {top}")
     return top
 
 
@@ -166,7 +171,7 @@ def _secret_configs(root: Path) -> list[tuple[str, list[str]]]:
 class InitResult:
     workspace: Path
     created_repo: bool
-    #: the repository the workspace sits in when it is not the workspace itself
+    #: the repository the workspace sat in before it got its own
     parent_repo: Path | None
     gitignore_added: list[str]
     commit: str | None
@@ -219,30 +224,31 @@ def append_gitignore(root: Path, lines: Sequence[str]) -> list[str]:
 
 def init(root: Path, *, exclude_daily: bool = False, commit: bool = True,
          extra_dirs: Sequence[Path] = ()) -> InitResult:
-    """``git init`` the workspace when it is in no repository, write the .gitignore
+    """``git init`` the workspace unless it is a repository already, write the .gitignore
     defaults, and make the first commit (``initial workspace``) if there is none."""
     root = _require_workspace(root)
     notes: list[str] = []
     top = toplevel(root)
     created = False
     parent: Path | None = None
-    if top is None:
+    if top != root:
         out = git(root, "init", "-q", "-b", "main", check=False)
         if out.returncode != 0:  # git older than 2.28 has no -b
             git(root, "init", "-q")
         created = True
-        top = root
-    elif top != root:
-        parent = top
-        notes.append(f"the workspace is inside the git repository at {top}; backups commit "
-                     "only the workspace's files there")
+        if top is not None:
+            parent = top
+            rel = root.relative_to(top).as_posix()
+            notes.append(f"the workspace was inside the git repository at {top}; it is now a "
+                         f"repository of its own — add /{rel}/ to {top / '.gitignore'} so the outer "
+                         "one leaves it alone")
     added = append_gitignore(root, gitignore_lines(root, exclude_daily=exclude_daily,
                                                    extra_dirs=extra_dirs))
     for name, keys in _secret_configs(root):
         notes.append(f"{name} holds {', '.join(keys)}: it is kept out of git (.gitignore); "
                      "prefer model.api_key_env / embedding.api_key_env and commit it then")
     sha = None
-    if commit and parent is None and not _has_commits(root):
+    if commit and not _has_commits(root):
         result = commit_all(root, "initial workspace")
         sha = result.sha
     return InitResult(root, created, parent, added, sha, notes)
@@ -272,7 +278,8 @@ def default_message(today: _dt.date) -> str:
 
 
 def commit_all(root: Path, message: str) -> CommitResult:
-    """``git add -A`` the workspace and commit it. Nothing changed: ``committed`` is false."""
+    """``git add -A`` the workspace and commit it (the index as it then is, so a file
+    untracked with ``git rm --cached`` stays out). Nothing changed: ``committed`` is false."""
     root = _require_workspace(root)
     _require_repo(root)
     for name, keys in _secret_configs(root):
@@ -280,13 +287,14 @@ def commit_all(root: Path, message: str) -> CommitResult:
             raise SoulframeError(
                 f"{root / name} holds {', '.join(keys)}; refusing to commit a secret. Move it "
                 "to an environment variable (model.api_key_env, embedding.api_key_env, "
-                f"$SOULFRAME_DSN) or add /{name} to .gitignore")
-    git(root, "add", "-A", "--", ".")
-    staged = git(root, "diff", "--cached", "--name-only", "-z", "--relative", "--", ".")
+                f"$SOULFRAME_DSN) or add /{name} to .gitignore (and run `git rm --cached {name}` "
+                "if it was committed before — then rotate the key: it is in the history)")
+    git(root, "add", "-A")
+    staged = git(root, "diff", "--cached", "--name-only", "-z")
     files = [f for f in staged.stdout.split("\0") if f]
     if not files:
         return CommitResult(False, message)
-    git(root, "commit", "-q", "-m", message, "--", ".")
+    git(root, "commit", "-q", "-m", message)
     sha = git(root, "rev-parse", "HEAD").stdout.strip()
     return CommitResult(True, message, sha, files)
 
@@ -295,11 +303,12 @@ def commit_all(root: Path, message: str) -> CommitResult:
 
 
 def status(root: Path) -> dict[str, Any]:
-    """Is the workspace in a repository, what is uncommitted, the last commit, remotes
-    (URLs without passwords) and unpushed commits."""
+    """Is the workspace a repository, what is uncommitted, the last commit, remotes (URLs
+    without passwords) and unpushed commits. ``inside`` names the outer repository of a
+    workspace that is not a repository of its own."""
     root = root.expanduser().resolve()
     out: dict[str, Any] = {
-        "workspace": str(root), "repo": False, "toplevel": None, "branch": None,
+        "workspace": str(root), "repo": False, "inside": None, "branch": None,
         "dirty": [], "last_commit": None, "remotes": [], "upstream": None, "ahead": None,
     }
     if not root.is_dir():
@@ -308,15 +317,16 @@ def status(root: Path) -> dict[str, Any]:
     top = toplevel(root)
     if top is None:
         return out
+    if top != root:
+        out["inside"] = str(top)
+        return out
     out["repo"] = True
-    out["toplevel"] = str(top)
     branch = git(root, "symbolic-ref", "--short", "-q", "HEAD", check=False)
     out["branch"] = branch.stdout.strip() or None
-    porcelain = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
+    porcelain = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all")
     entries = porcelain.stdout.split("\0")
     dirty = []
     i = 0
-    prefix = git(root, "rev-parse", "--show-prefix").stdout.strip()
     while i < len(entries):
         item = entries[i]
         i += 1
@@ -325,8 +335,6 @@ def status(root: Path) -> dict[str, Any]:
         code, path = item[:2], item[3:]
         if code[0] in "RC":
             i += 1  # the rename's source path follows
-        if prefix and path.startswith(prefix):
-            path = path[len(prefix):]
         dirty.append({"status": code.strip() or code, "path": path})
     out["dirty"] = dirty
     if _has_commits(root):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from soulframe.cli_workspace import DOCTOR_CHECKS, Finding
+from soulframe.model import ConfigError
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
@@ -116,7 +117,11 @@ def memory_size(agent: Agent) -> Iterable[Finding]:
         return
     limit = int(agent.config.get("bootstrap.max_chars_per_file"))
     names = [n for n in ("MEMORY.md", "memory.md") if (root / n).is_file()][:1]
-    names += sorted(n for n in bootstrap_logs(agent) if (root / n).is_file())
+    try:
+        loaded = bootstrap_logs(agent)
+    except ConfigError:  # a bad timezone: the timezone check reports it
+        loaded = set()
+    names += sorted(n for n in loaded if (root / n).is_file())
     for name in names:
         try:
             path = agent.workspace.resolve(name)

@@ -199,7 +199,7 @@ def backup_init(state: State, exclude_daily: bool, no_commit: bool, as_json: boo
     root = result.workspace
     if result.created_repo:
         click.echo(f"initialised a git repository in {root}")
-    elif result.parent_repo is None:
+    else:
         click.echo(f"{root} is already a git repository")
     for note in result.notes:
         click.secho(f"note: {note}", fg="yellow")
@@ -251,11 +251,14 @@ def backup_status(state: State, as_json: bool) -> None:
         echo_json(st)
         return
     click.echo(f"workspace    {st['workspace']}")
-    if not st["repo"]:
-        click.echo("repository   none — run `soulframe backup init`")
+    if st.get("problem"):
+        click.echo(f"repository   none: {st['problem']} (`soulframe init` creates it)")
         return
-    top = "" if st["toplevel"] == st["workspace"] else f" (inside {st['toplevel']})"
-    click.echo(f"repository   yes{top}, branch {st['branch'] or '(detached)'}")
+    if not st["repo"]:
+        inside = f" of its own (it is inside {st['inside']})" if st["inside"] else ""
+        click.echo(f"repository   none{inside} — run `soulframe backup init`")
+        return
+    click.echo(f"repository   yes, branch {st['branch'] or '(detached)'}")
     last = st["last_commit"]
     click.echo(f"last commit  {last['date']}  {last['message']}  ({last['sha'][:7]})" if last
                else "last commit  none yet — run `soulframe backup commit`")
