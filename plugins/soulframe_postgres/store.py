@@ -371,6 +371,18 @@ class PostgresStore:
             problems.append(str(exc))
         return problems
 
+    def analyze(self) -> None:
+        """Refresh the planner's statistics of the memory tables. Autovacuum does this on
+        its own within a minute or so; after a bulk load (a first sync of a large
+        workspace, ``db migrate-from-sqlite``) doing it at once lets the planner pick the
+        GIN and HNSW indexes straight away."""
+
+        def go(conn: Any) -> None:
+            for table in ("memory_documents", "memory_chunks", "memory_vectors"):
+                conn.execute(f"ANALYZE {table}".encode())
+
+        self.db.run(go, what="analyze")
+
     def close(self) -> None:
         self.db.close()
 
