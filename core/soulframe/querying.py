@@ -86,23 +86,17 @@ def snippet(text: str, terms: list[str], max_chars: int = 320) -> tuple[str, int
         first = next(
             (i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), 0
         )
-    picked = [first]
     size = len(lines[first])
     lo, hi = first, first
-    # grow around the best line, after it first (the rest of the paragraph), then before
-    while size < max_chars:
-        grew = False
-        if hi + 1 < len(lines) and lines[hi + 1].strip() and size + len(lines[hi + 1]) + 1 <= max_chars:
-            hi += 1
-            size += len(lines[hi]) + 1
-            picked.append(hi)
-            grew = True
-        if lo - 1 >= 0 and lines[lo - 1].strip() and size + len(lines[lo - 1]) + 1 <= max_chars:
-            lo -= 1
-            size += len(lines[lo]) + 1
-            grew = True
-        if not grew:
-            break
+    # one line of context before the match (often the bullet's lead-in), then the rest of
+    # the paragraph after it, as far as max_chars allows
+    if lo - 1 >= 0 and lines[lo - 1].strip() and not lines[lo - 1].lstrip().startswith("#") \
+            and size + len(lines[lo - 1]) + 1 <= max_chars // 2:
+        lo -= 1
+        size += len(lines[lo]) + 1
+    while hi + 1 < len(lines) and lines[hi + 1].strip() and size + len(lines[hi + 1]) + 1 <= max_chars:
+        hi += 1
+        size += len(lines[hi]) + 1
     body = "\n".join(lines[lo : hi + 1]).strip()
     if len(body) > max_chars:
         # one long line: centre the window on the first matching word

@@ -282,7 +282,7 @@ class SqliteStore:
             self.conn.execute("DELETE FROM chunks")
             self.conn.execute("DELETE FROM files")
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
-            self.conn.execute("DELETE FROM meta WHERE key IN ('vector_dims', 'vec_stale')")
+            self.conn.execute("DELETE FROM meta WHERE key IN ('vector_dims', 'vec_stale', 'vec_dims')")
             if self._has_vec_table():
                 if self.vec_loaded:
                     self.conn.execute("DROP TABLE vec_vectors")
@@ -302,7 +302,7 @@ class SqliteStore:
             if self._has_vec_table():
                 self._set_meta("vec_stale", "1")
             return
-        if self.get_meta("vec_dims") != str(dims):
+        if self.get_meta("vec_dims") != str(dims) or not self._has_vec_table():
             if self._has_vec_table():
                 self.conn.execute("DROP TABLE vec_vectors")
             self.conn.execute(

@@ -1,0 +1,555 @@
+"""Memory: discovery, chunking, incremental sync, keyword search, visibility, get, daily
+memory, tools, status. Real files, the real SQLite store; the vector tests that need the
+offline model live in test_memory_model.py."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from soulframe import hookimpl
+from soulframe.agent import Agent
+from soulframe.chunking import chunk_text, split_long_line
+from soulframe.config import load_config
+from soulframe.memory_files import Discovery
+from soulframe.model import ConfigError, PathEscapeError, Registration, Session, SoulframeError
+from soulframe.plugins import make_plugin_manager
+from soulframe.querying import query_terms
+from soulframe.workspace import Workspace
+
+# --------------------------------------------------------------------------- helpers
+
+
+class HashingProvider:
+    """A small real embedding provider: words hashed into ``dims`` buckets, L2-normalised.
+    Used where a test needs two different models (a model change) without a download."""
+
+    name = "hashing"
+
+    def __init__(self, dims: int = 16) -> None:
+        self.dimensions = dims
+        self.model_id = f"hashing-{dims}"
+        self.calls: list[int] = []
+
+    def available(self) -> bool:
+        return True
+
+    def embed_documents(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        self.calls.append(len(texts))
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"\w+", t.lower()):
+                out[i, int(hashlib.md5(w[:5].encode()).hexdigest(), 16) % self.dimensions] += 1.0
+            n = np.linalg.norm(out[i])
+            out[i] = out[i] / n if n else out[i]
+        return out
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed_documents([text])[0]
+
+
+def provider_plugin(provider: Any) -> Any:
+    class Plugin:
+        __name__ = f"test_provider_{id(provider)}"
+
+        @hookimpl
+        def register_embedding_providers(self) -> list[Registration]:
+            return [Registration(provider.name, lambda config: provider, "test provider")]
+
+    return Plugin()
+
+
+def make_agent(ws: Path, state: Path, provider: Any = None, **overrides: Any) -> Agent:
+    values = {"state_dir": str(state), "embedding.provider": "none"}
+    if provider is not None:
+        values["embedding.provider"] = provider.name
+    values.update({k.replace("__", "."): v for k, v in overrides.items()})
+    cfg = load_config(search=False, workspace=ws, overrides=values)
+    pm = make_plugin_manager(plugins=[provider_plugin(provider)] if provider is not None else [])
+    return Agent(cfg, pm=pm)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "MEMORY.md").write_text(
+        "# MEMORY.md\n\n- Lease renewed 2026-09-21: $2,240/month, 13 months.\n"
+        "- Car: 2019 Subaru Crosstrek, grey.\n"
+    )
+    (root / "memory" / "2026-08-01.md").write_text(
+        "# 2026-08-01\n\n- Fixed the flaky login test in the portal repo.\n"
+        "- Dinner at Lupine & Salt on Saturday.\n"
+    )
+    (root / "memory" / "2026-08-02.md").write_text(
+        "# 2026-08-02\n\n- Vet visit for Biscuit: weight-control food from now on.\n"
+    )
+    (root / "SOUL.md").write_text("# SOUL.md\nBe kind.\n")
+    return root
+
+
+@pytest.fixture
+def agent(ws: Path, tmp_path: Path) -> Any:
+    a = make_agent(ws, tmp_path / "state")
+    yield a
+    a.close()
+
+
+def quiet(fn: Any, *a: Any, **kw: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*a, **kw)
+
+
+# --------------------------------------------------------------------------- chunking
+
+
+def test_chunks_prefer_a_blank_line_once_half_full() -> None:
+    para = "x" * 300
+    text = "\n".join([para, "", para, "", para, "", para])  # 4 paragraphs of 300
+    chunks = chunk_text(text, 1000)
+    # 300 < 500: the first blank line does not cut; 601 >= 500: the second does
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 7)]
+    assert all(len(c.text) <= 1000 for c in chunks)
+
+
+def test_chunks_are_forced_at_the_limit_and_keep_line_numbers() -> None:
+    lines = [f"line {i:03d} " + "y" * 90 for i in range(1, 41)]  # 100 chars each, no blank lines
+    chunks = chunk_text("\n".join(lines), 1000)
+    assert all(len(c.text) <= 1000 for c in chunks)
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == 40
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        assert b.start_line == a.end_line + 1
+    for c in chunks:
+        assert c.text.splitlines()[0].startswith(f"line {c.start_line:03d}")
+
+
+def test_an_over_long_line_is_split_and_keeps_its_line_number() -> None:
+    long_line = " ".join(["word"] * 600)  # 2,999 chars
+    chunks = chunk_text(f"# title\n\n{long_line}\n\nafter", 1000)
+    pieces = [c for c in chunks if c.start_line == 3]
+    assert len(pieces) == 3 and all(c.end_line == 3 and len(c.text) <= 1000 for c in pieces)
+    assert " ".join(p.text for p in pieces).split() == long_line.split()
+    assert split_long_line("a" * 2500, 1000) == ["a" * 1000, "a" * 1000, "a" * 500]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.just(""), st.text(alphabet="ab cd\t", min_size=1, max_size=300)), max_size=60),
+       st.integers(min_value=20, max_value=1200))
+def test_chunking_loses_no_text_and_respects_the_limit(lines: list[str], max_chars: int) -> None:
+    text = "\n".join(lines)
+    chunks = chunk_text(text, max_chars)
+    assert all(len(c.text) <= max_chars for c in chunks)
+    assert all(c.text.strip() for c in chunks)
+    src = text.splitlines()
+    for c in chunks:
+        assert 1 <= c.start_line <= c.end_line <= len(src)
+    got = "".join("".join(c.text.split()) for c in chunks)
+    assert got == "".join("".join(ln.split()) for ln in src)
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def test_discovery_finds_memory_files_and_skips_the_rest(ws: Path, tmp_path: Path) -> None:
+    (ws / "memory" / "projects" / "deep").mkdir(parents=True)
+    (ws / "memory" / "projects" / "deep" / "heron.md").write_text("# heron\n")
+    for skipped in (".git", "node_modules", ".hidden"):
+        (ws / "memory" / skipped).mkdir()
+        (ws / "memory" / skipped / "x.md").write_text("no\n")
+    (ws / "memory" / ".draft.md").write_text("no\n")
+    (ws / "memory" / "notes.txt").write_text("not markdown\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret outside\n")
+    (ws / "memory" / "escape.md").symlink_to(outside)
+    (ws / "memory" / "soul.md").symlink_to(ws / "SOUL.md")  # inside, but not memory
+    (ws / "memory" / "alias.md").symlink_to(ws / "memory" / "2026-08-01.md")  # fine
+    found = {f.path: f for f in Discovery(Workspace(ws)).files()}
+    assert set(found) == {
+        "MEMORY.md", "memory/2026-08-01.md", "memory/2026-08-02.md",
+        "memory/projects/deep/heron.md", "memory/alias.md",
+    }
+    assert found["MEMORY.md"].private and not found["memory/2026-08-01.md"].private
+    assert found["memory/2026-08-01.md"].day == "2026-08-01"
+    assert found["memory/projects/deep/heron.md"].day is None
+
+
+def test_lowercase_memory_md_and_extra_paths(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "notes").mkdir(parents=True)
+    (ws / "memory.md").write_text("lower\n")
+    (ws / "notes" / "a.md").write_text("a\n")
+    (ws / "TODO.txt").write_text("t\n")
+    d = Discovery(Workspace(ws), ["notes", "TODO.txt"])
+    found = {f.path: f.private for f in d.files()}
+    assert found == {"memory.md": True, "notes/a.md": True, "TODO.txt": True}
+    with pytest.raises(ConfigError, match="memory.extra_paths"):
+        Discovery(Workspace(ws), ["../elsewhere"])
+
+
+# --------------------------------------------------------------------------- sync
+
+
+def test_first_sync_indexes_then_nothing_changes(agent: Any) -> None:
+    r1 = quiet(agent.memory.sync)
+    assert sorted(r1.added) == ["MEMORY.md", "memory/2026-08-01.md", "memory/2026-08-02.md"]
+    assert r1.chunks == 3 and r1.model is None
+    r2 = quiet(agent.memory.sync)
+    assert (r2.added, r2.changed, r2.removed, r2.unchanged) == ([], [], [], 3)
+
+
+def test_a_touched_but_unchanged_file_is_not_reindexed(agent: Any, ws: Path) -> None:
+    quiet(agent.memory.sync)
+    p = ws / "memory" / "2026-08-01.md"
+    os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 5_000_000_000))
+    r = quiet(agent.memory.sync)
+    assert r.changed == [] and r.unchanged == 3
+    assert agent.store.files()["memory/2026-08-01.md"].mtime_ns == p.stat().st_mtime_ns
+
+
+def test_changed_and_deleted_files(agent: Any, ws: Path) -> None:
+    quiet(agent.memory.sync)
+    (ws / "memory" / "2026-08-01.md").write_text("# 2026-08-01\n\n- Kayaking on the Willamette.\n")
+    (ws / "memory" / "2026-08-02.md").unlink()
+    r = quiet(agent.memory.sync)
+    assert r.changed == ["memory/2026-08-01.md"] and r.removed == ["memory/2026-08-02.md"]
+    hits = quiet(agent.memory.search, "kayaking", min_score=0)
+    assert [h.path for h in hits] == ["memory/2026-08-01.md"]
+    assert quiet(agent.memory.search, "flaky login test", min_score=0).__len__() == 0
+    assert quiet(agent.memory.search, "Biscuit vet", min_score=0).__len__() == 0
+
+
+def test_search_syncs_changed_files_first(agent: Any, ws: Path) -> None:
+    quiet(agent.memory.sync)
+    (ws / "memory" / "2026-08-03.md").write_text("# 2026-08-03\n\n- Bought a sea kayak.\n")
+    hits = quiet(agent.memory.search, "sea kayak")
+    assert hits and hits[0].path == "memory/2026-08-03.md"
+
+
+def test_bad_files_are_skipped_or_repaired_with_a_warning_naming_them(agent: Any, ws: Path) -> None:
+    (ws / "memory" / "latin1.md").write_bytes("caf\xe9 with Ren\xe9e\n".encode("latin-1"))
+    (ws / "memory" / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    big = ws / "memory" / "huge.md"
+    big.write_text("huge line\n" * 100)
+    agent.config = agent.memory.config = agent.config.evolve(memory__max_file_bytes=500)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = agent.memory.sync()
+    messages = [str(w.message) for w in caught]
+    assert any("memory/latin1.md" in m and "UTF-8" in m for m in messages)
+    assert any("memory/binary.md" in m and "binary" in m for m in messages)
+    assert any("memory/huge.md" in m and "max_file_bytes" in m for m in messages)
+    assert dict(r.skipped).keys() == {"memory/binary.md", "memory/huge.md"}
+    assert "memory/latin1.md" in r.added
+    hits = quiet(agent.memory.search, "Renée", min_score=0)
+    assert [h.path for h in hits] == [] or hits[0].path == "memory/latin1.md"
+    assert quiet(agent.memory.search, "caf", min_score=0) is not None
+    # warned once, not on every sync
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        agent.memory.sync()
+    assert not [w for w in again if "huge.md" in str(w.message)]
+
+
+def test_a_file_growing_too_big_leaves_the_index(agent: Any, ws: Path) -> None:
+    quiet(agent.memory.sync)
+    agent.config = agent.memory.config = agent.config.evolve(memory__max_file_bytes=60)
+    (ws / "memory" / "2026-08-02.md").write_text("# 2026-08-02\n\n" + "- more about Biscuit\n" * 10)
+    r = quiet(agent.memory.sync)
+    assert "memory/2026-08-02.md" in r.removed
+    assert "memory/2026-08-02.md" not in agent.store.files()
+
+
+# --------------------------------------------------------------------------- keyword search
+
+
+def test_query_terms_drop_stopwords_but_keep_content() -> None:
+    assert query_terms("What did we decide about the lease?") == ["decide", "lease"]
+    assert query_terms("who") == ["who"]
+    assert query_terms("PR #1201 merged at 10:05") == ["pr", "1201", "merged", "10", "05"]
+
+
+def test_a_natural_language_question_finds_the_memory(agent: Any) -> None:
+    hits = quiet(agent.memory.search, "What did we decide about the lease?")
+    assert hits and hits[0].path == "MEMORY.md"
+    assert "Lease renewed" in hits[0].snippet
+    assert hits[0].text_score is not None and hits[0].vector_score is None
+
+
+def test_keyword_only_is_said_loudly(agent: Any) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = agent.memory.search("lease")
+    assert results.mode == "keyword-only"
+    assert "keyword-only" in results.notice
+    assert any("keyword-only" in str(w.message) for w in caught)
+    assert results.to_dict()["mode"] == "keyword-only"
+    status = agent.memory.status()
+    assert status["mode"] == "keyword-only" and "keyword-only" in status["notice"]
+
+
+def test_snippet_is_centred_on_the_match_not_the_first_line(agent: Any, ws: Path) -> None:
+    lines = ["# 2026-08-09", ""] + [f"- unrelated note number {i} about nothing" for i in range(12)]
+    lines.insert(10, "- The plumber fixed the dishwasher drain hose.")
+    (ws / "memory" / "2026-08-09.md").write_text("\n".join(lines) + "\n")
+    hit = quiet(agent.memory.search, "dishwasher hose")[0]
+    assert "- The plumber fixed the dishwasher drain hose." in hit.snippet.splitlines()[:2]
+    assert "# 2026-08-09" not in hit.snippet
+    assert hit.citation == f"memory/2026-08-09.md#L{hit.start_line}-L{hit.end_line}"
+
+
+def test_k_and_min_score(agent: Any, ws: Path) -> None:
+    for i in range(10):
+        words = "heron sighting" if i < 4 else "heron"  # 4 files hold both terms, 6 only one
+        (ws / "memory" / f"2026-07-{i + 10}.md").write_text(f"# d\n\n- {words} number {i}\n")
+    assert len(quiet(agent.memory.search, "heron sighting", 3)) == 3
+    assert len(quiet(agent.memory.search, "heron sighting", 50, min_score=0)) == 10
+    both = quiet(agent.memory.search, "heron sighting", 50, min_score=0.9)
+    assert sorted(h.path for h in both) == [f"memory/2026-07-{i + 10}.md" for i in range(4)]
+    with pytest.raises(SoulframeError, match="empty"):
+        agent.memory.search("   ")
+
+
+# --------------------------------------------------------------------------- visibility
+
+
+@pytest.mark.parametrize("kind", ["group", "subagent"])
+def test_group_and_subagent_sessions_never_get_private_memory(agent: Any, kind: str) -> None:
+    session = Session(kind=kind)  # type: ignore[arg-type]
+    hits = quiet(agent.memory.search, "lease Subaru car", 10, session, min_score=0)
+    assert all(h.path != "MEMORY.md" for h in hits)
+    main = quiet(agent.memory.search, "lease Subaru car", 10, Session.main(), min_score=0)
+    assert "MEMORY.md" in [h.path for h in main]
+    with pytest.raises(SoulframeError, match="private"):
+        agent.memory.get("MEMORY.md", session=session)
+    assert "Biscuit" in agent.memory.get("memory/2026-08-02.md", session=session).text
+
+
+def test_the_memory_tools_take_the_session_from_the_context(agent: Any) -> None:
+    from soulframe.tools import ToolError, dispatch
+
+    tools = {t.name for t in agent.tools(Session.group())}
+    assert {"memory_search", "memory_get"} <= tools
+    out = quiet(dispatch, agent, "memory_search", {"query": "lease Subaru dinner Biscuit", "min_score": 0},
+                session=Session.group())
+    assert out["results"] and all(r["path"] != "MEMORY.md" for r in out["results"])
+    assert out["mode"] == "keyword-only" and "notice" in out
+    with pytest.raises(ToolError, match="private"):
+        dispatch(agent, "memory_get", {"path": "MEMORY.md"}, session=Session.group())
+    mine = quiet(dispatch, agent, "memory_search", {"query": "lease"}, session=Session.main())
+    assert mine["results"][0]["path"] == "MEMORY.md"
+    assert mine["results"][0]["citation"].startswith("MEMORY.md#L")
+    got = dispatch(agent, "memory_get", {"path": "MEMORY.md#L3-L3"}, session=Session.main())
+    assert got["text"].startswith("- Lease renewed") and (got["from_line"], got["to_line"]) == (3, 3)
+    with pytest.raises(ToolError):
+        dispatch(agent, "memory_search", {"query": "x", "bogus": 1}, session=Session.main())
+
+
+# --------------------------------------------------------------------------- get
+
+
+def test_get_reads_a_line_range(agent: Any) -> None:
+    ex = agent.memory.get("memory/2026-08-01.md", from_line=3, lines=2)
+    assert ex.text.splitlines() == ["- Fixed the flaky login test in the portal repo.",
+                                    "- Dinner at Lupine & Salt on Saturday."]
+    assert (ex.start_line, ex.end_line, ex.total_lines) == (3, 4, 4)
+    assert agent.memory.get("memory/2026-08-01.md#L4").text == "- Dinner at Lupine & Salt on Saturday."
+    assert agent.memory.get("./memory/2026-08-01.md", from_line=99).text == ""
+
+
+@pytest.mark.parametrize("path,error", [
+    ("SOUL.md", "not a memory file"),
+    ("../outside.md", "not allowed"),
+    ("/etc/passwd", "absolute"),
+    ("memory/../SOUL.md", "not allowed"),
+    ("memory/link.md", "outside the workspace"),
+    ("memory/nope.md", "not a memory file"),
+])
+def test_get_refuses_anything_but_memory_files(agent: Any, ws: Path, tmp_path: Path, path: str,
+                                               error: str) -> None:
+    (tmp_path / "outside.md").write_text("secret\n")
+    (ws / "memory" / "link.md").symlink_to(tmp_path / "outside.md")
+    with pytest.raises((SoulframeError, PathEscapeError), match=error):
+        agent.memory.get(path)
+
+
+# --------------------------------------------------------------------------- daily memory
+
+
+def test_append_daily_creates_the_log_with_a_heading(agent: Any, ws: Path) -> None:
+    import datetime as dt
+
+    when = dt.datetime(2026, 11, 21, 23, 30)
+    p = agent.memory.append_daily("Prefers dark-mode screenshots", when=when)
+    agent.memory.append_daily("Second  entry\nwith a newline", when=when)
+    assert p == ws / "memory" / "2026-11-21.md"
+    assert p.read_text() == "# 2026-11-21\n\n- Prefers dark-mode screenshots\n- Second entry with a newline\n"
+    assert oct(p.stat().st_mode & 0o777) == oct(0o600)
+
+
+def test_append_daily_uses_the_agent_time_zone(ws: Path, tmp_path: Path) -> None:
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    a = make_agent(ws, tmp_path / "st", timezone="Pacific/Kiritimati")  # UTC+14
+    try:
+        path = a.memory.append_daily("hello")
+        assert path.name == f"{dt.datetime.now(ZoneInfo('Pacific/Kiritimati')).date()}.md"
+    finally:
+        a.close()
+
+
+def test_remember_curated_goes_to_memory_md(agent: Any, ws: Path) -> None:
+    p = agent.memory.remember("Prefers dark-mode screenshots", curated=True)
+    assert p == ws / "MEMORY.md"
+    last = p.read_text().splitlines()[-1]
+    assert re.fullmatch(r"- Prefers dark-mode screenshots \(added \d{4}-\d{2}-\d{2}\)", last)
+    with pytest.raises(SoulframeError, match="empty"):
+        agent.memory.remember("  ")
+
+
+def test_appending_to_a_file_without_a_final_newline(agent: Any, ws: Path) -> None:
+    import datetime as dt
+
+    p = ws / "memory" / "2026-01-05.md"
+    p.write_text("# 2026-01-05\n\n- first")
+    agent.memory.append_daily("second", when=dt.datetime(2026, 1, 5, 9))
+    assert p.read_text().splitlines() == ["# 2026-01-05", "", "- first", "- second"]
+
+
+def test_concurrent_appends_lose_nothing(agent: Any) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            for i in range(50):
+                agent.memory.append_daily(f"thread {n} entry {i}")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    path = agent.memory.append_daily("last")
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("# ") and lines.count(lines[0]) == 1
+    assert sum(1 for ln in lines if ln.startswith("- thread")) == 200
+
+
+# --------------------------------------------------------------------------- status, models
+
+
+def test_status_reports_files_chunks_backend_and_stale_files(agent: Any, ws: Path) -> None:
+    quiet(agent.memory.sync)
+    (ws / "memory" / "2026-08-05.md").write_text("# new\n\n- not yet indexed\n")
+    st = quiet(agent.memory.status, deep=True)
+    assert (st["files"], st["indexed_files"], st["chunks"]) == (4, 3, 3)
+    assert st["stale_files"] == ["memory/2026-08-05.md"]
+    assert st["health"] == "ok" and st["problems"] == []
+    assert "numpy" in st["vector_backend"] and "FTS5" in st["text_backend"]
+    assert st["provider"] is None and st["mode"] == "keyword-only"
+
+
+def test_a_model_change_is_detected_and_everything_re_embedded(ws: Path, tmp_path: Path) -> None:
+    small, large = HashingProvider(256), HashingProvider(512)
+    a = make_agent(ws, tmp_path / "st", small)
+    r1 = a.memory.sync()
+    assert r1.model == "hashing:hashing-256:256" and r1.embedded > 0 and r1.model_changed is None
+    assert a.memory.search("Subaru Crosstrek", min_score=0, channels="vector")
+    a.close()
+    b = make_agent(ws, tmp_path / "st", large)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r2 = b.memory.sync()
+    assert r2.model_changed == ("hashing:hashing-256:256", "hashing:hashing-512:512")
+    assert any("embedding model changed" in str(w.message) for w in caught)
+    assert sorted(r2.changed) == ["MEMORY.md", "memory/2026-08-01.md", "memory/2026-08-02.md"]
+    hits = b.memory.search("Subaru Crosstrek", min_score=0, channels="vector")
+    assert hits and hits[0].path == "MEMORY.md"
+    assert b.memory.status()["index_dimensions"] == 512
+    b.close()
+
+
+def test_reindexing_never_re_embeds_unchanged_text(ws: Path, tmp_path: Path) -> None:
+    prov = HashingProvider(16)
+    a = make_agent(ws, tmp_path / "st", prov)
+    first = a.memory.sync()
+    embedded = sum(prov.calls)
+    assert first.embedded == embedded > 0
+    (ws / "memory" / "2026-08-01.md").write_text(
+        (ws / "memory" / "2026-08-01.md").read_text() + "\n- One new line.\n")
+    second = a.memory.sync()
+    assert second.changed == ["memory/2026-08-01.md"] and second.embedded <= 1
+    third = a.memory.rebuild()
+    assert third.embedded == 0 and third.cached > 0 and len(third.added) == 3
+    a.close()
+
+
+def test_an_embedding_failure_indexes_keyword_only_and_retries(ws: Path, tmp_path: Path) -> None:
+    from soulframe.embedding import EmbeddingError
+
+    class Flaky(HashingProvider):
+        fail = True
+
+        def embed_documents(self, texts: list[str]) -> Any:
+            if self.fail:
+                raise EmbeddingError("endpoint unreachable (connection refused)")
+            return super().embed_documents(texts)
+
+    prov = Flaky(16)
+    a = make_agent(ws, tmp_path / "st", prov)
+    r = quiet(a.memory.sync)
+    assert any("embedding failed" in w for w in r.warnings) and len(r.added) == 3
+    assert quiet(a.memory.search, "Subaru", min_score=0)  # keyword still works
+    prov.fail = False
+    r2 = a.memory.sync()
+    assert len(r2.changed) == 3 and r2.embedded > 0
+    a.close()
+
+
+def test_the_memory_indexed_hook_sees_the_report(ws: Path, tmp_path: Path) -> None:
+    seen: list[Any] = []
+
+    class Observer:
+        __name__ = "observer"
+
+        @hookimpl
+        def memory_indexed(self, agent: Any, report: Any) -> None:
+            seen.append(report)
+
+    cfg = load_config(search=False, workspace=ws, overrides={"state_dir": str(tmp_path / "s"),
+                                                             "embedding.provider": "none"})
+    a = Agent(cfg, pm=make_plugin_manager(plugins=[Observer()]))
+    quiet(a.memory.sync)
+    quiet(a.memory.sync)  # nothing changed: not reported again
+    assert len(seen) == 1 and len(seen[0].added) == 3
+    a.close()
+
+
+def test_memory_disabled(ws: Path, tmp_path: Path) -> None:
+    a = make_agent(ws, tmp_path / "st", memory__enabled=False)
+    with pytest.raises(SoulframeError, match="memory.enabled"):
+        a.memory.search("lease")
+    a.close()
+
+
+def test_search_results_json_shape(agent: Any) -> None:
+    results = quiet(agent.memory.search, "lease")
+    row = json.loads(json.dumps(results.to_dict()))["results"][0]
+    assert {"path", "start_line", "end_line", "score", "snippet", "text_score", "vector_score",
+            "citation"} <= set(row)
