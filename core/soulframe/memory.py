@@ -162,6 +162,7 @@ class MemoryIndex:
         self.progress: Callable[[int, int], None] | None = None
         #: query text -> vector, so repeated searches (eval, a chatty model) embed once
         self._query_vectors: dict[tuple[str | None, str], Any] = {}
+        self._sync_depth = 0
 
     # ------------------------------------------------------------------ parts
 
@@ -216,17 +217,59 @@ class MemoryIndex:
 
     # ------------------------------------------------------------------ sync
 
-    def sync(self, *, force: bool = False, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+    def sync(
+        self,
+        *,
+        force: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        blocking: bool = True,
+    ) -> SyncReport:
         """Bring the index up to date with the files. Cheap when nothing changed: a stat
         per file and one query. ``force`` re-reads and re-chunks every file (vectors still
-        come from the embedding cache)."""
+        come from the embedding cache).
+
+        Syncs of one agent are serialised across processes by a lock file
+        (``<state_dir>/memory/<agent>.sync.lock``), so two indexers never write an older
+        reading of a file over a newer one. With ``blocking=False`` (what a search does)
+        a sync that would wait is skipped: the process holding the lock is indexing.
+        """
         self._check_enabled()
-        with self._lock:
+        with self._lock, self._sync_lock(blocking=blocking) as locked:
+            if not locked:
+                # another process is indexing this agent right now: it will bring the index
+                # up to date; a search must not wait for it
+                return self._last_sync or SyncReport()
             report = self._sync(force=force, progress=progress or self.progress)
         self._last_sync = report
         if report.changed_anything or report.recovered_from:
             self.agent.pm.hook.memory_indexed(agent=self.agent, report=report)
         return report
+
+    @contextlib.contextmanager
+    def _sync_lock(self, *, blocking: bool) -> Any:
+        if self._sync_depth:
+            self._sync_depth += 1
+            try:
+                yield True
+            finally:
+                self._sync_depth -= 1
+            return
+        from .workspace import ensure_private_dir
+
+        lock_dir = ensure_private_dir(self.agent.state_dir / "memory")
+        fd = os.open(lock_dir / f"{self.agent.id}.sync.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if not _try_lock(fd, blocking=blocking):
+                yield False
+                return
+            self._sync_depth = 1
+            try:
+                yield True
+            finally:
+                self._sync_depth = 0
+                _unlock(fd)
+        finally:
+            os.close(fd)
 
     def _sync(self, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
         started = time.perf_counter()
@@ -408,9 +451,9 @@ class MemoryIndex:
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Drop the index and build it again from the files (embeddings come from the cache)."""
         self._check_enabled()
-        with self._lock:
+        with self._lock, self._sync_lock(blocking=True):
             self.store.clear()
-        return self.sync(force=True, progress=progress)
+            return self.sync(force=True, progress=progress)
 
     # ------------------------------------------------------------------ search
 
@@ -440,7 +483,7 @@ class MemoryIndex:
         if not query:
             raise SoulframeError("memory search: the query is empty")
         if sync:
-            self.sync()
+            self.sync(blocking=False)
         private = session is None or session.is_private
         scope = session.user_id if session is not None else None
         terms = query_terms(query)
@@ -468,7 +511,8 @@ class MemoryIndex:
             mode = "hybrid" if notice is None else "keyword-only"
         else:
             mode = f"{channels}-only"
-        if notice:
+        if notice and str(self.config.get("embedding.provider")) != "none":
+            # switched off on purpose: said in the result and in status, not warned each time
             warnings.warn(notice, MemoryWarning, stacklevel=2)
 
         fused = fuse(
@@ -793,6 +837,18 @@ def _lock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except ImportError:  # Windows: O_APPEND writes of one small entry are atomic enough
         pass
+
+
+def _try_lock(fd: int, *, blocking: bool) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # Windows: no cross-process sync lock
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _unlock(fd: int) -> None:

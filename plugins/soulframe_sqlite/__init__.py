@@ -9,6 +9,9 @@ default ``<state_dir>/memory/<agent id>.sqlite``. Own settings, under
     ``"numpy"`` (default: the vectors are loaded once into a matrix and scanned with numpy,
     5-10x faster than sqlite-vec here) or ``"sqlite-vec"`` (KNN on the ``vec0`` mirror;
     needs the extension to load).
+``sqlite_vec``
+    ``true`` (default) loads sqlite-vec where it can and keeps the ``vec0`` mirror;
+    ``false`` never loads it (a broken binary, or a platform without a wheel).
 
 Nothing heavy is imported here: the driver, sqlite-vec and numpy load inside the factory.
 """
@@ -33,7 +36,11 @@ def open_store(agent: Any) -> Any:
     from .store import SqliteStore
 
     options = agent.config.plugin_config("soulframe_sqlite")
-    return SqliteStore(default_path(agent), vector_scan=str(options.get("vector_scan", "numpy")))
+    return SqliteStore(
+        default_path(agent),
+        vector_scan=str(options.get("vector_scan", "numpy")),
+        sqlite_vec=bool(options.get("sqlite_vec", True)),
+    )
 
 
 def open_context_files(agent: Any) -> Any:

@@ -50,7 +50,9 @@ class SqliteStore:
 
     name = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str], *, vector_scan: str = "numpy") -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, vector_scan: str = "numpy", sqlite_vec: bool = True
+    ) -> None:
         if vector_scan not in ("numpy", "sqlite-vec"):
             raise SoulframeError(
                 f"[plugins.config.soulframe_sqlite] vector_scan = {vector_scan!r} — expected "
@@ -59,6 +61,7 @@ class SqliteStore:
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self.vector_scan = vector_scan
+        self.want_vec = sqlite_vec
         self._lock = threading.RLock()
         self._matrix: VectorMatrix | None = None
         #: where a corrupted file was moved, when this open had to recover
@@ -91,7 +94,10 @@ class SqliteStore:
                 log.warning("%s: journal_mode is %s, not WAL", self.path, mode)
             conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: no corruption on crash
             conn.execute("PRAGMA foreign_keys = ON")
-            self.vec_loaded, self.vec_info = load_sqlite_vec(conn)
+            if self.want_vec:
+                self.vec_loaded, self.vec_info = load_sqlite_vec(conn)
+            else:
+                self.vec_loaded, self.vec_info = False, "switched off (sqlite_vec = false)"
             self.conn = conn
             self._migrate()
             self._check_fts5()

@@ -1,0 +1,288 @@
+"""The SQLite store on disk: where it lives, its permissions, WAL, schema versions, the
+sqlite-vec mirror, and faults — corruption, kill -9 mid-index, two processes at once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from soulframe.agent import Agent
+from soulframe.chunking import bytes_hash, chunk_text
+from soulframe.config import load_config
+from soulframe.model import ChunkInput, FileRecord, SoulframeError
+from soulframe.testing import basis
+
+
+def agent_for(ws: Path, state: Path, **overrides: Any) -> Agent:
+    values = {"state_dir": str(state), "embedding.provider": "none"}
+    values.update({k.replace("__", "."): v for k, v in overrides.items()})
+    return Agent(load_config(search=False, workspace=ws, overrides=values))
+
+
+def write_workspace(ws: Path, files: int, lines: int = 12) -> None:
+    (ws / "memory").mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        body = "\n".join(f"- note {i}-{j}: the zebra{i} crossed at {j}" for j in range(lines))
+        (ws / "memory" / f"2026-01-{i:04d}.md").write_text(f"# day {i}\n\n{body}\n")
+
+
+def run_cli(ws: Path, state: Path, *args: str, **kw: Any) -> subprocess.Popen[str]:
+    cfg = ws / "soulframe.toml"
+    if not cfg.exists():
+        cfg.write_text(f'state_dir = "{state}"\n\n[embedding]\nprovider = "none"\n')
+    env = {**os.environ, "SOULFRAME_CONFIG": str(cfg)}
+    return subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def quiet(fn: Any, *a: Any, **kw: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*a, **kw)
+
+
+# --------------------------------------------------------------------------- location
+
+
+def test_default_path_modes_and_wal(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write_workspace(ws, 2)
+    a = agent_for(ws, tmp_path / "state")
+    quiet(a.memory.sync)
+    db = tmp_path / "state" / "memory" / "default.sqlite"
+    assert Path(a.store.location) == db
+    assert db.stat().st_mode & 0o777 == 0o600
+    assert db.parent.stat().st_mode & 0o777 == 0o700
+    for side in ("-wal", "-shm"):
+        p = Path(f"{db}{side}")
+        if p.exists():
+            assert p.stat().st_mode & 0o777 == 0o600, side
+    assert a.store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert a.store.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+    a.close()
+
+
+def test_store_path_overrides_the_default(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write_workspace(ws, 1)
+    target = tmp_path / "elsewhere" / "index.sqlite"
+    a = agent_for(ws, tmp_path / "state", store__path=str(target))
+    quiet(a.memory.sync)
+    assert target.exists() and not (tmp_path / "state" / "memory" / "default.sqlite").exists()
+    a.close()
+
+
+def test_a_newer_schema_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    from soulframe_sqlite.store import SqliteStore
+
+    s = SqliteStore(tmp_path / "x.sqlite")
+    s.set_meta("schema_version", "999")
+    s.close()
+    with pytest.raises(SoulframeError, match="newer than this soulframe"):
+        SqliteStore(tmp_path / "x.sqlite")
+
+
+def test_migrations_are_recorded(tmp_path: Path) -> None:
+    from soulframe_sqlite.schema import LATEST
+    from soulframe_sqlite.store import SqliteStore
+
+    s = SqliteStore(tmp_path / "x.sqlite")
+    assert s.get_meta("schema_version") == str(LATEST)
+    s.close()
+    s = SqliteStore(tmp_path / "x.sqlite")  # reopening applies nothing twice
+    assert s.stats()["schema_version"] == LATEST
+    s.close()
+
+
+def test_the_vec0_mirror_is_rebuilt_after_a_process_without_sqlite_vec_wrote(tmp_path: Path) -> None:
+    from soulframe_sqlite.store import SqliteStore
+
+    with_vec = SqliteStore(tmp_path / "x.sqlite", vector_scan="sqlite-vec")
+    if not with_vec.vec_loaded:
+        pytest.skip(f"sqlite-vec does not load here: {with_vec.vec_info}")
+    with_vec.replace_file(FileRecord("a.md", "1"), [ChunkInput(1, 1, "first", "a", (basis(0),))])
+    with_vec.close()
+    without = SqliteStore(tmp_path / "x.sqlite", sqlite_vec=False)
+    assert "numpy" in without.stats()["vector_backend"] and "switched off" in without.stats()["vector_backend"]
+    without.replace_file(FileRecord("b.md", "1"), [ChunkInput(1, 1, "second", "b", (basis(1),))])
+    without.remove_files(["a.md"])
+    assert [h.path for h in without.search_vector(basis(1), 5, include_private=True)] == ["b.md"]
+    without.close()
+    again = SqliteStore(tmp_path / "x.sqlite", vector_scan="sqlite-vec")
+    assert [h.path for h in again.search_vector(basis(1), 5, include_private=True)] == ["b.md"]
+    assert again.search_vector(basis(0), 5, include_private=True)[0].path == "b.md"
+    assert again.get_meta("vec_stale") is None
+    again.close()
+
+
+# --------------------------------------------------------------------------- corruption
+
+
+def _corrupt_header(db: Path) -> None:
+    data = bytearray(db.read_bytes())
+    data[:16] = b"this is garbage!"
+    db.write_bytes(bytes(data))
+
+
+def _corrupt_pages(db: Path) -> None:
+    """Keep the header, scribble over every page after the first two."""
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big") or 65536
+    for start in range(page * 2, len(data), page):
+        data[start + 8 : start + 200] = os.urandom(192)
+    db.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [_corrupt_header, _corrupt_pages])
+def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: Any) -> None:
+    ws = tmp_path / "ws"
+    write_workspace(ws, 30)
+    a = agent_for(ws, tmp_path / "state")
+    quiet(a.memory.sync)
+    a.close()
+    db = tmp_path / "state" / "memory" / "default.sqlite"
+    # fold the WAL into the main file so the damage hits the real data
+    import sqlean
+
+    c = sqlean.connect(db)
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    c.close()
+    damage(db)
+    b = agent_for(ws, tmp_path / "state")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = b.memory.sync()
+    messages = " ".join(str(w.message) for w in caught)
+    assert "corrupt" in messages and "rebuilt" in messages
+    aside = list(db.parent.glob("default.sqlite.corrupt-*"))
+    assert len(aside) == 1 and report.recovered_from == str(aside[0])
+    assert len(report.added) == 30
+    hits = quiet(b.memory.search, "zebra7", min_score=0)
+    assert hits[0].path == "memory/2026-01-0007.md"
+    assert b.memory.status()["health"] == "ok"
+    b.close()
+
+
+# --------------------------------------------------------------------------- kill -9
+
+
+def _consistent(db: Path, ws: Path) -> tuple[int, int]:
+    """Every indexed file's chunks are exactly those of its content at its recorded hash."""
+    import sqlean
+
+    c = sqlean.connect(db)
+    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    files = c.execute("SELECT id, path, hash FROM files").fetchall()
+    for fid, path, digest in files:
+        data = (ws / path).read_bytes()
+        assert bytes_hash(data) == digest
+        expected = [(ch.start_line, ch.end_line, ch.text) for ch in chunk_text(data.decode(), 1000)]
+        got = c.execute("SELECT start_line, end_line, text FROM chunks WHERE file_id = ? ORDER BY id",
+                        (fid,)).fetchall()
+        assert got == expected, path
+    orphans = c.execute("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)").fetchone()[0]
+    fts = c.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+    chunks = c.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    c.close()
+    assert orphans == 0 and fts == chunks
+    return len(files), chunks
+
+
+def test_kill_9_during_indexing_leaves_a_consistent_index(tmp_path: Path) -> None:
+    import sqlean
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write_workspace(ws, 1500, lines=30)
+    db = state / "memory" / "default.sqlite"
+    proc = run_cli(ws, state, "memory", "index")
+    indexed = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+        if db.exists():
+            try:
+                c = sqlean.connect(db, timeout=0.1)
+                indexed = c.execute("SELECT count(*) FROM files").fetchone()[0]
+                c.close()
+            except sqlean.OperationalError:
+                continue
+            if indexed >= 50:
+                break
+    assert proc.poll() is None, "indexing finished before it could be killed: use more files"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    files, _ = _consistent(db, ws)
+    assert 50 <= files < 1500
+    a = agent_for(ws, state)
+    report = quiet(a.memory.sync)
+    assert report.unchanged == files and len(report.added) == 1500 - files
+    assert _consistent(db, ws)[0] == 1500
+    a.close()
+
+
+# --------------------------------------------------------------------------- two processes
+
+
+def test_two_processes_indexing_and_remembering_lose_nothing(tmp_path: Path) -> None:
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write_workspace(ws, 200)
+    script = textwrap.dedent(f"""
+        import sys, warnings
+        warnings.simplefilter("ignore")
+        from soulframe.agent import Agent
+        from soulframe.config import load_config
+        cfg = load_config(search=False, workspace={str(ws)!r},
+                          overrides={{"state_dir": {str(state)!r}, "embedding.provider": "none"}})
+        agent = Agent(cfg)
+        name = sys.argv[1]
+        agent.memory.sync()
+        for i in range(25):
+            agent.memory.append_daily(f"{{name}} wrote entry {{i}} kiwi{{name}}{{i}}")
+            agent.memory.sync()
+            agent.memory.search(f"kiwi{{name}}{{i}}")
+        agent.close()
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, n], stderr=subprocess.PIPE, text=True)
+             for n in ("alpha", "beta")]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    a = agent_for(ws, state)
+    today = a.memory._today().isoformat()
+    log = ws / "memory" / f"{today}.md"
+    lines = log.read_text().splitlines()
+    assert sum(1 for ln in lines if " wrote entry " in ln) == 50
+    # the index already holds the final file: nothing for a new sync to do
+    stored = a.store.files()[f"memory/{today}.md"]
+    assert stored.hash == bytes_hash(log.read_bytes())
+    for name in ("alpha", "beta"):
+        for i in (0, 24):
+            hits = a.memory.search(f"kiwi{name}{i}", sync=False, min_score=0)
+            assert hits and hits[0].path == f"memory/{today}.md", (name, i)
+    assert _consistent(Path(a.store.location), ws)[0] == 201
+    a.close()
+
+
+def test_a_search_does_not_wait_for_another_process_indexing(tmp_path: Path) -> None:
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write_workspace(ws, 5)
+    a = agent_for(ws, state)
+    quiet(a.memory.sync)
+    b = agent_for(ws, state)
+    (ws / "memory" / "2026-02-01.md").write_text("# x\n\n- the okapi arrived\n")
+    with a.memory._sync_lock(blocking=True):  # "another process" is indexing
+        started = time.monotonic()
+        results = quiet(b.memory.search, "zebra3")
+        assert time.monotonic() - started < 5
+        assert results and results[0].path == "memory/2026-01-0003.md"
+    assert quiet(b.memory.search, "okapi")[0].path == "memory/2026-02-01.md"
+    a.close()
+    b.close()
