@@ -156,6 +156,8 @@ DEFAULTS: dict[str, Key] = {
     "embedding.dimensions": K(None, "requested dimensions, where the API supports it", types=(int, NONE)),
     "embedding.timeout_s": K(60.0, "HTTP timeout"),
     "embedding.local.model_path": K(None, "directory with model.safetensors, tokenizer.json, config.json", types=(str, NONE)),
+    "embedding.max_retries": K(4, "HTTP retries on 429 and 5xx (backoff, honouring Retry-After)"),
+    "embedding.local.threads": K(0, "worker threads for the offline model; 0 = one per core, up to 4"),
     # ----------------------------------------------------------------- chat model
     "model.provider": K(None, "openai, openai-compatible, anthropic (presets: openrouter, ollama, lmstudio, vllm)", types=(str, NONE)),
     "model.name": K(None, "model id", types=(str, NONE)),

