@@ -47,3 +47,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
 def cli():
     """``cli("prompt", "--json")`` runs the real command line in a subprocess."""
     return run_cli
+
+
+# a real PostgreSQL with pgvector for the managed-mode tests (started once, on first use)
+from pg_fixtures import pg_dsn, pg_server  # noqa: E402, F401

@@ -6,9 +6,7 @@ By default one server is started for the whole test session with ``embedded-post
 pgvector available). Every test gets its own schema (``search_path``), so tests never see
 each other's rows and nothing needs cleaning between them.
 
-Import what you use in a test module::
-
-    from pg_fixtures import pg_server, pg_dsn  # noqa: F401  (fixtures)
+``tests/conftest.py`` imports ``pg_server`` and ``pg_dsn``, so every test can ask for them.
 """
 
 from __future__ import annotations

@@ -5,11 +5,9 @@ context-file interceptor on the database, two users of one predefined agent kept
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from pg_fixtures import pg_dsn, pg_server  # noqa: F401  (fixtures)
 from soulframe.agent import Agent
 from soulframe.agentstore import (
     ContextFileReadOnlyError,

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pg_fixtures import pg_dsn, pg_server  # noqa: F401  (fixtures)
 from soulframe.model import ChunkInput, FileRecord, Store
 
 STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]

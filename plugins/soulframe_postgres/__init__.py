@@ -24,7 +24,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import click
-
 from soulframe import hookimpl
 from soulframe.model import Registration, SkillSource
 

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-
 from soulframe.model import SoulframeError
 
 DEFAULT_PORT = 5432

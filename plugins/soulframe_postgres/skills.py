@@ -22,11 +22,11 @@ import hashlib
 import json
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import attrs
-
 from soulframe.model import Skill, SkillSource, SoulframeError
 
 from .connection import Database
@@ -309,7 +309,7 @@ class PostgresSkills:
         version the agent sees (its pin, else the latest), by slug."""
         users = [user_id] if isinstance(user_id, str) else list(user_id or [])
 
-        def go(conn: Any) -> list[Any]:
+        def go(conn: Any) -> Any:
             aid = self._agent_id(conn, str(agent_id)) if agent_id is not None else None
             return conn.execute(
                 """
@@ -366,7 +366,7 @@ class PostgresSkills:
         if not items:
             return
         for d in {len(v) for _, v in items}:
-            self.db.run(lambda conn, d=d: ensure_vector_index(conn, "skills", d), what="index")
+            self.db.run(partial(ensure_vector_index, table="skills", dims=d), what="index")
 
         def go(conn: Any) -> None:
             with conn.cursor() as cur:
@@ -399,7 +399,7 @@ class PostgresSkills:
         if not allowed:
             return []
 
-        def go(conn: Any) -> list[Any]:
+        def go(conn: Any) -> Any:
             return conn.execute(
                 f"SELECT s.slug, 1 - ({expr} <=> %b::{query_cast(dims)}) FROM skills s "
                 f"WHERE s.dims = {dims} AND s.slug = ANY(%s) "

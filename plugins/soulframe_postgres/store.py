@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from soulframe.model import ChunkInput, FileRecord, SoulframeError, StoredChunk
@@ -109,7 +110,7 @@ class PostgresStore:
     # ------------------------------------------------------------------ files
 
     def files(self, scope: str | None = None) -> dict[str, FileRecord]:
-        def go(conn: Any) -> list[Any]:
+        def go(conn: Any) -> Any:
             return conn.execute(
                 "SELECT path, hash, mtime_ns, size, private, day, model, user_id "
                 "FROM memory_documents WHERE agent_id = %s AND user_id = %s",
@@ -127,7 +128,7 @@ class PostgresStore:
         dims = {len(v) for ch in chunks for v in ch.vectors}
         for d in dims - self._indexed_dims:
             # DDL outside the data transaction, so a long index build never holds it open
-            self.db.run(lambda conn, d=d: ensure_vector_index(conn, "memory_vectors", d),
+            self.db.run(partial(ensure_vector_index, table="memory_vectors", dims=d),
                         what="vector index")
             self._indexed_dims.add(d)
         self.db.run(lambda conn: self._replace(conn, record, chunks),
@@ -217,7 +218,7 @@ class PostgresStore:
             "ORDER BY score DESC, c.id LIMIT %s"
         )
 
-        def go(conn: Any) -> list[Any]:
+        def go(conn: Any) -> Any:
             return conn.execute(sql, [*unique, *args, limit]).fetchall()
 
         return [_stored(r) for r in self.db.run(go, what="keyword search") if float(r[5]) > 0]
@@ -268,7 +269,7 @@ class PostgresStore:
         if not ids:
             return {}
 
-        def go(conn: Any) -> list[Any]:
+        def go(conn: Any) -> Any:
             with conn.cursor(binary=True) as cur:
                 return cur.execute(
                     "SELECT v.chunk_id, v.embedding FROM memory_vectors v "
@@ -293,7 +294,7 @@ class PostgresStore:
         if not hashes:
             return {}
 
-        def go(conn: Any) -> list[Any]:
+        def go(conn: Any) -> Any:
             with conn.cursor(binary=True) as cur:
                 return cur.execute(
                     "SELECT hash, embedding FROM embedding_cache WHERE model = %s AND hash = ANY(%s)",
@@ -320,7 +321,10 @@ class PostgresStore:
     def stats(self) -> dict[str, Any]:
         def go(conn: Any) -> dict[str, Any]:
             a = (self.agent_id,)
-            one = lambda sql, args=a: conn.execute(sql, args).fetchone()[0]  # noqa: E731
+
+            def one(sql: str, args: tuple[Any, ...] = a) -> Any:
+                return conn.execute(sql, args).fetchone()[0]
+
             dims = conn.execute(
                 "SELECT dims FROM memory_vectors WHERE agent_id = %s GROUP BY dims "
                 "ORDER BY count(*) DESC LIMIT 1", a).fetchone()

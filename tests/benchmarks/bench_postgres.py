@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pg_fixtures import pg_dsn, pg_server  # noqa: F401  (fixtures)
 from soulframe.model import ChunkInput, FileRecord
 
 pytestmark = pytest.mark.postgres
