@@ -286,16 +286,25 @@ def test_a_natural_language_question_finds_the_memory(agent: Any) -> None:
     assert hits[0].text_score is not None and hits[0].vector_score is None
 
 
-def test_keyword_only_is_said_loudly(agent: Any) -> None:
+def test_keyword_only_is_said_loudly_when_no_provider_is_available(ws: Path, tmp_path: Path) -> None:
+    a = make_agent(ws, tmp_path / "st", embedding__provider="auto",
+                   embedding__auto_order=["not-installed"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        results = agent.memory.search("lease")
-    assert results.mode == "keyword-only"
-    assert "keyword-only" in results.notice
+        results = a.memory.search("lease")
+    assert results and results.mode == "keyword-only"
+    assert "keyword-only" in results.notice and "no embedding provider" in results.notice
     assert any("keyword-only" in str(w.message) for w in caught)
     assert results.to_dict()["mode"] == "keyword-only"
-    status = agent.memory.status()
+    status = a.memory.status()
     assert status["mode"] == "keyword-only" and "keyword-only" in status["notice"]
+    a.close()
+
+
+def test_keyword_only_by_choice_is_said_in_results_and_status(agent: Any) -> None:
+    results = agent.memory.search("lease")
+    assert results.mode == "keyword-only" and "embedding.provider = none" in results.notice
+    assert agent.memory.status()["mode"] == "keyword-only"
 
 
 def test_snippet_is_centred_on_the_match_not_the_first_line(agent: Any, ws: Path) -> None:
