@@ -87,6 +87,14 @@ class SeedBM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 ships no type hint
             for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
         }
 
+    def ceiling(self, query: Sequence[str]) -> float:
+        """An upper bound of any document's score for ``query``: each term's
+        ``IDF * (k1 + 1)`` (its term-frequency factor tends to ``k1 + 1``), a term no skill
+        contains counted at the IDF of ``df = 0``. Dividing by it puts a score in 0..1 as
+        "the share of the query a document matches", whatever the other documents do."""
+        unseen = seed_idf(self.corpus_size, 0)
+        return sum((self.idf.get(t, unseen)) * (self.k1 + 1) for t in query) or 1.0
+
     def scores(self, query: Sequence[str]) -> npt.NDArray[np.float64]:
         """One score per document (0 where no query term occurs); equals ``get_scores``."""
         score = np.zeros(self.corpus_size, dtype=np.float64)
@@ -149,10 +157,18 @@ class SkillIndex:
         """The top ``k`` skills for ``query``.
 
         Keyword only: raw BM25 scores, documents with no query term left out. Hybrid (a
-        query vector and skill vectors): BM25 normalised to 0..1 by the best score, cosine
-        clamped to 0..1, fused ``text_weight * bm25 + vector_weight * cosine``; when BM25
-        matches nothing the cosine is used alone (weights renormalised to 1, seed 000 §15).
-        Ties go to the skill that sorts first by name.
+        query vector and skill vectors): BM25 normalised to 0..1 by the query's ceiling
+        (:meth:`SeedBM25.ceiling`), cosine clamped to 0..1, fused ``text_weight * bm25 +
+        vector_weight * cosine``; when BM25 matches nothing the cosine is used alone
+        (weights renormalised to 1, seed 000 §15). Ties go to the skill that sorts first by
+        name.
+
+        Why the ceiling and not the best score: dividing by the best score turns a skill
+        that matches one incidental word of a long query ("it" in "will it rain tomorrow")
+        into a perfect 1.0 keyword match, and 0.3 of that outweighs real semantic
+        similarity. On 20 paraphrased queries over 17 skills with the offline MiniLM model
+        (tests/benchmarks/bench_skills.py) recall@1 was 13/20 normalising by the best
+        score, 19/20 by the ceiling, 19/20 cosine alone and 8/20 BM25 alone.
         """
         if not self.skills or k <= 0:
             return []
@@ -165,7 +181,8 @@ class SkillIndex:
         cosine = np.clip(self.vectors @ q, 0.0, 1.0).astype(np.float64)
         best = float(raw.max()) if raw.size else 0.0
         if best > 0:
-            text = raw / best
+            assert self.bm25 is not None
+            text = raw / self.bm25.ceiling(tokenize(query))
             fused = text_weight * text + vector_weight * cosine
         else:
             text = raw

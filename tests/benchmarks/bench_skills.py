@@ -151,3 +151,93 @@ def test_hot_reload_latency(tmp_path: Path) -> None:
           f"edit after {edited * 1000:.0f} ms (target <= 1,000 ms)")
     print(f"  no watcher (stat check)  : edit visible after {polled * 1000:.1f} ms")
     assert created <= 1.0 and edited <= 1.0 and polled <= 1.0
+
+
+# --------------------------------------------------------------------------- search quality
+
+QUALITY_SKILLS = {
+    "weather": "Get the forecast and current conditions for a city",
+    "invoice": "Create and send an invoice to a client, and track whether it was paid",
+    "deploy-site": "Build and deploy the website to staging or production",
+    "db-backup": "Back up the PostgreSQL database and verify the dump restores",
+    "calendar": "Schedule meetings, find free slots and send calendar invitations",
+    "translate": "Translate text between languages, keeping tone and formatting",
+    "expense-report": "Turn receipts into an expense report for reimbursement",
+    "pr-review": "Review a GitHub pull request: read the diff, run tests, leave comments",
+    "recipe": "Suggest recipes from ingredients at hand and plan weekly meals",
+    "travel-booking": "Search and compare flights and hotels for a trip",
+    "email-triage": "Sort the inbox: flag urgent mail, draft replies, archive newsletters",
+    "image-resize": "Resize, crop and compress images for the web",
+    "pdf-merge": "Merge several PDF files into one and reorder pages",
+    "password-rotation": "Rotate credentials and API keys and update where they are stored",
+}
+QUALITY_QUERIES = [
+    ("will it rain tomorrow in Lisbon", "weather"),
+    ("bill the customer for last month's work", "invoice"),
+    ("push the new version of the homepage live", "deploy-site"),
+    ("make sure we can restore our data if the server dies", "db-backup"),
+    ("set up a call with Anna next week", "calendar"),
+    ("how do you say this in German", "translate"),
+    ("I need to get reimbursed for my taxi rides", "expense-report"),
+    ("look over the changes in this PR", "pr-review"),
+    ("what can I cook with eggs and spinach", "recipe"),
+    ("find me a cheap flight to Rome", "travel-booking"),
+    ("clean up my mailbox", "email-triage"),
+    ("make these photos smaller", "image-resize"),
+    ("combine these documents into a single file", "pdf-merge"),
+    ("our API token leaked, change it", "password-rotation"),
+    ("tidy up what I wrote in my journal this week", "memory-maintenance"),
+    ("create a new skill for deploying", "write-a-skill"),
+    ("what should the agent check every hour", "heartbeat-checklist"),
+    ("compress images", "image-resize"),
+    ("backup database", "db-backup"),
+    ("merge pdf", "pdf-merge"),
+]
+
+
+def test_search_quality_with_the_offline_model(tmp_path: Path) -> None:
+    """recall@1 of paraphrased queries: BM25, cosine, and the two ways to fuse them."""
+    import json
+
+    import numpy as np
+    import pytest
+
+    try:
+        import soulframe_embeddings
+    except ImportError as exc:
+        pytest.skip(f"soulframe_embeddings is not importable: {exc}")
+    ws = tmp_path / "ws"
+    for name, desc in QUALITY_SKILLS.items():
+        d = ws / "skills" / name
+        d.mkdir(parents=True)
+        (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {json.dumps(desc)}\n---\n")
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[soulframe_skills, soulframe_embeddings])
+    agent = Agent.open(ws, pm=pm, embedding__provider="local",
+                       skills__personal_dir="", skills__global_dir="")
+    try:
+        embedder = agent.embedder
+    except Exception as exc:
+        pytest.skip(f"the offline model is not available: {exc}")
+    assert embedder is not None
+    agent.skills.search("warm up")
+    index = agent.skills._index[1]  # the index the search just used
+    names = [s.name for s in index.skills]
+    score = {"bm25 alone": 0, "cosine alone": 0, "hybrid, bm25 / best score": 0,
+             "hybrid, bm25 / query ceiling (used)": 0}
+    for query, want in QUALITY_QUERIES:
+        raw = index.bm25_scores(query)
+        cos = np.clip(index.vectors @ embedder.embed_query(query), 0, 1)
+        best = raw.max()
+        by_best = 0.3 * raw / best + 0.7 * cos if best > 0 else cos
+        top = {
+            "bm25 alone": names[int(raw.argmax())] if best > 0 else None,
+            "cosine alone": names[int(cos.argmax())],
+            "hybrid, bm25 / best score": names[int(by_best.argmax())],
+            "hybrid, bm25 / query ceiling (used)": agent.skills.search(query, 1)[0].name,
+        }
+        for k, got in top.items():
+            score[k] += got == want
+    print(f"\n  recall@1 over {len(QUALITY_QUERIES)} paraphrased queries, {len(names)} skills (MiniLM):")
+    for k, v in score.items():
+        print(f"    {k:38} {v}/{len(QUALITY_QUERIES)}")
+    assert score["hybrid, bm25 / query ceiling (used)"] >= score["hybrid, bm25 / best score"]
