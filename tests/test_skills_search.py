@@ -211,6 +211,7 @@ def test_hybrid_finds_synonyms_bm25_cannot_and_caches_skill_vectors(workspace: P
     assert emb.document_calls == calls + 1
 
 
+@pytest.mark.model
 def test_real_offline_model_ranks_a_paraphrase(workspace: Path) -> None:
     try:
         import soulframe_embeddings
