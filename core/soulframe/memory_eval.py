@@ -110,3 +110,16 @@ def evaluate(memory: MemoryIndex, queries: Sequence[dict[str, Any]], k: int = 6)
     result["per_query"] = [{"id": qid, **row} for qid, row in per_query.items()]
     result["notice"] = memory.embedder_problem
     return result
+
+
+def markdown_table(result: dict[str, Any], channels: Sequence[str] = ("keyword", "vector", "hybrid")) -> str:
+    """The metrics of :func:`evaluate` as a Markdown table (docs/memory.md is generated
+    from this by tests/test_recall.py)."""
+    k = result["k"]
+    rows = [f"| channel | recall@1 | recall@3 | recall@{k} | MRR |", "|---|---|---|---|---|"]
+    for name in channels:
+        m = result["channels"].get(name)
+        if m is None:
+            continue
+        rows.append(f"| {name} | {m['recall@1']:.3f} | {m['recall@3']:.3f} | {m['recall@k']:.3f} | {m['mrr']:.3f} |")
+    return "\n".join(rows) + "\n"
