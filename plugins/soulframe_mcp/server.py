@@ -150,14 +150,23 @@ def _tool_error(message: str) -> types.CallToolResult:
 def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: str | None,
         allow_remember: bool) -> None:
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember)
-    if port is None:
-        anyio.run(_run_stdio, server)
-        return
-    import uvicorn
+    # A server lives long: watch the skill tiers so an edited or new SKILL.md is served
+    # without a restart (memory needs no watcher: every search syncs changed files first).
+    try:
+        agent.skills.watch()
+    except Exception as exc:  # no inotify, too many watches: serve anyway, say so
+        print(f"soulframe: warning: skills hot reload is off ({exc})", file=sys.stderr, flush=True)
+    try:
+        if port is None:
+            anyio.run(_run_stdio, server)
+            return
+        import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    print(f"soulframe: serving MCP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+        app = server.streamable_http_app(host=host)
+        print(f"soulframe: serving MCP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        agent.close()
 
 
 async def _run_stdio(server: Server[Any]) -> None:
