@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from soulframe.embedding import EmbeddingUnavailableError
 from soulframe_embeddings import weights as weights_mod
 from soulframe_embeddings.local import LocalProvider

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 _SYMBOLS = (
     ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
@@ -31,10 +32,12 @@ _SYMBOLS = (
 _lock = threading.Lock()
 _users = 0
 _saved = 0
-_api: tuple[ctypes._CFuncPtr, ctypes._CFuncPtr] | None | bool = False  # False = not looked up
+_looked_up = False
+#: (get_num_threads, set_num_threads) of NumPy's OpenBLAS, or None
+_api: tuple[Any, Any] | None = None
 
 
-def _find_api() -> tuple[ctypes._CFuncPtr, ctypes._CFuncPtr] | None:
+def _find_api() -> tuple[Any, Any] | None:
     import numpy
 
     root = Path(numpy.__file__).resolve().parent
@@ -63,23 +66,24 @@ def _find_api() -> tuple[ctypes._CFuncPtr, ctypes._CFuncPtr] | None:
 @contextmanager
 def single_threaded_blas() -> Iterator[bool]:
     """Limit NumPy's BLAS to one thread inside the block; yields whether it could."""
-    global _api, _users, _saved
+    global _api, _looked_up, _users, _saved
     with _lock:
-        if _api is False:
+        if not _looked_up:
+            _looked_up = True
             try:
                 _api = _find_api()
             except Exception:  # any surprise here only costs speed, never correctness
                 _api = None
         api = _api
-        if api:
+        if api is not None:
             if _users == 0:
                 _saved = int(api[0]())
                 api[1](1)
             _users += 1
     try:
-        yield bool(api)
+        yield api is not None
     finally:
-        if api:
+        if api is not None:
             with _lock:
                 _users -= 1
                 if _users == 0:

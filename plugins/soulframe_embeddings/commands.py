@@ -13,7 +13,6 @@ import sys
 from typing import Any
 
 import click
-
 from soulframe.cli import State, echo_json, pass_state
 from soulframe.model import SoulframeError
 

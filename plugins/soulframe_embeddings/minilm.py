@@ -16,7 +16,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import numpy as np
@@ -256,7 +256,7 @@ class BertEncoder:
             ff = x2 @ layer.ff1_w
             ff += layer.ff1_b
             gelu_(ff)
-            out = ff @ layer.ff2_w
+            out = cast(F32, ff @ layer.ff2_w)  # numpy's stubs lose float32 through @
             out += layer.ff2_b
             out += x2
             x2 = layer_norm_(out, layer.ln2_w, layer.ln2_b, eps)
@@ -267,4 +267,5 @@ def l2_normalize(v: F32) -> F32:
     """Rows scaled to unit length (a zero row stays zero), float32."""
     v = np.asarray(v, dtype=np.float32)
     norms = np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
-    return (v / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    out: F32 = (v / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return out

