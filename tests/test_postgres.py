@@ -259,6 +259,7 @@ def test_embedding_size_changes_keep_both_searchable_by_their_own_size(pg_dsn):
                        [ChunkInput(1, 1, "old model", "x", (small,))])
     store.replace_file(FileRecord("memory/b.md", "b", 1, 1, model="m16"),
                        [ChunkInput(1, 1, "new model", "y", (big,))])
+    assert store.build_indexes() == [8, 16]
     hits16 = store.search_vector(big, 5, include_private=True)
     hits8 = store.search_vector(small, 5, include_private=True)
     assert [h.path for h in hits16] == ["memory/b.md"] and hits16[0].score == pytest.approx(1.0, abs=1e-5)
@@ -272,14 +273,25 @@ def test_embedding_size_changes_keep_both_searchable_by_their_own_size(pg_dsn):
 
 def test_vector_search_uses_the_hnsw_index_and_the_scope_filter(pg_dsn):
     import psycopg
+    from soulframe_postgres.store import PostgresStore
 
-    store = open_store(pg_dsn)
+    store = PostgresStore(pg_dsn, agent_key="big", hnsw_min_rows=1000)
     rng = np.random.default_rng(3)
+
+    def index_exists():
+        with psycopg.connect(pg_dsn) as conn:
+            return conn.execute("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() "
+                                "AND indexname = 'memory_vectors_hnsw_32'").fetchone() is not None
+
     for f in range(20):
+        if f == 5:
+            assert not index_exists()  # 500 vectors: an exact scan, no index yet
         chunks = [ChunkInput(i + 1, i + 1, f"file {f} chunk {i}", f"{f}-{i}", (unit(rng, 32),))
                   for i in range(100)]
         store.replace_file(FileRecord(f"memory/{f:02d}.md", str(f), 1, 1,
                                       scope="u1" if f % 2 else None), chunks)
+    store.analyze()
+    assert index_exists()  # built by itself once the size had 1,000 vectors
     q = unit(rng, 32)
     hits = store.search_vector(q, 10, include_private=True)  # agent scope only
     assert len(hits) == 10 and all(h.scope is None for h in hits)

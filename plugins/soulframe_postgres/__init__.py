@@ -12,7 +12,8 @@ per-user context files, per-agent and per-user memory, skills with visibility an
 wheel) and prints the DSN; ``soulframe db migrate-from-sqlite`` moves a standalone agent in.
 
 Own settings, under ``[plugins.config.soulframe_postgres]``: ``max_connections`` (pool
-size, default 4).
+size, default 4) and ``hnsw_min_rows`` (a vector size gets its HNSW index once it has this
+many vectors, default 5,000; below that an exact scan is as fast).
 
 Nothing heavy is imported here: psycopg, numpy and the server binaries load inside the
 factory and the commands.
@@ -40,6 +41,7 @@ def open_store(agent: Any) -> Any:
         agent_type=agent.spec.type,
         origin="store.dsn" if origin == "default" else f"store.dsn from {origin}",
         max_connections=int(options.get("max_connections", 4)),
+        hnsw_min_rows=int(options.get("hnsw_min_rows", 5000)),
     )
 
 

@@ -112,6 +112,7 @@ def migrate_agent(agent: Any, dsn: str, *, origin: str = "store.dsn", overwrite:
             report["agent_files"] = len(shared)
         else:
             report["agent_files"] = len(users_dst.seed_agent_files(shared))
+        report["indexed_dimensions"] = dst.build_indexes()
         dst.analyze()
     finally:
         dst.close()

@@ -7,8 +7,9 @@ so a DSN with ``options=-csearch_path=...`` can keep several installations apart
 
 Vectors: ``memory_vectors.embedding`` and ``skills.embedding`` are dimension-less
 ``vector`` columns with a ``dims`` column beside them. Each embedding size in use gets its
-own partial HNSW index on ``embedding::vector(d)`` (created when the first vector of that
-size is written, see :func:`ensure_vector_index`), so switching embedding models - or two
+own partial HNSW index on ``embedding::vector(d)`` (built once that size has enough rows
+to be worth it, see :func:`build_vector_index`), so switching
+embedding models - or two
 agents using different ones - needs no table rewrite: queries filter on ``dims`` and the
 old vectors are replaced as files are re-embedded.
 
@@ -17,6 +18,7 @@ Never edit a released migration: append the next number.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from .connection import Database, StoreUnavailableError
@@ -249,25 +251,71 @@ def _ensure_vector_extension(db: Database, conn: Any) -> None:
                        "ask an administrator to run CREATE EXTENSION vector", exc) from None
 
 
-def ensure_vector_index(conn: Any, table: str, dims: int) -> None:
-    """Create the HNSW index for ``dims``-sized vectors of ``table`` if it is missing.
+def index_name(table: str, dims: int) -> str:
+    return f"{table}_hnsw_{int(dims)}"
 
-    Vectors larger than HNSW supports (4,000) get no index: they are scanned exactly.
+
+def vector_index_state(conn: Any, table: str, dims: int) -> str | None:
+    """``"valid"``, ``"invalid"`` (a concurrent build that died) or ``None`` (missing)."""
+    row = conn.execute(
+        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = current_schema() AND c.relname = %s",
+        (index_name(table, dims),),
+    ).fetchone()
+    if row is None:
+        return None
+    return "valid" if row[0] else "invalid"
+
+
+def build_vector_index(db: Database, table: str, dims: int, *, min_rows: int = 0) -> bool:
+    """Build the HNSW index for ``dims``-sized vectors of ``table`` if it is missing and the
+    table holds at least ``min_rows`` of them. Returns True when the index exists after.
+
+    Below a few thousand vectors an exact scan is as fast as the index and exact; and an
+    HNSW index built once over many rows is far cheaper than one grown row by row (a bulk
+    load of 100,000 vectors). So the index is built when a size first has ``min_rows``
+    vectors, ``CONCURRENTLY`` on its own autocommit connection: writers are not blocked.
+    A build that died half-way leaves an invalid index, which is dropped and rebuilt.
+    Vectors larger than HNSW supports (4,000 dimensions) get none: they are scanned.
     """
+    import psycopg
+
     d = int(dims)
     if d > HNSW_MAX_HALFVEC or d <= 0:
-        return
-    name = f"{table}_hnsw_{d}"
-    exists = conn.execute(
-        "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
-        (name,),
-    ).fetchone()
-    if exists:
-        return
-    expr, ops = vector_expr(d)
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext('soulframe.index.' || %s))", (name,))
-        conn.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw ({expr} {ops}) "
-            f"WHERE dims = {d}".encode()
-        )
+        return False
+    name = index_name(table, d)
+    conn = db.connect(autocommit=True)
+    try:
+        state = vector_index_state(conn, table, d)
+        if state == "valid":
+            return True
+        if min_rows > 0 and state is None:
+            count = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE dims = %s LIMIT %s) t".encode(),
+                (d, min_rows)).fetchone()[0]
+            if count < min_rows:
+                return False
+        # one builder per index across processes; the others skip it this time
+        got = conn.execute("SELECT pg_try_advisory_lock(hashtext('soulframe.index.' || "
+                           "current_schema() || %s))", (name,)).fetchone()[0]
+        if not got:
+            return False
+        try:
+            if vector_index_state(conn, table, d) == "invalid":
+                conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("SET maintenance_work_mem = '256MB'")
+            expr, ops = vector_expr(d)
+            conn.execute(
+                f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} "
+                f"USING hnsw ({expr} {ops}) WHERE dims = {d}".encode()
+            )
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(hashtext('soulframe.index.' || "
+                         "current_schema() || %s))", (name,))
+        return vector_index_state(conn, table, d) == "valid"
+    except psycopg.Error as exc:
+        raise db.error(f"building index {name} failed", exc) from None
+    finally:
+        conn.close()

@@ -22,7 +22,6 @@ import hashlib
 import json
 import uuid
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ import attrs
 from soulframe.model import Skill, SkillSource, SoulframeError
 
 from .connection import Database
-from .schema import ensure_vector_index, query_cast, vector_expr
+from .schema import build_vector_index, query_cast, vector_expr
 
 VISIBILITIES = ("public", "private", "internal")
 #: a published skill directory may hold at most this much text besides SKILL.md
@@ -366,7 +365,7 @@ class PostgresSkills:
         if not items:
             return
         for d in {len(v) for _, v in items}:
-            self.db.run(partial(ensure_vector_index, table="skills", dims=d), what="index")
+            build_vector_index(self.db, "skills", d, min_rows=1000)
 
         def go(conn: Any) -> None:
             with conn.cursor() as cur:

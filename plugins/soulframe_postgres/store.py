@@ -9,7 +9,7 @@ scope covers the agent's memory and that user's, and the core's fusion boosts th
   GIN index) matched with ``plainto_tsquery('simple', term)`` per term, OR-ed (the
   contract: chunks containing ANY term), ranked with ``ts_rank``;
 * vector search: pgvector cosine distance on a per-dimension partial HNSW index
-  (:func:`~soulframe_postgres.schema.ensure_vector_index`) with iterative index scans, so
+  (:func:`~soulframe_postgres.schema.build_vector_index`) with iterative index scans, so
   the agent/user/visibility filter does not leave results short;
 * every write of one file is one transaction (``Database.run``), retried once if the
   connection is lost before the commit: a killed server leaves the old file or the new one.
@@ -20,13 +20,12 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from soulframe.model import ChunkInput, FileRecord, SoulframeError, StoredChunk
 
 from .connection import Database
-from .schema import LATEST, ensure_vector_index, migrate, query_cast, vector_expr
+from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr
 
 if TYPE_CHECKING:
     from soulframe.model import Vector
@@ -35,6 +34,9 @@ log = logging.getLogger("soulframe.postgres")
 
 #: how many more index candidates than results to consider, for multi-window chunks
 VECTOR_OVERFETCH = 4
+#: a vector size gets its HNSW index once this many vectors of it exist (an exact scan of
+#: fewer takes a few milliseconds and is exact; building once beats growing row by row)
+HNSW_MIN_ROWS = 5000
 
 
 class PostgresStore:
@@ -45,7 +47,8 @@ class PostgresStore:
     managed = True
 
     def __init__(self, dsn: str, *, agent_key: str, agent_type: str = "open",
-                 origin: str = "store.dsn", max_connections: int = 4) -> None:
+                 origin: str = "store.dsn", max_connections: int = 4,
+                 hnsw_min_rows: int = HNSW_MIN_ROWS) -> None:
         if not dsn or not str(dsn).strip():
             raise SoulframeError(
                 "store.backend = 'postgres' needs a DSN: set store.dsn in the config or "
@@ -58,6 +61,8 @@ class PostgresStore:
         self.agent_key = agent_key
         self.agent_id, self.agent_type = self._ensure_agent(agent_key, agent_type)
         self._indexed_dims: set[int] = set()
+        self._since_check: dict[int, int] = {}
+        self.hnsw_min_rows = hnsw_min_rows
 
     # ------------------------------------------------------------------ agents
 
@@ -125,14 +130,39 @@ class PostgresStore:
 
     def replace_file(self, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
         """Replace one file's record, chunks and vectors in ONE transaction."""
-        dims = {len(v) for ch in chunks for v in ch.vectors}
-        for d in dims - self._indexed_dims:
-            # DDL outside the data transaction, so a long index build never holds it open
-            self.db.run(partial(ensure_vector_index, table="memory_vectors", dims=d),
-                        what="vector index")
-            self._indexed_dims.add(d)
         self.db.run(lambda conn: self._replace(conn, record, chunks),
                     what=f"writing {record.path}")
+        added: dict[int, int] = {}
+        for ch in chunks:
+            for v in ch.vectors:
+                added[len(v)] = added.get(len(v), 0) + 1
+        for d, n in added.items():
+            if d not in self._indexed_dims:
+                self._maybe_index(d, n)
+
+    def _maybe_index(self, dims: int, added: int = 0, *, force: bool = False) -> None:
+        """Build the HNSW index of a vector size once it is worth it (outside the write:
+        concurrently, never holding the data transaction open). The database is asked on
+        the first write of a size and then every tenth of ``hnsw_min_rows`` vectors written,
+        not on every write."""
+        seen = self._since_check.get(dims)
+        total = (seen or 0) + added
+        if not force and seen is not None and total < max(1, self.hnsw_min_rows // 10):
+            self._since_check[dims] = total
+            return
+        self._since_check[dims] = 0
+        if build_vector_index(self.db, "memory_vectors", dims,
+                              min_rows=0 if force else self.hnsw_min_rows):
+            self._indexed_dims.add(dims)
+
+    def build_indexes(self) -> list[int]:
+        """Build the HNSW index of every vector size present now, whatever its row count
+        (after a bulk load). Returns the sizes indexed."""
+        rows = self.db.run(lambda conn: conn.execute(
+            "SELECT DISTINCT dims FROM memory_vectors").fetchall(), what="listing sizes")
+        for (d,) in rows:
+            self._maybe_index(int(d), force=True)
+        return sorted(self._indexed_dims)
 
     def _replace(self, conn: Any, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
         user = record.scope or ""

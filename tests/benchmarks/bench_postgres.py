@@ -97,11 +97,16 @@ def test_hybrid_search_100k_postgres_beside_sqlite(pg_dsn, tmp_path: Path):
 
     lite = SqliteStore(tmp_path / "bench.sqlite")
     lite_load = load(lite, files)
-    pg = PostgresStore(pg_dsn, agent_key="bench")
+    # a bulk load (like `db migrate-from-sqlite`): the index is built once at the end, which
+    # is far cheaper than growing it row by row
+    pg = PostgresStore(pg_dsn, agent_key="bench", hnsw_min_rows=10**9)
     pg_load = load(pg, files)
+    t0 = time.perf_counter()
+    pg.build_indexes()  # in normal use built by itself once 5,000 vectors of a size exist
     pg.analyze()  # what autovacuum does within a minute; the planner then uses GIN and HNSW
+    pg_index = time.perf_counter() - t0
     print(f"  load:   sqlite {lite_load:6.1f} s   postgres {pg_load:6.1f} s "
-          f"(incl. incremental HNSW index)")
+          f"(+ {pg_index:.1f} s for the HNSW index and ANALYZE)")
 
     lite_ms, lite_top = timed(lite, queries)
     pg_ms, pg_top = timed(pg, queries)
