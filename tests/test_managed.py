@@ -5,6 +5,7 @@ context-file interceptor on the database, two users of one predefined agent kept
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,25 @@ def test_user_memory_index_follows_the_documents(workspace, pg_dsn):
     group = Session.group(user_id="dave")
     assert all(h.path != "MEMORY.md" for h in mem.search("tea", min_score=0, session=group))
     assert any(h.path == "MEMORY.md" for h in mem.search("tea", min_score=0))
+
+
+def test_the_command_line_runs_on_postgres(workspace, pg_dsn, cli):
+    (workspace / "soulframe.toml").write_text(
+        'agent_type = "predefined"\n[store]\nbackend = "postgres"\n[embedding]\nprovider = "none"\n')
+    (workspace / "MEMORY.md").write_text("# MEMORY\n\n- The office plant is called Gerald\n")
+    env = {"SOULFRAME_DSN": pg_dsn}
+    res = cli("-w", str(workspace), "prompt", "--user", "alice", env=env)
+    assert res.returncode == 0, res.stderr
+    agent = managed_agent(workspace, pg_dsn, "predefined")
+    assert write_context_file(agent, "alice", "USER.md", "# USER\nName: Alice from the CLI\n")
+    res = cli("-w", str(workspace), "prompt", "--user", "alice", env=env)
+    assert "Alice from the CLI" in res.stdout
+    assert "Alice from the CLI" not in cli("-w", str(workspace), "prompt", "--user", "bob", env=env).stdout
+    res = cli("-w", str(workspace), "memory", "index", env=env)
+    assert res.returncode == 0, res.stderr
+    res = cli("-w", str(workspace), "memory", "search", "plant name", "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)[0]["path"] == "MEMORY.md"
+    status = json.loads(cli("-w", str(workspace), "memory", "status", "--json", env=env).stdout)
+    assert status["store"] == "postgres" and status["health"] == "ok"
+    assert "tsvector" in status["text_backend"]
