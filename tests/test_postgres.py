@@ -521,3 +521,23 @@ def test_threads_share_one_store(pg_dsn):
         t.join()
     assert not errors
     assert len(store.files()) == 30
+
+
+def test_skill_embeddings_backfill_and_pgvector_search(pg_dsn, tmp_path):
+    pytest.importorskip("soulframe_embeddings.local")
+    from soulframe_embeddings.local import LocalProvider
+
+    provider = LocalProvider()
+    if not provider.available():
+        pytest.skip(f"offline model not installed: {provider.unavailable_reason()}")
+    store = open_store(pg_dsn, "skilled")
+    api = store.skills()
+    api.publish(write_skill(tmp_path, "open-pull-request", "Use gh pr create."), visibility="public")
+    api.publish(write_skill(tmp_path, "water-the-plants", "Check soil moisture."), visibility="public")
+    api.publish(write_skill(tmp_path, "private-one"), visibility="private", owner_id="zed")
+    assert api.backfill_embeddings(provider) == 3
+    assert api.backfill_embeddings(provider) == 0  # only what lacks a vector of this model
+    q = provider.embed_query("submit my code changes for review")
+    hits = api.search_vector(q, "skilled", "someone", k=2)
+    assert hits[0][0] == "open-pull-request"
+    assert all(slug != "private-one" for slug, _ in hits)  # never what the caller may not use

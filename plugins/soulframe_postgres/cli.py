@@ -226,9 +226,10 @@ def _skills_api(state: Any, dsn: str | None) -> Any:
     from .connection import Database
     from .schema import migrate
     from .skills import PostgresSkills
+    from .store import configure_connection
 
     value, origin = _dsn(state, dsn)
-    db = Database(value, origin=origin)
+    db = Database(value, origin=origin, configure=configure_connection)
     migrate(db)
     return PostgresSkills(db)
 
@@ -271,6 +272,16 @@ def _add_skill_commands(group: click.Group) -> None:
                           published_by=published_by, slug=slug, max_skill_bytes=max_bytes)
         what = "published" if res.created else ("new version" if res.changed else "unchanged")
         click.echo(f"{res.slug}: {what}, version {res.version}, visibility {visibility}")
+        # seed 000 §11 auto-backfill: embed every active skill that lacks a vector of the
+        # configured model, so pgvector skill search covers it (skipped without a provider)
+        try:
+            embedder = state.agent().embedder
+        except SoulframeError:
+            embedder = None
+        if embedder is not None:
+            n = api.backfill_embeddings(embedder)
+            if n:
+                click.echo(f"embedded {n} skill(s) with {embedder.model_id}")
 
     @group.command("grant")
     @click.argument("skill")

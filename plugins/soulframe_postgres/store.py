@@ -55,7 +55,7 @@ class PostgresStore:
                 "$SOULFRAME_DSN (e.g. postgresql://user@host:5432/soulframe); "
                 "`soulframe db start` runs a local server and prints one"
             )
-        self.db = Database(str(dsn), origin=origin, configure=_configure, max_size=max_connections)
+        self.db = Database(str(dsn), origin=origin, configure=configure_connection, max_size=max_connections)
         self.location = self.db.location
         self.schema_version = migrate(self.db)  # the first connection: a bad DSN fails here
         self.agent_key = agent_key
@@ -421,7 +421,7 @@ class PostgresStore:
         self.db.close()
 
 
-def _configure(conn: Any) -> None:
+def configure_connection(conn: Any) -> None:
     """Run on every new pooled connection: numpy <-> vector adapters."""
     from .adapt import register
 
