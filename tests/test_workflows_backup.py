@@ -42,7 +42,8 @@ def committed(root: Path) -> set[str]:
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     seed_workspace(root)
-    (root / "soulframe.toml").write_text('timezone = "UTC"\n')
+    # no embeddings: a backup is about files, and the tests stay fast
+    (root / "soulframe.toml").write_text('timezone = "UTC"\n[embedding]\nprovider = "none"\n')
     (root / "memory" / "2026-01-02.md").write_text("# 2026-01-02\n- chose Postgres\n")
     return root
 
@@ -143,7 +144,8 @@ def test_redact_url_keeps_ssh_and_plain_urls() -> None:
 
 
 def test_state_dir_inside_the_workspace_is_never_committed(ws: Path, cli: Any) -> None:
-    (ws / "soulframe.toml").write_text(f'timezone = "UTC"\nstate_dir = "{ws / "state"}"\n')
+    (ws / "soulframe.toml").write_text(
+        f'timezone = "UTC"\nstate_dir = "{ws / "state"}"\n[embedding]\nprovider = "none"\n')
     assert run(cli, ws, "memory", "index").returncode == 0
     (ws / "state" / "audit.jsonl").write_text("{}\n")
     assert run(cli, ws, "backup", "init").returncode == 0

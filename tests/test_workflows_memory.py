@@ -254,3 +254,36 @@ def test_checks_are_registered_once_however_often_the_cli_is_built() -> None:
     build_cli(pm)
     for check in CHECKS:
         assert DOCTOR_CHECKS.count(check) == 1
+
+
+def _model_installed() -> bool:
+    try:
+        from soulframe_embeddings.local import LocalProvider
+    except ImportError:
+        return False
+    return bool(LocalProvider().available())
+
+
+@pytest.mark.skipif(not _model_installed(), reason="offline model not installed (soulframe models install)")
+def test_doctor_with_the_offline_model_says_nothing_of_keyword_only_and_loads_no_model(
+        ws: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cfg = ws / "soulframe.toml"
+    cfg.write_text(cfg.read_text().replace("[embedding]\nauto_order = []\n", '[embedding]\nprovider = "local"\n'))
+    code = (
+        "import json, sys\n"
+        "from soulframe import Agent\n"
+        "from soulframe.cli import build_cli\n"
+        "from soulframe.cli_workspace import run_checks\n"
+        f"agent = Agent.open({str(ws)!r})\n"
+        "build_cli(agent.pm)\n"
+        "found = [f.to_dict() for f in run_checks(agent)]\n"
+        "print(json.dumps({'found': found, 'heavy': [m for m in ('numpy', 'tokenizers', 'safetensors') if m in sys.modules]}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert not [f for f in data["found"] if "keyword-only" in f["message"] or "semantic" in f["message"]]
+    assert data["heavy"] == []  # cheap: no model, not even numpy
