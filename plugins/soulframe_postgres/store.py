@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("soulframe.postgres")
 
 #: how many more index candidates than results to consider, for multi-window chunks
-VECTOR_OVERFETCH = 4
+VECTOR_OVERFETCH = 2
 #: a vector size gets its HNSW index once this many vectors of it exist (an exact scan of
 #: fewer takes a few milliseconds and is exact; building once beats growing row by row)
 HNSW_MIN_ROWS = 5000
