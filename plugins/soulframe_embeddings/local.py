@@ -165,11 +165,13 @@ class LocalProvider:
         # longest first: similar lengths share a batch, so little padding is computed, and the
         # largest buffers are allocated first
         order = sorted(range(len(windows)), key=lambda w: -len(windows[w][1]))
+        # at least one batch per worker thread when there is enough to share
+        per_batch = max(1, min(self.batch_size, -(-len(windows) // self.threads)))
         batches: list[list[int]] = []
         current: list[int] = []
         for w in order:
             longest = len(windows[current[0]][1]) if current else len(windows[w][1])
-            if current and (len(current) >= self.batch_size or (len(current) + 1) * longest > TOKEN_BUDGET):
+            if current and (len(current) >= per_batch or (len(current) + 1) * longest > TOKEN_BUDGET):
                 batches.append(current)
                 current = []
             current.append(w)
