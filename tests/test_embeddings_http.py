@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import socket
 import time
@@ -125,6 +126,22 @@ def test_retry_after_is_honoured(server: FakeEmbeddingsServer) -> None:
     p.embed_query("hello")
     assert time.monotonic() - start >= 0.95
     assert len(server.requests) == 2
+
+
+def test_retry_after_as_an_http_date(server: FakeEmbeddingsServer) -> None:
+    p = fast(OpenAIProvider(config(base_url=server.openai_base_url, api_key=KEY)))
+    server.fail_next(503, retry_after=email.utils.formatdate(time.time() + 1, usegmt=True))
+    p.embed_query("hello")
+    assert len(server.requests) == 2
+
+
+def test_retry_after_longer_than_we_wait_is_an_error_not_an_early_retry(server: FakeEmbeddingsServer) -> None:
+    p = fast(OpenAIProvider(config(base_url=server.openai_base_url, api_key=KEY)))
+    server.fail_next(429, retry_after="3600")
+    with pytest.raises(EmbeddingHTTPError, match="retry after 3600 s") as info:
+        p.embed_query("hello")
+    assert info.value.status == 429
+    assert len(server.requests) == 1
 
 
 def test_gives_up_after_max_retries(server: FakeEmbeddingsServer) -> None:

@@ -34,6 +34,8 @@ class RetryPolicy:
     max_retries: int = 4
     #: first backoff in seconds, doubled each retry, with jitter, capped at ``max_delay``
     backoff: float = 0.5
+    #: the longest wait, computed or asked for by ``Retry-After``; a server asking for
+    #: longer gets an error instead of an early retry
     max_delay: float = 30.0
 
 
@@ -141,6 +143,14 @@ def post_json(
             detail = redact(detail, secrets)
             if status in RETRY_STATUSES and attempt < retry.max_retries:
                 delay = _retry_after(exc.headers)
+                if delay is not None and delay > retry.max_delay:
+                    # retrying sooner than asked only earns another refusal
+                    raise EmbeddingHTTPError(
+                        f"{what}: HTTP {status} from {url}; the server asks to retry after "
+                        f"{delay:.0f} s, longer than the {retry.max_delay:.0f} s soulframe waits"
+                        + (f": {detail}" if detail else ""),
+                        status,
+                    ) from None
             elif status in (401, 403):
                 raise EmbeddingHTTPError(
                     f"{what}: {url} rejected the API key (HTTP {status})"
