@@ -54,6 +54,8 @@ class LocalProvider:
         threads: int = 0,
     ) -> None:
         self._weights = _weights.locate(model_path)
+        # the cache asks for this on every call; for a model_path it stats and reads files
+        self._model_id = self._weights.model_id
         self.batch_size = max(1, int(batch_size))
         self.threads = int(threads) if threads and threads > 0 else _auto_threads()
         self._lock = threading.Lock()
@@ -77,7 +79,7 @@ class LocalProvider:
 
     @property
     def model_id(self) -> str:
-        return self._weights.model_id
+        return self._model_id
 
     def available(self) -> bool:
         return self._weights.found
