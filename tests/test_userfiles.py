@@ -167,3 +167,20 @@ def test_a_finished_bootstrap_does_not_come_back_through_the_workspace(workspace
     again = make_agent(workspace, "open")  # a new process
     names = [f.name for f in again.system_prompt(alice).context_files]
     assert "BOOTSTRAP.md" not in names
+
+
+def test_the_owner_of_a_standalone_workspace_sees_the_workspace_itself(workspace):
+    seed_workspace(workspace)
+    (workspace / "USER.md").write_text("# USER\nName: Priya, the owner\n")
+    (workspace / "BOOTSTRAP.md").unlink(missing_ok=True)
+    import attrs
+
+    agent = make_agent(workspace)
+    agent.spec = attrs.evolve(agent.spec, owner_ids=("priya",))
+    owner = agent.system_prompt(Session.main(user_id="priya")).text
+    assert "Priya, the owner" in owner
+    assert "FIRST RUN" not in owner  # the owner is not put through a first-run ritual
+    assert read_context_file(agent, "priya", "USER.md") == "# USER\nName: Priya, the owner\n"
+    # anyone else still gets a USER.md of their own, never the owner's
+    guest = agent.system_prompt(Session.main(user_id="guest")).text
+    assert "Priya, the owner" not in guest
