@@ -167,3 +167,20 @@ def test_streamable_http_on_loopback(http_server: str, served_workspace: Path) -
             await exercise(client, served_workspace)
 
     anyio.run(main)
+
+
+def test_remember_for_a_user_goes_to_that_users_memory(served_workspace: Path) -> None:
+    from soulframe.agent import Agent
+    from soulframe.model import Session
+    from soulframe.tools import dispatch
+
+    agent = Agent.open(served_workspace, embedding__provider="none")
+    saved = dispatch(agent, "memory_remember", {"text": "Alice takes her tea without sugar."},
+                     session=Session.main(user_id="alice"))
+    assert saved["scope"] == "user"
+    # not written where every other user's session could read it
+    assert not any("without sugar" in p.read_text() for p in (served_workspace / "memory").glob("*.md"))
+    hits = agent.memory.search("how does alice take tea", session=Session.main(user_id="alice"))
+    assert hits and "without sugar" in hits[0].snippet
+    others = agent.memory.search("how does alice take tea", session=Session.main(user_id="bob"))
+    assert not any("without sugar" in h.snippet for h in others)

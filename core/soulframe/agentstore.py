@@ -264,7 +264,7 @@ def _routes_to_user(store: ContextFileStore | None, user_id: str | None, name: s
     return store is not None and bool(user_id) and name in user_level_files(store.agent_type)
 
 
-def _effective_user(agent: Any, user_id: str | None) -> str | None:
+def effective_user(agent: Any, user_id: str | None) -> str | None:
     """The user whose per-user copies apply. In a standalone workspace the owner (listed in
     the agent's ``owner_ids``) *is* the workspace: their files are the workspace's own, so
     they get no per-user layer (and no first-run ritual of their own)."""
@@ -285,7 +285,7 @@ def read_context_file(agent: Any, user_id: str | None, name: str) -> str | None:
     otherwise); ``None`` when there is none."""
     if not is_context_file(name):
         raise SoulframeError(f"{name}: not a context file ({', '.join(CONTEXT_FILES)})")
-    user_id = _effective_user(agent, user_id)
+    user_id = effective_user(agent, user_id)
     store = _store_or_none(agent, user_id)
     if store is not None and _routes_to_user(store, user_id, name):
         assert user_id is not None
@@ -313,7 +313,7 @@ def write_context_file(
     """
     if not is_context_file(name):
         raise SoulframeError(f"{name}: not a context file ({', '.join(CONTEXT_FILES)})")
-    user_id = _effective_user(agent, user_id)
+    user_id = effective_user(agent, user_id)
     store = _store_or_none(agent, user_id)
     to_user = _routes_to_user(store, user_id, name)
     scope: Literal["agent", "user"] = "user" if to_user else "agent"
@@ -380,7 +380,7 @@ class StoreContextSource:
         self._lock = threading.Lock()
 
     def load(self, agent: Any, session: Session) -> list[ContextFile]:
-        user_id = _effective_user(agent, session.user_id)
+        user_id = effective_user(agent, session.user_id)
         managed = is_managed(agent)
         if not user_id and not managed:
             return []  # standalone without a user: the workspace source has everything

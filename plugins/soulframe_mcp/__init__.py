@@ -41,8 +41,18 @@ def register_tools() -> list[ToolSpec]:
 
 
 def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+    from soulframe.agentstore import effective_user
+
+    user = effective_user(ctx.agent, ctx.session.user_id)
+    if user:
+        # a user's notes are theirs: kept in the store under their id, never in the
+        # agent's workspace where other users' sessions would find them
+        from soulframe.usermemory import UserMemory
+
+        name = UserMemory(ctx.agent, user).append_daily(args["text"])
+        return {"saved": True, "path": name, "scope": "user"}
     path = ctx.agent.memory.append_daily(args["text"])
-    return {"saved": True, "path": str(path)}
+    return {"saved": True, "path": str(path), "scope": "agent"}
 
 
 @hookimpl
