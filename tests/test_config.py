@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from soulframe.config import DEFAULTS, load_config
 from soulframe.model import ConfigError
 

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from soulframe import _docgen, hookspecs
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,7 +10,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 from soulframe import Section, hookimpl
 from soulframe.model import ConfigError, Registration, UnknownNameError
 from soulframe.plugins import (
@@ -21,7 +20,6 @@ from soulframe.plugins import (
     ordered_entry_points,
     select,
 )
-
 
 
 def make_dist(site: Path, dist: str, module: str, code: str, ep_name: str | None = None) -> None:

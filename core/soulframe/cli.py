@@ -117,13 +117,18 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 
 
 def _add_core_commands(cli: click.Group) -> None:
-    """Commands that belong to the core modules (prompt, memory, skills, tools)."""
-    from .cli_workspace import add_workspace_commands; add_workspace_commands(cli)  # noqa: E702 - init, identity, doctor
-    from .cli_prompt import prompt_command; cli.add_command(prompt_command)  # noqa: E702 - prompt
-    from .cli_memory import memory_group; cli.add_command(memory_group)  # noqa: E702 - memory
-    from .cli_skills import skills_group; cli.add_command(skills_group)  # noqa: E702 - skills
+    """Commands that belong to the core modules. Each module imports only click at load
+    time; what a command needs is imported when it runs."""
+    from .cli_memory import memory_group
+    from .cli_prompt import prompt_command
+    from .cli_skills import skills_group
     from .cli_tools import tools_group
+    from .cli_workspace import add_workspace_commands
 
+    add_workspace_commands(cli)  # init, identity, doctor
+    cli.add_command(prompt_command)
+    cli.add_command(memory_group)
+    cli.add_command(skills_group)
     cli.add_command(tools_group)
 
 
@@ -148,7 +153,7 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
     assert pm is not None
     infos = p.list_plugins(pm)
     registered = _what_each_registers(pm)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for info in infos:
         if hook_filter and hook_filter not in info.hooks:
             continue

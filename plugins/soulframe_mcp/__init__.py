@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import click
-
 from soulframe import ToolSpec, hookimpl
 from soulframe.model import SESSION_KINDS
 

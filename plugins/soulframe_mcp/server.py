@@ -15,7 +15,6 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
-
 from soulframe.model import Session
 from soulframe.tools import ToolError, dispatch
 
@@ -35,7 +34,7 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
     session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
 
     def tools() -> list[Any]:
-        offered = agent.tools(session)
+        offered: list[Any] = agent.tools(session)
         if not allow_remember:
             offered = [t for t in offered if t.name != "memory_remember"]
         return offered

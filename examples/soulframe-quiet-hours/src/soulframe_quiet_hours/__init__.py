@@ -10,7 +10,6 @@ import datetime as dt
 from typing import Any
 
 import click
-
 from soulframe import PromptContext, Section, hookimpl
 
 PLUGIN = "soulframe_quiet_hours"
