@@ -1,0 +1,325 @@
+"""One test per hook (``test_hook_<name>``): a third-party implementation, registered beside
+soulframe's own plugins, takes effect through the public API. A meta-test keeps the list
+complete, as datasette's test_plugin_hooks_have_tests does."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from soulframe import (
+    ContextFile,
+    Registration,
+    Section,
+    Session,
+    SkillSource,
+    ToolSpec,
+    hookimpl,
+    hookspecs,
+)
+from soulframe.agent import Agent
+from soulframe.cli import build_cli
+from soulframe.config import load_config
+from soulframe.model import WorkspaceTemplate
+from soulframe.plugins import make_plugin_manager
+from soulframe.tools import dispatch
+from soulframe.workspace import seed_workspace
+
+
+def agent_with(workspace: Path, plugin: Any, **overrides: Any) -> Agent:
+    overrides.setdefault("embedding.provider", "none")
+    pm = make_plugin_manager(plugins=[plugin])
+    cfg = load_config(search=False, workspace=workspace, overrides=overrides)
+    return Agent(cfg, pm=pm)
+
+
+@pytest.fixture
+def ws(workspace: Path) -> Path:
+    (workspace / "SOUL.md").write_text("# SOUL\nFirst line of the soul.\nSecond line of the soul.\n")
+    (workspace / "AGENTS.md").write_text("# AGENTS\nKeep notes in memory/.\n")
+    return workspace
+
+
+def test_every_hook_has_a_test() -> None:
+    tested = {name[len("test_hook_"):] for name in globals() if name.startswith("test_hook_")}
+    assert tested == set(hookspecs.HOOK_NAMES)
+
+
+def test_hook_register_prompt_sections(ws: Path) -> None:
+    class P:
+        __name__ = "weather"
+
+        @hookimpl
+        def register_prompt_sections(self):
+            return [Section(name="weather", order=8.6, zone="dynamic", render=lambda ctx: "## Weather\nSunny.")]
+
+    prompt = agent_with(ws, P()).system_prompt(Session.main())
+    assert "## Weather\nSunny." in prompt.dynamic_suffix
+    orders = {s.name: s.order for s in prompt.sections}
+    after_time = [n for n, o in sorted(orders.items(), key=lambda kv: kv[1]) if 8 < o < 9]
+    assert after_time[-1] == "weather"  # after time (8) and the example's quiet hours (8.5)
+
+
+def test_hook_register_context_sources(ws: Path) -> None:
+    class Source:
+        name = "notes"
+
+        def load(self, agent, session):
+            return [ContextFile(name="NOTES.md", content="Standup moved to 09:30.", source="notes")]
+
+    class P:
+        __name__ = "notes"
+
+        @hookimpl
+        def register_context_sources(self):
+            return [Registration("notes", factory=lambda agent: Source())]
+
+    text = agent_with(ws, P()).system_prompt(Session.main()).text
+    assert "Standup moved to 09:30." in text and "NOTES.md" in text
+
+
+def test_hook_transform_context_files(ws: Path) -> None:
+    class P:
+        __name__ = "shouty"
+
+        @hookimpl
+        def transform_context_files(self, files):
+            return [f if f.name != "SOUL.md" else ContextFile(name=f.name, content=f.content.upper(),
+                                                                source=f.source, path=f.path)
+                    for f in files]
+
+    text = agent_with(ws, P()).system_prompt(Session.main()).text
+    assert "FIRST LINE OF THE SOUL." in text
+    assert (ws / "SOUL.md").read_text().startswith("# SOUL\nFirst")  # in memory only
+
+
+def test_hook_register_workspace_templates(tmp_path: Path) -> None:
+    class P:
+        __name__ = "house-style"
+
+        @hookimpl
+        def register_workspace_templates(self):
+            return [WorkspaceTemplate(name="STYLE.md", content="# House style\nShort sentences.\n")]
+
+    created = seed_workspace(tmp_path / "new", pm=make_plugin_manager(plugins=[P()]))
+    assert "STYLE.md" in created and "SOUL.md" in created
+    assert (tmp_path / "new" / "STYLE.md").read_text().startswith("# House style")
+
+
+def test_hook_register_truncation_policies(ws: Path) -> None:
+    class FirstLines:
+        name = "first-lines"
+
+        def truncate_files(self, files, config):
+            return [ContextFile(name=f.name, content=f.content.splitlines()[0] if f.content else "",
+                                source=f.source, path=f.path, truncated=True) for f in files], []
+
+        def enforce_budget(self, sections, budget_tokens, estimate):
+            return list(sections), []
+
+    class P:
+        __name__ = "first-lines"
+
+        @hookimpl
+        def register_truncation_policies(self):
+            return [Registration("first-lines", factory=lambda config: FirstLines())]
+
+    text = agent_with(ws, P(), **{"bootstrap.truncation": "first-lines"}).system_prompt(Session.main()).text
+    assert "Second line of the soul." not in text
+
+
+def test_hook_register_token_estimators(ws: Path) -> None:
+    class P:
+        __name__ = "words"
+
+        @hookimpl
+        def register_token_estimators(self):
+            return [Registration("words", factory=lambda config: lambda text: len(text.split()))]
+
+    prompt = agent_with(ws, P(), **{"prompt.tokenizer": "words"}).system_prompt(Session.main())
+    for s in prompt.sections:
+        assert s.tokens == len(s.text.split()), s.name
+
+
+def test_hook_register_stores(ws: Path) -> None:
+    opened: list[str] = []
+
+    class P:
+        __name__ = "mirror"
+
+        @hookimpl
+        def register_stores(self):
+            def factory(agent):
+                opened.append(agent.id)
+                return agent.registry("register_stores")["sqlite"].factory(agent)
+
+            return [Registration("mirror", factory=factory, description="sqlite, counted")]
+
+    (ws / "MEMORY.md").write_text("# Memory\n- The boiler was serviced in March.\n")
+    agent = agent_with(ws, P(), **{"store.backend": "mirror"})
+    hits = agent.memory.search("boiler serviced")
+    assert opened == ["default"] and hits and hits[0].path == "MEMORY.md"
+
+
+class ToyEmbedder:
+    """Hashed bag of words: deterministic, no model, enough to show the provider is used."""
+
+    name = "toy"
+    model_id = "toy-64"
+    dimensions = 64
+
+    def available(self) -> bool:
+        return True
+
+    def _one(self, text: str):
+        import numpy as np
+
+        v = np.zeros(self.dimensions, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            v[int(hashlib.sha256(word.encode()).hexdigest(), 16) % self.dimensions] += 1.0
+        n = float(np.linalg.norm(v))
+        return v / n if n else v
+
+    def embed_documents(self, texts):
+        import numpy as np
+
+        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, 64), np.float32)
+
+    def embed_query(self, text):
+        return self._one(text)
+
+
+def test_hook_register_embedding_providers(ws: Path) -> None:
+    class P:
+        __name__ = "toy"
+
+        @hookimpl
+        def register_embedding_providers(self):
+            return [Registration("toy", factory=lambda config: ToyEmbedder())]
+
+    (ws / "MEMORY.md").write_text("# Memory\n- Ferns need indirect light.\n")
+    agent = agent_with(ws, P(), **{"embedding.provider": "toy"})
+    hits = agent.memory.search("ferns light")
+    assert hits and hits[0].vector_score is not None
+    assert agent.memory.status()["model"] == "toy-64"
+
+
+def test_hook_memory_indexed(ws: Path) -> None:
+    reports: list[Any] = []
+
+    class P:
+        __name__ = "audit"
+
+        @hookimpl
+        def memory_indexed(self, agent, report):
+            reports.append(report)
+
+    (ws / "MEMORY.md").write_text("# Memory\n- Passport expires 2031.\n")
+    agent_with(ws, P()).memory.sync()
+    assert reports and reports[-1].changed_anything
+
+
+def test_hook_register_skill_sources(ws: Path, tmp_path: Path) -> None:
+    team = tmp_path / "team-skills" / "deploy"
+    team.mkdir(parents=True)
+    (team / "SKILL.md").write_text("---\nname: deploy\ndescription: Deploy the app to staging\n---\nRun make deploy.\n")
+
+    class P:
+        __name__ = "team-skills"
+
+        @hookimpl
+        def register_skill_sources(self, agent):
+            return [SkillSource(name="team", tier=4, root=tmp_path / "team-skills")]
+
+    agent = agent_with(ws, P())
+    assert agent.skills.get("deploy").tier_name == "team"
+    assert "Deploy the app to staging" in agent.system_prompt(Session.main()).text
+
+
+def test_hook_register_tools(ws: Path) -> None:
+    class P:
+        __name__ = "dice"
+
+        @hookimpl
+        def register_tools(self):
+            return [ToolSpec(name="roll_die", description="Roll a die with N sides.",
+                             parameters={"type": "object", "properties": {"sides": {"type": "integer", "minimum": 2}},
+                                         "required": ["sides"]},
+                             handler=lambda ctx, args: {"rolled": args["sides"]})]
+
+    agent = agent_with(ws, P())
+    assert dispatch(agent, "roll_die", '{"sides": 6}') == {"rolled": 6}
+    assert "roll_die" in agent.system_prompt(Session.main()).text
+
+
+def test_hook_register_chat_models(ws: Path) -> None:
+    class Echo:
+        name = "echo"
+        model_id = "echo-1"
+
+        def chat(self, messages, *, tools=(), timeout=None):
+            raise AssertionError("not called here")
+
+    class P:
+        __name__ = "echo"
+
+        @hookimpl
+        def register_chat_models(self):
+            return [Registration("echo", factory=lambda config: Echo())]
+
+    agent = agent_with(ws, P(), **{"model.provider": "echo"})
+    model = agent.select("register_chat_models", "model.provider", "chat model").factory(agent.config)
+    assert model.model_id == "echo-1"
+
+
+def test_hook_register_commands(ws: Path) -> None:
+    class P:
+        __name__ = "hello"
+
+        @hookimpl
+        def register_commands(self, cli):
+            @cli.command("hello")
+            def hello():
+                """Say hello."""
+                import click
+
+                click.echo("hello from a plugin")
+
+    cli = build_cli(make_plugin_manager(plugins=[P()]))
+    result = CliRunner().invoke(cli, ["-w", str(ws), "hello"])
+    assert result.exit_code == 0 and result.output == "hello from a plugin\n"
+
+
+def test_hook_prompt_built(ws: Path) -> None:
+    seen: list[Any] = []
+
+    class P:
+        __name__ = "observer"
+
+        @hookimpl
+        def prompt_built(self, agent, prompt):
+            seen.append(prompt)
+
+    prompt = agent_with(ws, P()).system_prompt(Session.subagent())
+    assert seen == [prompt] and seen[0].mode == "minimal"
+
+
+def test_hook_before_compaction(ws: Path) -> None:
+    calls: list[tuple[str, Any]] = []
+
+    class P:
+        __name__ = "observer"
+
+        @hookimpl
+        def before_compaction(self, agent, session, usage):
+            calls.append((session.kind, usage))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no chat model is configured: the flush plugin says so
+        agent_with(ws, P()).before_compaction(Session.main(), {"total_tokens": 10, "context_window": 100})
+    assert calls == [("main", {"total_tokens": 10, "context_window": 100})]
