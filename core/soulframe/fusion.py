@@ -59,11 +59,16 @@ class Fused:
 
 
 def term_coverage(text: str, terms: Sequence[str]) -> float:
-    """Share of the query terms (by crude stem) that occur in ``text``."""
+    """Share of the query terms that occur in ``text``, by crude stem: a long term matches
+    a word sharing its first 5 letters ("screenshots" ~ "screenshot"), a short one only
+    itself."""
     if not terms:
         return 0.0
-    have = {stem(w) for w in words(text)}
-    return sum(1 for t in terms if stem(t) in have) / len(terms)
+    ws = words(text)
+    whole = set(ws)
+    prefixes = {w[:5] for w in ws if len(w) >= 5}
+    found = sum(1 for t in terms if (t[:5] in prefixes if len(t) >= 5 else t in whole))
+    return found / len(terms)
 
 
 def normalise_text(hits: Sequence[StoredChunk], terms: Sequence[str]) -> dict[int, float]:
@@ -72,9 +77,7 @@ def normalise_text(hits: Sequence[StoredChunk], terms: Sequence[str]) -> dict[in
     if not hits:
         return {}
     best = max(h.score for h in hits) or 1.0
-    return {
-        h.id: (h.score / best) * math.sqrt(term_coverage(h.text, terms)) for h in hits
-    }
+    return {h.id: (h.score / best) * math.sqrt(term_coverage(h.text, terms)) for h in hits}
 
 
 def normalise_vector(hits: Sequence[StoredChunk]) -> dict[int, float]:

@@ -163,6 +163,7 @@ class MemoryIndex:
         #: query text -> vector, so repeated searches (eval, a chatty model) embed once
         self._query_vectors: dict[tuple[str | None, str], Any] = {}
         self._sync_depth = 0
+        self._executor: Any = None
 
     # ------------------------------------------------------------------ parts
 
@@ -493,10 +494,17 @@ class MemoryIndex:
         notice: str | None = None
         text_hits: list[StoredChunk] = []
         vector_hits: list[StoredChunk] = []
+        provider = self.embedder if channels in ("hybrid", "vector") else None
+        text_job = None
         if channels in ("hybrid", "keyword"):
-            text_hits = store.search_text(terms, pool, include_private=private, scope=scope)
+            if provider is not None:
+                # the channels are independent: SQLite and numpy both release the GIL, so
+                # the keyword query runs while the vectors are scanned
+                text_job = self._pool().submit(
+                    store.search_text, terms, pool, include_private=private, scope=scope)
+            else:
+                text_hits = store.search_text(terms, pool, include_private=private, scope=scope)
         if channels in ("hybrid", "vector"):
-            provider = self.embedder
             if provider is None:
                 notice = self.embedder_problem
             else:
@@ -507,6 +515,9 @@ class MemoryIndex:
                     vector_hits = store.search_vector(qv, pool, include_private=private, scope=scope)
                 except EmbeddingError as exc:
                     notice = f"the vector channel failed ({exc}); keyword-only for this search"
+                finally:
+                    if text_job is not None:
+                        text_hits = text_job.result()
         if channels == "hybrid":
             mode = "hybrid" if notice is None else "keyword-only"
         else:
@@ -522,8 +533,15 @@ class MemoryIndex:
             method=str(self.config.get("memory.fusion", "weighted")),
         )
         fused = self._rerank(fused, k, session)
-        hits = [self._hit(f, terms) for f in fused if f.score >= min_score][:k]
+        hits = [self._hit(f, terms) for f in [f for f in fused if f.score >= min_score][:k]]
         return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+
+    def _pool(self) -> Any:
+        if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="soulframe-memory")
+        return self._executor
 
     def _embed_query(self, provider: EmbeddingProvider, query: str) -> Any:
         key = (self.model_key(), query)

@@ -64,6 +64,10 @@ class SqliteStore:
         self.want_vec = sqlite_vec
         self._lock = threading.RLock()
         self._matrix: VectorMatrix | None = None
+        self._count_cache: tuple[str | None, int] | None = None
+        self._matrix_lock = threading.Lock()
+        self._reader_lock = threading.Lock()
+        self._read_conn: Any = None
         #: where a corrupted file was moved, when this open had to recover
         self.recovered_from: Path | None = None
         self.module, self.driver = sqlite_module()
@@ -352,19 +356,87 @@ class SqliteStore:
         self, terms: Sequence[str], limit: int, *, include_private: bool,
         scope: str | None = None,
     ) -> list[StoredChunk]:
-        query = fts_or_query(terms)
-        if not query or limit <= 0:
+        if limit <= 0 or not fts_or_query(terms):
             return []
-        vis, args = self._visibility_sql(include_private, scope)
-        sql = (
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.text, -bm25(chunks_fts), "
-            "f.private, f.day, f.scope FROM chunks_fts "
-            "JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id "
-            f"WHERE chunks_fts MATCH ?{vis} ORDER BY bm25(chunks_fts) LIMIT ?"
-        )
-        with self._lock:
-            rows = self.conn.execute(sql, [query, *args, limit]).fetchall()
+        # a connection of its own, so a hybrid search's vector half (which needs the main
+        # connection for a couple of small queries) does not queue behind this one
+        with self._reader_lock:
+            conn = self._reader()
+            query = fts_or_query(self._informative(conn, terms))
+            vis, args = self._visibility_sql(include_private, scope)
+            # rank inside FTS5 first (no join per matching row), then join the best rows;
+            # ask for more when a filter may drop some, and fall back to no limit if it did
+            rows = self._text_rows(conn, query, vis, args, limit, limit * 4)
+            if len(rows) < limit:  # few matches (cheap to redo), or the filter dropped many
+                rows = self._text_rows(conn, query, vis, args, limit, None)
         return [_stored(r) for r in rows]
+
+    def _reader(self) -> Any:
+        if self._read_conn is None:
+            conn = self.module.connect(
+                str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA query_only = 1")
+            self._read_conn = conn
+        return self._read_conn
+
+    def _text_rows(self, conn: Any, query: str, vis: str, args: list[Any], limit: int,
+                   inner: int | None) -> list[Any]:
+        cap = "" if inner is None else f" LIMIT {int(inner)}"
+        sql = (
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.text, -m.r, f.private, f.day, "
+            "f.scope FROM (SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts "
+            f"MATCH ? ORDER BY r{cap}) m JOIN chunks c ON c.id = m.rowid "
+            f"JOIN files f ON f.id = c.file_id WHERE 1{vis} ORDER BY m.r LIMIT ?"
+        )
+        return conn.execute(sql, [query, *args, limit]).fetchall()
+
+    #: a keyword query scores at most this share of the index's chunks (summed over its
+    #: terms, rarest first); applies from TERM_BUDGET_MIN_CHUNKS chunks on
+    TERM_BUDGET = 0.05
+    TERM_BUDGET_MIN_CHUNKS = 5000
+
+    def _informative(self, conn: Any, terms: Sequence[str]) -> list[str]:
+        """The terms worth scoring: rarest first, while their chunks add up to at most
+        :attr:`TERM_BUDGET` of the index (the rarest term is always kept).
+
+        A common term's BM25 weight is small, yet ranking every chunk that holds it is what
+        a keyword search costs: at 100k chunks scoring the OR of a question's terms took
+        18 ms (p90 45 ms); with a 10 % budget 6 ms (p90 8 ms), with 5 % 3 ms (p90 5 ms).
+        On tests/data/memory_eval, with the budget forced on at its small size, hybrid
+        recall@6 stayed at 0.82 (0.813 -> 0.817) while keyword-only recall@6 fell from 0.63
+        to 0.55: the vector channel carries what the dropped common words would add.
+        """
+        unique = list(dict.fromkeys(t for t in terms if t.strip()))
+        if len(unique) < 2:
+            return unique
+        total = self._chunk_count(conn)
+        if total < self.TERM_BUDGET_MIN_CHUNKS:
+            return unique
+        df = {
+            t: conn.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_or_query([t]),)
+            ).fetchone()[0]
+            for t in unique
+        }
+        kept: list[str] = []
+        postings = 0
+        for t in sorted(unique, key=lambda t: df[t]):
+            if kept and postings + df[t] > self.TERM_BUDGET * total:
+                break
+            kept.append(t)
+            postings += df[t]
+        return kept
+
+    def _chunk_count(self, conn: Any) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        gen = None if row is None else str(row[0])
+        if self._count_cache is None or self._count_cache[0] != gen:
+            n = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            self._count_cache = (gen, int(n))
+        return self._count_cache[1]
 
     def _vectors(self) -> VectorMatrix:
         """The in-memory matrix, refreshed if any process changed the index."""
@@ -388,8 +460,9 @@ class SqliteStore:
             hits = self._search_vec0(vector, limit, include_private=include_private, scope=scope)
         else:
             scopes = ("", scope) if scope else ("",)
-            hits = self._vectors().search(vector, limit, include_private=include_private,
-                                          scopes=scopes)
+            with self._matrix_lock:  # not the connection's lock: SQL may run meanwhile
+                hits = self._vectors().search(vector, limit, include_private=include_private,
+                                              scopes=scopes)
         return self._chunks_with_scores(hits)
 
     def _search_vec0(
@@ -437,7 +510,8 @@ class SqliteStore:
         return out
 
     def chunk_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
-        return dict(self._vectors().mean_vectors(ids))
+        with self._matrix_lock:
+            return dict(self._vectors().mean_vectors(ids))
 
     # ------------------------------------------------------------------ embedding cache
 
@@ -546,6 +620,11 @@ class SqliteStore:
         return open_context_files(agent)
 
     def close(self) -> None:
+        with self._reader_lock:
+            if self._read_conn is not None:
+                with contextlib.suppress(Exception):
+                    self._read_conn.close()
+                self._read_conn = None
         with self._lock:
             with contextlib.suppress(Exception):
                 self.conn.close()
