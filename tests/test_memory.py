@@ -562,3 +562,29 @@ def test_search_results_json_shape(agent: Any) -> None:
     row = json.loads(json.dumps(results.to_dict()))["results"][0]
     assert {"path", "start_line", "end_line", "score", "snippet", "text_score", "vector_score",
             "citation"} <= set(row)
+
+
+def test_watch_reindexes_after_a_change(agent: Any, ws: Path) -> None:
+    import threading
+
+    from soulframe.memory_watch import watch
+
+    quiet(agent.memory.sync)
+    stop = threading.Event()
+    reports: list[Any] = []
+
+    def on_sync(report: Any) -> None:
+        reports.append(report)
+        if report.added:
+            stop.set()
+
+    t = threading.Thread(target=lambda: quiet(watch, agent.memory, debounce_s=0.2, on_sync=on_sync,
+                                              stop=stop), daemon=True)
+    t.start()
+    import time
+
+    time.sleep(0.5)  # let the observer start
+    (ws / "memory" / "2026-08-07.md").write_text("# 2026-08-07\n\n- The otters were out.\n")
+    t.join(timeout=20)
+    stop.set()
+    assert any("memory/2026-08-07.md" in r.added for r in reports)

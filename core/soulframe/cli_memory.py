@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .cli import State, echo_json, pass_state
-from .model import SESSION_KINDS, Session, SoulframeError
+from .model import SESSION_KINDS, Session
 
 if TYPE_CHECKING:
     from .memory import MemoryIndex, SyncReport
@@ -270,8 +269,7 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
         click.secho(f"warning: {result['notice']}", fg="yellow", err=True)
 
 
-def _json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False)
+# `soulframe doctor` reports the memory index (keyword-only search, health, stale files)
+# through soulframe_workflows' checks, which read MemoryIndex.status().
 
-
-__all__ = ["memory_group", "SoulframeError"]
+__all__ = ["memory_group"]

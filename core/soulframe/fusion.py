@@ -43,7 +43,7 @@ from typing import Any
 import attrs
 
 from .model import StoredChunk
-from .querying import stem, words
+from .querying import words
 
 FUSION_METHODS: tuple[str, ...] = ("anchored", "weighted", "rrf", "minmax")
 

@@ -425,7 +425,7 @@ class MemoryIndex:
                         windows.append(w)
                         owners.append((fi, ci))
             try:
-                cache = EmbeddingCache(self.store)  # type: ignore[arg-type]
+                cache = EmbeddingCache(self.store)
                 mat = cache.embed_documents(provider, windows)
                 report.embedded += cache.stats.misses
                 report.cached += cache.stats.hits

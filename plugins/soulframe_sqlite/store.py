@@ -391,7 +391,8 @@ class SqliteStore:
             f"MATCH ? ORDER BY r{cap}) m JOIN chunks c ON c.id = m.rowid "
             f"JOIN files f ON f.id = c.file_id WHERE 1{vis} ORDER BY m.r LIMIT ?"
         )
-        return conn.execute(sql, [query, *args, limit]).fetchall()
+        rows: list[Any] = conn.execute(sql, [query, *args, limit]).fetchall()
+        return rows
 
     #: a keyword query scores at most this share of the index's chunks (summed over its
     #: terms, rarest first); applies from TERM_BUDGET_MIN_CHUNKS chunks on
@@ -559,7 +560,9 @@ class SqliteStore:
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+            def one(sql: str) -> Any:
+                return self.conn.execute(sql).fetchone()[0]
+
             files = one("SELECT count(*) FROM files")
             chunks = one("SELECT count(*) FROM chunks")
             vectors = one("SELECT count(*) FROM vectors")
