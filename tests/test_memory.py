@@ -588,3 +588,43 @@ def test_watch_reindexes_after_a_change(agent: Any, ws: Path) -> None:
     t.join(timeout=20)
     stop.set()
     assert any("memory/2026-08-07.md" in r.added for r in reports)
+
+
+def _cli(ws: Path, state: Path, *args: str) -> Any:
+    import subprocess
+    import sys
+
+    cfg = state.parent / "cli.toml"
+    cfg.write_text(f'state_dir = "{state}"\n\n[embedding]\nprovider = "none"\n')
+    return subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), *args],
+                          env={**os.environ, "SOULFRAME_CONFIG": str(cfg)},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_eval_reports_recall_per_channel(tmp_path: Path) -> None:
+    data = Path(__file__).parent / "data" / "memory_eval"
+    r = _cli(data / "workspace", tmp_path / "state", "memory", "eval", str(data / "golden.jsonl"), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["k"] == 6 and out["queries"] >= 100
+    assert set(out["channels"]) == {"keyword", "hybrid", "keyword@0", "hybrid@0"}  # no model: no vector
+    kw = out["channels"]["keyword@0"]
+    assert 0.4 < kw["recall@k"] <= 1 and 0 < kw["mrr"] <= 1
+    assert "keyword-only" in out["notice"]
+    text = _cli(data / "workspace", tmp_path / "state", "memory", "eval", str(data / "golden.jsonl"))
+    assert "R@1" in text.stdout and "keyword" in text.stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "x"}\n')
+    r = _cli(data / "workspace", tmp_path / "state", "memory", "eval", str(bad))
+    assert r.returncode != 0 and "line 1" in r.stderr
+
+
+def test_cli_search_json_says_keyword_only(ws: Path, tmp_path: Path) -> None:
+    r = _cli(ws, tmp_path / "state", "memory", "search", "lease", "--json")
+    rows = json.loads(r.stdout)
+    assert rows[0]["path"] == "MEMORY.md" and rows[0]["mode"] == "keyword-only"
+    assert "keyword-only" in rows[0]["notice"]
+    r = _cli(ws, tmp_path / "state", "memory", "search", "lease", "--session", "group", "--json")
+    assert json.loads(r.stdout) == []
+    st = json.loads(_cli(ws, tmp_path / "state", "memory", "status", "--json").stdout)
+    assert st["mode"] == "keyword-only" and st["files"] == 3
