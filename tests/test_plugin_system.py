@@ -256,3 +256,23 @@ def test_light_commands_do_not_import_heavy_modules(args: list[str], tmp_path: P
 def test_version(cli) -> None:
     out = cli("--version", check=True)
     assert out.stdout.startswith("soulframe, version ")
+
+
+def test_plugins_command_reports_an_override(cli, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-better-time", "soulframe_better_time", """
+        from soulframe import Section, hookimpl
+
+        @hookimpl
+        def register_prompt_sections():
+            return [Section(name="time", order=8, zone="dynamic", render=lambda ctx: "## Time\\nteatime")]
+    """)
+    out = cli("plugins", env=pythonpath(site))
+    assert out.returncode == 0, out.stderr
+    assert "overrides sections: time (replaces soulframe_sections's)" in out.stdout
+    rows = json.loads(cli("plugins", "--json", env=pythonpath(site), check=True).stdout)
+    better = next(r for r in rows if r["name"] == "soulframe_better_time")
+    assert better["overrides"] == ["sections: time (replaces soulframe_sections's)"]
+    # and the prompt uses the replacement
+    prompt = cli("-w", str(tmp_path), "prompt", env=pythonpath(site), check=True)
+    assert "teatime" in prompt.stdout

@@ -152,7 +152,7 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
     pm = state.pm
     assert pm is not None
     infos = p.list_plugins(pm)
-    registered = _what_each_registers(pm)
+    registered, overrides = _what_each_registers(pm)
     rows: list[dict[str, Any]] = []
     for info in infos:
         if hook_filter and hook_filter not in info.hooks:
@@ -166,6 +166,7 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
             "version": info.version,
             "hooks": list(info.hooks),
             "registers": registered.get(info.name, {}),
+            "overrides": overrides.get(info.name, []),
         })
     if as_json:
         echo_json(rows)
@@ -176,8 +177,8 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
         click.echo(f"    hooks: {', '.join(row['hooks'])}")
         for kind, names in row["registers"].items():
             click.echo(f"    {kind}: {', '.join(names)}")
-    for line in pm.overrides:
-        click.echo(f"override: {line}")
+        for line in row["overrides"]:
+            click.secho(f"    overrides {line}", fg="yellow")
     for line in pm.load_errors:
         click.echo(f"not loaded: {line}")
 
@@ -194,21 +195,32 @@ _REGISTRY_HOOKS = {
 }
 
 
-def _what_each_registers(pm: PluginManager) -> dict[str, dict[str, list[str]]]:
+def _what_each_registers(
+    pm: PluginManager,
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, list[str]]]:
+    """For each plugin: the named things it registers, by kind; and the registrations of
+    another plugin it replaces (same name, later plugin wins)."""
     from . import plugins as p
 
     out: dict[str, dict[str, list[str]]] = {}
+    overrides: dict[str, list[str]] = {}
     for hook, label in _REGISTRY_HOOKS.items():
         try:
             items = p.collect(pm, hook)
         except Exception as exc:  # a plugin's registration hook failing must not hide the rest
             click.secho(f"warning: {hook} failed: {exc}", fg="yellow", err=True)
             continue
+        owner: dict[str, str] = {}
         for plugin_name, item in items:
             name = getattr(item, "name", None)
-            if name is not None:
-                out.setdefault(plugin_name, {}).setdefault(label, []).append(str(name))
-    return out
+            if name is None:
+                continue
+            out.setdefault(plugin_name, {}).setdefault(label, []).append(str(name))
+            previous = owner.get(name)
+            if previous is not None and previous != plugin_name:
+                overrides.setdefault(plugin_name, []).append(f"{label}: {name} (replaces {previous}'s)")
+            owner[name] = plugin_name
+    return out, overrides
 
 
 # --------------------------------------------------------------------------- config
