@@ -62,6 +62,7 @@ class LocalProvider:
         self._model: _Model | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._config_json: dict[str, Any] | None = None
+        self._max_tokens: int | None = None
 
     @classmethod
     def from_config(cls, config: Any) -> LocalProvider:
@@ -105,6 +106,11 @@ class LocalProvider:
     @property
     def max_tokens(self) -> int:
         """Word pieces (as :meth:`count_tokens` counts them) the model sees in one window."""
+        if self._max_tokens is None:
+            self._max_tokens = self._read_max_tokens()
+        return self._max_tokens
+
+    def _read_max_tokens(self) -> int:
         window = 256
         path = self._weights.path
         if path is not None:
