@@ -24,6 +24,8 @@ def test_seed_creates_every_template_private(tmp_path: Path) -> None:
     created = seed_workspace(root)
     assert created == EXPECTED
     assert mode(root) == 0o700 and mode(root / "memory") == 0o700
+    # the parent soulframe created too (like ~/.soulframe for the default workspace)
+    assert mode(tmp_path / "new") == 0o700
     for name in EXPECTED[:-1]:
         assert mode(root / name) == 0o600
         assert (root / name).read_text().strip()
@@ -33,12 +35,24 @@ def test_seed_is_idempotent_and_never_overwrites(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     seed_workspace(root)
     (root / "SOUL.md").write_text("my own soul")
-    (root / "BOOTSTRAP.md").unlink()  # the first run is over
+    (root / "TOOLS.md").unlink()  # a file the user lost
     (root / "USER.md").write_text("")  # even an empty file is the user's
-    assert seed_workspace(root) == ["BOOTSTRAP.md"]
+    assert seed_workspace(root) == ["TOOLS.md"]
     assert (root / "SOUL.md").read_text() == "my own soul"
     assert (root / "USER.md").read_text() == ""
     assert seed_workspace(root) == []
+
+
+def test_seeding_again_does_not_restart_the_first_run(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    seed_workspace(root)
+    (root / "BOOTSTRAP.md").unlink()  # the ritual is over: the agent deleted it
+    assert seed_workspace(root) == []
+    assert not (root / "BOOTSTRAP.md").exists()
+    # a directory with no template file yet is a new workspace: the ritual is seeded
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "fresh" / "notes.txt").write_text("unrelated")
+    assert "BOOTSTRAP.md" in seed_workspace(tmp_path / "fresh")
 
 
 def test_seed_leaves_an_existing_symlink_alone(tmp_path: Path) -> None:
@@ -91,6 +105,29 @@ def test_init_cli_reports_created_then_kept(tmp_path: Path, cli) -> None:  # typ
     assert second.returncode == 0
     assert "  created " not in second.stdout and "kept     SOUL.md" in second.stdout
     assert sorted(os.listdir(root)) == sorted(n.rstrip("/") for n in EXPECTED)  # nothing else
+    # after the first run, init says why BOOTSTRAP.md is not coming back
+    (root / "BOOTSTRAP.md").unlink()
+    third = cli("init", str(root))
+    assert third.returncode == 0, third.stderr
+    assert "skipped  BOOTSTRAP.md: the first run is over" in third.stdout
+    assert "kept     BOOTSTRAP.md" not in third.stdout
+    assert json.loads(cli("init", str(root), "--json").stdout)["skipped"] == ["BOOTSTRAP.md"]
+
+
+def test_init_makes_the_default_workspace_private_from_home_down(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "SOULFRAME_CONFIG": "", "SOULFRAME_WORKSPACE": "",
+           "XDG_CONFIG_HOME": str(home / ".config")}
+    out = cli("init", env=env)
+    assert out.returncode == 0, out.stderr
+    assert mode(home / ".soulframe") == 0o700  # not 0755: it will hold state and memory
+    assert mode(home / ".soulframe" / "workspace") == 0o700
+    # the workspace's soulframe.toml is read without -w, like with it
+    (home / ".soulframe" / "workspace" / "soulframe.toml").write_text('[ui]\nassistant_name = "Sage"\n')
+    shown = cli("identity", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["identity"]["name"] == "Sage"
 
 
 def test_init_defaults_to_the_configured_workspace(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

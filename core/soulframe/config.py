@@ -3,7 +3,8 @@ the file, the line, the key and what was expected.
 
 Lookup order for the config file (the first that exists is used):
 ``--config PATH`` > ``$SOULFRAME_CONFIG`` > ``<workspace>/soulframe.toml`` (or ``.json``) >
-the user config dir (``platformdirs.user_config_dir("soulframe")/soulframe.toml``).
+the user config dir (``platformdirs.user_config_dir("soulframe")/soulframe.toml``) > (when no
+workspace is given) the default workspace's ``soulframe.toml``.
 """
 
 from __future__ import annotations
@@ -356,6 +357,11 @@ def find_config_file(explicit: str | os.PathLike[str] | None, workspace: Path | 
         candidates += [workspace / "soulframe.toml", workspace / "soulframe.json"]
     ucd = user_config_dir()
     candidates += [ucd / "soulframe.toml", ucd / "soulframe.json"]
+    if workspace is None:
+        # no -w: the default workspace is the workspace, and `soulframe init` puts users
+        # there, so its soulframe.toml must not be silently ignored
+        default_ws = Path(str(DEFAULTS["workspace"].default)).expanduser()
+        candidates += [default_ws / "soulframe.toml", default_ws / "soulframe.json"]
     for c in candidates:
         if c.is_file():
             return c

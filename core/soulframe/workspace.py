@@ -22,14 +22,31 @@ from .model import PathEscapeError, SoulframeError, WorkspaceTemplate
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+#: the first-run ritual: only seeded into a brand-new workspace
+FIRST_RUN_FILE = "BOOTSTRAP.md"
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) with mode 0700 where soulframe creates them."""
+    """Create ``path`` (and parents) with mode 0700 where soulframe creates them.
+
+    Every directory created here is 0700, not only the last one: ``mkdir(parents=True)``
+    gives the parents the umask's default (often 0755), so ``~/.soulframe`` would be
+    listable by every user of the machine. Directories that already exist are left alone.
+    """
     path = path.expanduser()
-    if not path.exists():
-        path.mkdir(parents=True, mode=DIR_MODE, exist_ok=True)
-        os.chmod(path, DIR_MODE)  # mkdir's mode is filtered by the umask
+    if path.exists():
+        return path
+    missing = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=DIR_MODE)
+        except FileExistsError:  # created meanwhile by another process: theirs to keep
+            continue
+        os.chmod(d, DIR_MODE)  # mkdir's mode is filtered by the umask
     return path
 
 
@@ -158,6 +175,8 @@ def seed_workspace(
     """Create every missing template file of ``agent_type`` in the workspace ``root``
     (seed 000 §3): atomically, with ``O_EXCL``, never overwriting a file that exists, so it
     is safe to run again. The workspace and its directories are created 0700, files 0600.
+    BOOTSTRAP.md (the first-run ritual) is only created when none of the other template
+    files exist yet: once the first run is over, seeding again does not restart it.
 
     :returns: the workspace-relative names created (directories end in ``/``).
     """
@@ -165,9 +184,19 @@ def seed_workspace(
         raise SoulframeError(f"agent type {agent_type!r} — expected 'open' or 'predefined'")
     ws = Workspace(ensure_private_dir(Path(root).expanduser()))
     chosen = list(templates) if templates is not None else workspace_templates(pm)
+    # BOOTSTRAP.md is the first-run ritual, "deleted after use" (seed 003 §1.1): seeding it
+    # into a workspace that already has its other files would start the ritual over on
+    # the next session. So it is only created in a brand-new workspace.
+    new_workspace = not any(
+        (ws.root / t.name).exists() or (ws.root / t.name).is_symlink()
+        for t in chosen
+        if not t.is_dir and t.name != FIRST_RUN_FILE
+    )
     created: list[str] = []
     for t in chosen:
         if agent_type not in t.agent_types:
+            continue
+        if t.name == FIRST_RUN_FILE and not new_workspace:
             continue
         try:
             path = ws.resolve(t.name.rstrip("/"))
