@@ -101,3 +101,22 @@ def test_the_prompt_command_imports_nothing_heavy(ws: str) -> None:
     assert out.returncode == 0, out.stderr
     heavy = out.stdout.strip().splitlines()[-1]
     assert heavy == "HEAVY=", f"`soulframe prompt` imported {heavy[6:]}"
+
+
+@pytest.mark.parametrize(("setting", "key"), [
+    ('timezone = "Mars/Olympus"', "timezone"),
+    ('[soul_evil]\nenabled = true\nat = "25:00"\nduration = "1h"', "soul_evil.at"),
+    ('[soul_evil]\nenabled = true\nat = "23:00"\nduration = "forever"', "soul_evil.duration"),
+    ("[prompt]\nbudget_tokens = 0", "prompt.budget_tokens"),
+])
+def test_a_bad_value_only_a_plugin_can_check_names_its_file_and_line(cli, tmp_path: Path, setting: str,
+                                                                     key: str) -> None:
+    ws = copy_fixture(tmp_path / "aria")
+    cfg = ws / "soulframe.toml"
+    cfg.write_text("# the example agent, with one bad value\n" + setting + "\n")
+    lines = cfg.read_text().splitlines()
+    line = 1 + next(i for i, x in enumerate(lines) if x.startswith(key.split(".")[-1] + " ="))
+    out = cli("-w", str(ws), "prompt")
+    assert out.returncode != 0
+    assert "Traceback" not in out.stderr
+    assert f"soulframe.toml:{line}: {key} = " in out.stderr, out.stderr

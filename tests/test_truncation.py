@@ -76,6 +76,16 @@ def test_every_cut_is_announced_with_where_to_read_the_rest() -> None:
     (n,) = notices
     assert n.name == "AGENTS.md" and n.original_chars == 30_000 and n.kept_chars == 18_000
     assert "read AGENTS.md" in n.hint
+    assert "14,000" in n.hint and "30,000" in n.hint  # numbers a person can read
+
+
+def test_a_dropped_file_names_the_limit_that_dropped_it() -> None:
+    _, notices = HeadTailPolicy().truncate_files(files(500), cfg(bootstrap__max_chars_per_file=8))
+    (n,) = notices
+    assert n.kept_chars == 0 and "bootstrap.max_chars_per_file = 8 is too small" in n.hint
+    _, notices = HeadTailPolicy().truncate_files(
+        files(23_960, 500), cfg(bootstrap__max_chars_per_file=24_000, bootstrap__min_file_budget=8))
+    assert notices[-1].name == "SOUL.md" and "only 40 characters of bootstrap.total_max_chars" in notices[-1].hint
 
 
 # --------------------------------------------------------------------------- properties

@@ -283,6 +283,12 @@ class Config:
     def origin(self, key: str) -> str:
         return self.origins.get(key, "default")
 
+    def where(self, key: str) -> str:
+        """``key`` prefixed with where its value came from (``soulframe.toml:3: key``), for
+        errors about a value that only a plugin can validate."""
+        origin = self.origin(key)
+        return key if origin == "default" else f"{origin}: {key}"
+
     def plugin_config(self, plugin_name: str) -> Mapping[str, Any]:
         """A plugin's own settings: ``[plugins.config.<name>]``."""
         return self.plugin_settings.get(plugin_name, {})

@@ -174,7 +174,24 @@ def agent_timezone(agent: Any) -> _dt.tzinfo:
     try:
         return ZoneInfo(str(name))
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ConfigError(f"timezone = {name!r} — not a known IANA timezone (e.g. 'Europe/Berlin')") from exc
+        raise ConfigError(
+            f"{_timezone_key(agent, name)} = {name!r} — not a known IANA timezone "
+            "(e.g. 'Europe/Berlin', 'America/New_York', 'UTC')"
+        ) from exc
+
+
+def _timezone_key(agent: Any, name: Any) -> str:
+    """Where a bad timezone was set: the config file and line, or the agent's entry."""
+    config = agent.config
+    if name == config.get("timezone"):
+        return where(config, "timezone")
+    return f"agents[{agent.spec.id}].timezone"
+
+
+def where(config: Any, key: str) -> str:
+    """``key`` with the file and line its value came from, when the config knows them."""
+    locate = getattr(config, "where", None)
+    return str(locate(key)) if callable(locate) else key
 
 
 def session_now(agent: Any, session: Session) -> _dt.datetime:

@@ -33,6 +33,7 @@ import attrs
 from . import plugins as _plugins
 from .model import (
     PROMPT_MODES,
+    ConfigError,
     ContextFile,
     Identity,
     PromptContext,
@@ -306,6 +307,11 @@ def build_system_prompt(
     rendered = [r for s in table.by_mode[resolved] if (r := _render(s, ctx, estimate)) is not None]
 
     budget = int(budget_tokens if budget_tokens is not None else agent.config.get("prompt.budget_tokens"))
+    if budget < 1:
+        from .context import where
+
+        key = "budget_tokens" if budget_tokens is not None else where(agent.config, "prompt.budget_tokens")
+        raise ConfigError(f"{key} = {budget} — expected a positive number of tokens (default 24,000)")
     rendered, notices = _fit(agent, rendered, budget, estimate, context.notices)
 
     stable = "\n\n".join(r.text for r in rendered if r.zone == "stable")

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import attrs
+from soulframe.context import where
 from soulframe.model import ConfigError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?)?\s*$", re.I)
@@ -69,8 +70,10 @@ class Schedule:
         return cls(
             enabled=bool(config.get("soul_evil.enabled")),
             file=str(config.get("soul_evil.file") or "SOUL_EVIL.md"),
-            at=parse_at(at_raw) if at_raw is not None else None,
-            duration=parse_duration(dur_raw) if dur_raw is not None else None,
+            # the errors name the config file and line the value came from
+            at=parse_at(at_raw, where(config, "soul_evil.at")) if at_raw is not None else None,
+            duration=(parse_duration(dur_raw, where(config, "soul_evil.duration"))
+                      if dur_raw is not None else None),
             chance=chance,
         )
 

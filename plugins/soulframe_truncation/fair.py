@@ -128,7 +128,7 @@ class FairPolicy:
             out.append(attrs.evolve(f, content=text, truncated=True, original_chars=orig))
             notices.append(TruncationNotice(
                 name=f.name, original_chars=orig, kept_chars=kept,
-                hint=(f"kept the first {kept} of {orig} characters and a list of the headings "
+                hint=(f"kept the first {kept:,} of {orig:,} characters and a list of the headings "
                       f"cut, with line numbers; read {f.name} for full content"),
             ))
         return out, notices

@@ -152,8 +152,10 @@ class HeadTailPolicy:
             limit = min(lim.max_per_file, remaining)  # steps 2 and 3
             cut = cuts.head_tail(f.content, limit, f.name, lim.head_ratio, lim.tail_ratio)
             if cut is None:
-                notices.append(dropped_notice(
-                    f, f"only {remaining} characters of bootstrap.total_max_chars were left"))
+                why = (f"bootstrap.max_chars_per_file = {lim.max_per_file} is too small to hold any of it"
+                       if limit == lim.max_per_file and lim.max_per_file < remaining else
+                       f"only {remaining:,} characters of bootstrap.total_max_chars were left")
+                notices.append(dropped_notice(f, why))
                 continue
             text, head, tail = cut
             orig = original_chars(f)
@@ -165,7 +167,7 @@ class HeadTailPolicy:
                     name=f.name,
                     original_chars=orig,
                     kept_chars=head + tail,
-                    hint=(f"kept the first {head} and the last {tail} of {orig} characters; "
+                    hint=(f"kept the first {head:,} and the last {tail:,} of {orig:,} characters; "
                           f"read {f.name} for full content"),
                 ))
             remaining -= len(text)
