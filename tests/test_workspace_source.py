@@ -38,6 +38,23 @@ def test_a_symlink_leaving_the_workspace_is_skipped_with_a_warning(workspace: Pa
     assert all("secret" not in f.content for f in result.files)
 
 
+def test_a_symlinked_memory_directory_leaving_the_workspace_is_skipped(workspace: Path, tmp_path: Path) -> None:
+    import datetime as dt
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    today = dt.date(2026, 6, 10)
+    (outside / f"{today}.md").write_text("a secret daily log")
+    (workspace / "memory").symlink_to(outside, target_is_directory=True)
+    (workspace / "AGENTS.md").write_text("rules")
+    noon = dt.datetime(2026, 6, 10, 12, 0)
+    with pytest.warns(ContextWarning) as caught:
+        result = collect_context(Agent.open(workspace), Session.main(now=noon))
+    assert any(f"memory/{today}.md: skipped" in str(w.message) and "outside the workspace" in str(w.message)
+               for w in caught)
+    assert all("secret" not in f.content for f in result.files)
+
+
 def test_a_symlink_inside_the_workspace_is_followed(workspace: Path) -> None:
     (workspace / "notes").mkdir()
     (workspace / "notes" / "soul.md").write_text("soul via link")

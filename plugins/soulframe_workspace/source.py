@@ -104,20 +104,56 @@ def _continuation_prefix(b: bytes) -> int:
     return n
 
 
+_MISSING = object()
+
+
+def _plain_path(root: str, name: str) -> tuple[Path, os.stat_result] | object | None:
+    """The fast, common case: ``name`` reached from ``root`` through no symlink at all, so
+    it is inside the workspace without resolving the whole path (``Path.resolve`` walks
+    every component from ``/`` and was most of a warm prompt build).
+
+    :returns: ``(path, stat)``; ``_MISSING`` when a component does not exist; ``None`` when
+        a symlink or an odd name needs the full check of :meth:`Workspace.resolve`.
+    """
+    parts = name.split("/")
+    if any(p in ("", ".", "..") for p in parts) or "\x00" in name:
+        return None
+    cur = root
+    st = None
+    for part in parts:
+        cur = f"{cur}/{part}"
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            return _MISSING
+        except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return None
+    assert st is not None
+    return Path(cur), st
+
+
 def read_file(ws: Workspace, name: str, cap: int) -> FileRead | None:
     """Read workspace file ``name``; ``None`` when it does not exist."""
-    try:
-        path = ws.resolve(name)
-    except PathEscapeError as exc:
-        return FileRead(None, problems=(f"{name}: skipped — {exc}",))
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        if os.path.islink(path):
-            return FileRead(None, problems=(f"{name}: skipped — a symlink to a file that does not exist",))
+    plain = _plain_path(str(ws.root), name)
+    if plain is _MISSING:
         return None
-    except OSError as exc:
-        return FileRead(None, problems=(f"{name}: skipped — cannot stat ({exc.strerror})",))
+    if isinstance(plain, tuple):
+        path, st = plain
+    else:
+        try:
+            path = ws.resolve(name)
+        except PathEscapeError as exc:
+            return FileRead(None, problems=(f"{name}: skipped — {exc}",))
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            if os.path.islink(path):
+                return FileRead(None, problems=(f"{name}: skipped — a symlink to a file that does not exist",))
+            return None
+        except OSError as exc:
+            return FileRead(None, problems=(f"{name}: skipped — cannot stat ({exc.strerror})",))
     if not stat.S_ISREG(st.st_mode):
         # never open a FIFO or device: reading it could block the prompt forever
         return FileRead(None, problems=(f"{name}: skipped — not a regular file",))
