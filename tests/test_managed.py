@@ -77,6 +77,42 @@ def test_seed_to_store_predefined_six_files_never_bootstrap(workspace, pg_dsn):
     assert context_store(agent).agent_files()["SOUL.md"] == "# SOUL\nCustom"
 
 
+def test_a_predefined_agents_files_come_from_the_database_not_the_disk(workspace, pg_dsn):
+    # the agent's customised workspace is the seed: switching to managed mode keeps it
+    (workspace / "SOUL.md").write_text("# SOUL\nI am the shop assistant.\n")
+    (workspace / "BOOTSTRAP.md").write_text("# BOOTSTRAP\nOn-disk first-run ritual\n")
+    agent = managed_agent(workspace, pg_dsn, "predefined")
+    prompt = agent.system_prompt(Session.main())
+    assert "I am the shop assistant." in prompt.text
+    assert context_store(agent).agent_files()["SOUL.md"] == "# SOUL\nI am the shop assistant.\n"
+    # ... after which the database is the agent's only copy: a later edit on this machine's
+    # disk never shows through; an administrator's change in the database does
+    (workspace / "SOUL.md").write_text("# SOUL\nEdited on one app server only\n")
+    write_context_file(agent, None, "HEARTBEAT.md", "# HEARTBEAT\n- the admin's check\n",
+                       from_chat=False)
+    (workspace / "HEARTBEAT.md").write_text("# HEARTBEAT\n- check the disk copy\n")
+    other = managed_agent(workspace, pg_dsn, "predefined")
+    for session in (Session.main(), Session.main(user_id="erin")):
+        text = other.system_prompt(session).text
+        assert "I am the shop assistant." in text and "the admin's check" in text
+        assert "Edited on one app server only" not in text
+        assert "check the disk copy" not in text
+    # BOOTSTRAP.md is never shared: a session without a user gets no ritual from disk
+    assert "On-disk first-run ritual" not in other.system_prompt(Session.main()).text
+
+
+def test_open_agent_users_start_from_the_workspace_files(workspace, pg_dsn):
+    (workspace / "SOUL.md").write_text("# SOUL\nOpen agent, customised on disk\n")
+    (workspace / "USER.md").write_text("# USER\nThe owner, not every user\n")
+    agent = managed_agent(workspace, pg_dsn, "open")
+    text = agent.system_prompt(Session.main(user_id="frank")).text
+    assert "Open agent, customised on disk" in text
+    assert "The owner, not every user" not in text
+    mine = context_store(agent).user_files("frank")
+    assert mine["SOUL.md"] == "# SOUL\nOpen agent, customised on disk\n"
+    assert mine["USER.md"] == template("USER.md")
+
+
 def test_seed_to_store_open_agent_gets_none_and_users_get_seven(workspace, pg_dsn):
     agent = managed_agent(workspace, pg_dsn, "open")
     assert seed_to_store(agent) == []

@@ -204,21 +204,25 @@ def templates(agent: Any) -> dict[str, str]:
 
 
 def seed_to_store(agent: Any, *, files: ContextFileStore | None = None) -> list[str]:
-    """SeedToStore (managed mode): a predefined agent's six agent-level files from the
-    templates, where missing or empty; open agents get none. Returns the names written."""
+    """SeedToStore (managed mode): a predefined agent's six agent-level files, where
+    missing or empty; open agents get none. Returns the names written.
+
+    Each file starts from the agent's own workspace copy when it has a non-empty one (so
+    switching a customised agent to managed mode keeps its SOUL.md), else the template.
+    After that the database is the agent's copy: the workspace files are not read again.
+    """
     store = files or context_store(agent)
     if not store.managed:
         return []
     wanted = agent_level_files(store.agent_type, managed=True)
     tpl = templates(agent)
-    return store.seed_agent_files({n: tpl[n] for n in wanted if n in tpl})
+    own = _workspace_content(agent, wanted)
+    content = {n: own.get(n) or tpl.get(n, "") for n in wanted}
+    return store.seed_agent_files({n: c for n, c in content.items() if c.strip()})
 
 
-def _agent_level_content(agent: Any, store: ContextFileStore, names: Sequence[str]) -> dict[str, str]:
-    """The agent's own current copy of ``names`` (store in managed mode, else workspace)."""
-    if store.managed:
-        have = store.agent_files()
-        return {n: have[n] for n in names if have.get(n, "").strip()}
+def _workspace_content(agent: Any, names: Sequence[str]) -> dict[str, str]:
+    """The non-empty workspace copies of ``names`` on disk."""
     out: dict[str, str] = {}
     for n in names:
         try:
@@ -228,6 +232,17 @@ def _agent_level_content(agent: Any, store: ContextFileStore, names: Sequence[st
         if text.strip():
             out[n] = text
     return out
+
+
+def _agent_level_content(agent: Any, store: ContextFileStore, names: Sequence[str]) -> dict[str, str]:
+    """The agent's own current copy of ``names``: in managed mode the store's, else (an
+    open agent keeps none there) the workspace's; in standalone mode the workspace's."""
+    if store.managed:
+        have = store.agent_files()
+        found = {n: have[n] for n in names if have.get(n, "").strip()}
+        rest = [n for n in names if n not in found]
+        return {**_workspace_content(agent, rest), **found} if rest else found
+    return _workspace_content(agent, names)
 
 
 def seed_user_files(agent: Any, user_id: str, *, files: ContextFileStore | None = None) -> list[str]:
@@ -366,6 +381,11 @@ class StoreContextSource:
     """Context files from the store: the session user's copies (``scope="user"``; seeded
     on the user's first session) and, in managed mode, the agent-level files.
 
+    In managed mode a predefined agent's seven context files come from the database only
+    (every app server shows the same prompt); the workspace on disk served once, as the
+    seed. An open agent keeps no shared files in the database: its workspace files are its
+    defaults - each user's copies start from them, and a session without a user sees them.
+
     A user who finished BOOTSTRAP.md gets an empty per-user BOOTSTRAP.md, so an
     agent-level copy cannot show through the merge and restart the ritual; empty files
     are dropped by the truncation policy.
@@ -391,9 +411,18 @@ class StoreContextSource:
                 if not self._agent_seeded:
                     seed_to_store(agent, files=store)
                     self._agent_seeded = True
-            for name, content in store.agent_files().items():
+            shared = store.agent_files()
+            for name, content in shared.items():
                 if name in CONTEXT_FILES:
                     out.append(ContextFile(name=name, content=content, source="store", scope="agent"))
+            if store.agent_type == "predefined":
+                # the database is a predefined agent's only copy: a file missing there (an
+                # administrator deleted it; BOOTSTRAP.md is never shared) must not show
+                # through from whatever workspace this process happens to have on disk.
+                # Empty files are dropped by the truncation policy.
+                for name in CONTEXT_FILES:
+                    if name not in shared:
+                        out.append(ContextFile(name=name, content="", source="store", scope="agent"))
         if user_id:
             user = _check_user(user_id)
             with self._lock:
