@@ -125,13 +125,19 @@ def test_malformed_and_incomplete_skill_files_are_skipped_with_warnings_naming_f
     no_fm = write_skill(root, "no-fm", raw="# Just markdown\n")
     bad_type = write_skill(root, "bad-type", raw="---\nname: 42\ndescription: numeric name\n---\n")
     json_ok = write_skill(root, "json-ok", raw='{\n"name": "json-skill",\n"description": "JSON front matter"\n}\nBody\n')
+    # JSON on one line, and a closing brace after the last value: front matter too
+    json_line = write_skill(root, "json-line", raw='{"name": "json-line", "description": "one line"}\n# Use\n')
+    write_skill(root, "json-tail", raw='{"name": "json-tail",\n "description": "brace at the end"}\nBody\n')
+    bad_json_line = write_skill(root, "bad-json-line", raw='{"name": "x",\n "description": oops}\n')
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         skills = open_agent(workspace, tmp_path).skills
         names = skills.names()
     messages = [str(w.message) for w in caught if issubclass(w.category, SkillWarning)]
-    assert "good" in names and "json-skill" in names
+    assert {"good", "json-skill", "json-line", "json-tail"} <= set(names)
+    assert skills.get("json-line").headings == ("Use",)
+    assert json_line.exists()
     assert not {"bad", "j", "nodesc"} & set(names)
     assert good.exists() and json_ok.exists()
 
@@ -148,7 +154,8 @@ def test_malformed_and_incomplete_skill_files_are_skipped_with_warnings_naming_f
     assert "no 'name' key" in msg(no_name)
     assert "no front matter" in msg(no_fm)
     assert "'name' must be a non-empty string, got 42" in msg(bad_type)
-    assert len(skills.problems) == 6
+    assert "line 2: malformed JSON front matter" in msg(bad_json_line)
+    assert len(skills.problems) == 7
 
 
 def test_oversize_skill_file_is_skipped_with_a_warning(workspace: Path, tmp_path: Path) -> None:

@@ -298,7 +298,9 @@ class SkillSet:
         current = {str(p) for p in problems}
         for text in sorted(current - self._warned):
             warnings.warn(text, SkillWarning, stacklevel=4)
-            log.warning("skills: %s", text)
+            # info, not warning: Python's last-resort handler prints unhandled warnings-
+            # level records to stderr, so a CLI user would read every problem twice
+            log.info("skills: %s", text)
         # a problem fixed and then made again is reported again
         self._warned = current
 
@@ -408,7 +410,7 @@ class SkillSet:
                 )
                 for p in problems:
                     warnings.warn(str(p), SkillWarning, stacklevel=2)
-                    log.warning("skills: %s", p)
+                    log.info("skills: %s", p)  # the warning is the user's copy
         self._blocks[key] = text
         return text
 

@@ -97,6 +97,18 @@ def _parse_error(exc: Exception, text: str) -> str:
     return f"malformed front matter: {type(exc).__name__}: {exc}"
 
 
+def _json_front_matter(text: str) -> tuple[dict[str, Any], str] | str:
+    """A leading JSON object and the text after it, or an error naming the line."""
+    lead = len(text) - len(text.lstrip())
+    try:
+        value, end = json.JSONDecoder().raw_decode(text, lead)
+    except json.JSONDecodeError as exc:
+        return f"line {exc.lineno}: malformed JSON front matter: {exc.msg}"
+    if not isinstance(value, dict):
+        return "JSON front matter must be an object with 'name' and 'description'"
+    return value, text[end:].lstrip("\n")
+
+
 def parse_skill_text(
     text: str, path: Path, *, tier: int = 0, tier_name: str = "", digest: str = ""
 ) -> Skill | SkillProblem:
@@ -108,6 +120,14 @@ def parse_skill_text(
         metadata, body = frontmatter.parse(text)
     except Exception as exc:  # yaml/json/toml parsers raise their own error types
         return SkillProblem(shown, _parse_error(exc, text))
+    if not metadata and text.lstrip().startswith("{"):
+        # JSON front matter that python-frontmatter misses: its JSON handler wants the
+        # braces alone on their lines, so `{"name": "x", "description": "y"}` on one line
+        # (or a closing brace after the last value) would read as "no front matter"
+        got = _json_front_matter(text)
+        if isinstance(got, str):
+            return SkillProblem(shown, got)
+        metadata, body = got
     if not metadata:
         return SkillProblem(
             shown,
