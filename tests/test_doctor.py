@@ -60,7 +60,21 @@ def test_doctor_finds_every_kind_of_problem(tmp_path: Path, cli) -> None:  # typ
     assert "outside the workspace" in files["IDENTITY.md"]["message"]
     trunc = found["truncation"][0]
     assert trunc["path"] == "AGENTS.md" and "cut" in trunc["message"]
+    assert "raise bootstrap.max_chars_per_file (20,000)" in trunc["message"]  # says how to fix it
     assert "Evil" not in text  # the file behind the escaping symlink was never read
+
+
+def test_doctor_suggests_the_fair_policy_when_files_starve(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    (ws / "SOUL.md").write_text("be kind\n" * 3_000)  # 24,000 chars: MEMORY.md gets little
+    (ws / "MEMORY.md").write_text("- fact\n" * 1_000)
+    code, data = doctor(cli, ws)
+    messages = {f["path"]: f["message"] for f in by_check(data)["truncation"]}
+    assert 'bootstrap.truncation = "fair"' in messages["MEMORY.md"]
+    (ws / "soulframe.toml").write_text('[bootstrap]\ntruncation = "fair"\n')
+    code, data = doctor(cli, ws)
+    assert all("fair" not in f["message"] for f in by_check(data)["truncation"])
 
 
 def test_text_output_and_exit_code(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

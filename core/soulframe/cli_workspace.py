@@ -287,12 +287,21 @@ def truncation(agent: Agent) -> Iterable[Finding]:
         return
     files = order_files(load_merged(agent, Session.main()))
     _, notices = truncation_policy(agent).truncate_files(files, agent.config)
+    cfg = agent.config
+    # the notice's hint is written for the model ("read X for ..."); the user needs the fix
+    fix = (f"shorten it, or raise bootstrap.max_chars_per_file "
+           f"({int(cfg.get('bootstrap.max_chars_per_file')):,}) or bootstrap.total_max_chars "
+           f"({int(cfg.get('bootstrap.total_max_chars')):,})")
+    if len(notices) > 1 and cfg.get("bootstrap.truncation") == "head-tail":
+        # the seeds' policy fills the budget in file order: later files starve
+        fix += ', or set bootstrap.truncation = "fair" so one long file cannot starve the later ones'
     for n in notices:
         if n.kept_chars == 0:
-            msg = f"would be left out of the prompt entirely ({n.original_chars:,} characters): {n.hint}"
+            why = n.hint.split("; read ")[0].removeprefix("left out: ")
+            msg = f"would be left out of the prompt entirely ({n.original_chars:,} characters): {why} — {fix}"
         else:
             msg = (f"would be truncated: {n.kept_chars:,} of {n.original_chars:,} characters kept "
-                   f"({n.original_chars - n.kept_chars:,} cut); {n.hint}")
+                   f"({n.original_chars - n.kept_chars:,} cut) — {fix}")
         yield Finding("truncation", "problem", f"{n.name} {msg}", n.name)
 
 
