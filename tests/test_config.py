@@ -166,3 +166,9 @@ def test_cli_config_error_is_one_line_not_a_traceback(cli, workspace: Path) -> N
     assert out.returncode != 0
     assert "Traceback" not in out.stderr
     assert "unknown key 'memory.max_result'" in out.stderr
+
+
+def test_head_and_tail_ratios_must_fit_together(workspace: Path) -> None:
+    cfg = write(workspace / "soulframe.toml", "[bootstrap]\nhead_ratio = 0.9\ntail_ratio = 0.3\n")
+    with pytest.raises(ConfigError, match=rf"{cfg}:3: bootstrap.head_ratio \+ bootstrap.tail_ratio = 0.9 \+ 0.3 > 1"):
+        load_config(workspace=workspace)

@@ -459,6 +459,7 @@ def load_config(
         values[key] = value
         origins[key] = "override"
 
+    _check_together(values, origins)
     agents = _build_agents(raw_agents, values, cfg_path, text, ws)
     if agent_id is not None and agent_id not in {a.id for a in agents}:
         ids = ", ".join(a.id for a in agents)
@@ -470,6 +471,25 @@ def load_config(
         agents[0] = attrs.evolve(first, workspace=ws)
     return Config(values=values, origins=origins, path=cfg_path, agents=tuple(agents),
                   plugin_settings=plugin_settings)
+
+
+def _check_together(values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    """Rules between keys, which no single key's check can see."""
+
+    def get(key: str) -> Any:
+        return values.get(key, DEFAULTS[key].default)
+
+    def at(key: str) -> str:
+        return f"{origins[key]}: " if key in origins else ""
+
+    head, tail = get("bootstrap.head_ratio"), get("bootstrap.tail_ratio")
+    if head + tail > 1:
+        key = "bootstrap.tail_ratio" if "bootstrap.tail_ratio" in origins else "bootstrap.head_ratio"
+        raise ConfigError(
+            f"{at(key)}bootstrap.head_ratio + bootstrap.tail_ratio = {head} + {tail} > 1 — "
+            "a truncated file keeps head_ratio of its budget from the start and tail_ratio from "
+            "the end; together they must leave room for the marker (the seeds use 0.70 + 0.20)"
+        )
 
 
 def _build_agents(
