@@ -273,11 +273,15 @@ def config_path(state: State) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:
+        # answered before plugins load: they only add commands, and monitors poll this
+        click.echo(f"soulframe, version {_version()}")
+        return
     warnings.showwarning = _show_warning
     from .model import ConfigError
     from .plugins import make_plugin_manager
 
-    args = sys.argv[1:] if argv is None else argv
     try:
         disabled = _disabled_from_config(args)
         pm = make_plugin_manager(disabled)
