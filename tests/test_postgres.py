@@ -241,6 +241,9 @@ def test_a_stopped_server_is_a_clear_error_not_a_hang(own_server):
     with pytest.raises(StoreUnavailableError) as err:
         store.files()
     assert "PostgreSQL" in str(err.value) and time.time() - started < 60
+    # a `db start` server listens on a socket in its data directory: the error says how to
+    # start it again
+    assert f"start it with `soulframe db start --data-dir {data}`" in str(err.value)
     server.start(data)
     assert store.files() == {}  # and it recovers by itself once the server is back
 

@@ -48,6 +48,14 @@ def skills_group() -> None:
       3 personal   skills.personal_dir  (~/.agents/skills)
       4 global     skills.global_dir    (~/.soulframe/skills) + skills.extra_dirs
       5 builtin    shipped with soulframe
+
+    \b
+    Quick start:
+      soulframe skills new deploy-site -d "Deploy the site; use when asked to ship"
+      soulframe skills list                 which tier won, what it shadows, problems
+      soulframe skills search "ship the website"
+      soulframe skills show deploy-site     the SKILL.md as the agent reads it
+    Managed mode (PostgreSQL): publish, grant, revoke, grants, accessible.
     """
 
 

@@ -84,6 +84,24 @@ def _reason(exc: BaseException, dsn: str) -> str:
     return redact(" — ".join(lines), dsn)
 
 
+def _local_server_hint(dsn: str) -> str:
+    """When the DSN's socket directory is a PostgreSQL data directory that is not running
+    (a `soulframe db start` server after `db stop` or a reboot), say how to start it."""
+    import os
+
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        host = str(conninfo_to_dict(dsn).get("host") or "")
+    except Exception:
+        return ""
+    if not host.startswith("/") or not os.path.isfile(os.path.join(host, "PG_VERSION")):
+        return ""
+    if os.path.exists(os.path.join(host, "postmaster.pid")):
+        return ""  # it runs (or crashed): the reason above says more than a hint could
+    return f" (the local server is not running: start it with `soulframe db start --data-dir {host}`)"
+
+
 def is_connection_loss(exc: BaseException, conn: Any = None) -> bool:
     """Whether ``exc`` means the connection died (server killed, restarted, network)."""
     import psycopg
@@ -124,6 +142,7 @@ class Database:
         where = f" ({self.origin})" if self.origin else ""
         return StoreUnavailableError(
             f"PostgreSQL {self.location}{where}: {what}: {_reason(exc, self.dsn)}"
+            + _local_server_hint(self.dsn)
         )
 
     def connect(self, **kw: Any) -> Any:
