@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from soulframe import hookimpl
-from soulframe.model import Registration
+from soulframe.model import Registration, ToolSpec
 
 
 def _source(agent: Any) -> Any:
@@ -31,3 +31,65 @@ def register_context_sources() -> Iterable[Registration]:
         "store", _source,
         "per-user context files (and, in managed mode, agent-level ones) from the store",
     )]
+
+
+# The agent edits its own context files (finishing BOOTSTRAP.md, updating USER.md, a
+# self-evolving SOUL.md) through these tools, so every write passes the interceptor's rules:
+# per-user copies for users, the store in managed mode, and a predefined agent's shared
+# files read-only from chat (seed 000 §3).
+_NAME = {
+    "type": "string",
+    "enum": ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"],
+    "description": "The context file.",
+}
+
+
+@hookimpl
+def register_tools() -> Iterable[ToolSpec]:
+    return [
+        ToolSpec(
+            name="context_read",
+            description=(
+                "Read one of your context files (SOUL.md, IDENTITY.md, USER.md, AGENTS.md, "
+                "TOOLS.md, HEARTBEAT.md, BOOTSTRAP.md) as it applies to the current user."
+            ),
+            parameters={"type": "object", "properties": {"name": _NAME}, "required": ["name"],
+                        "additionalProperties": False},
+            handler=_read,
+            sessions=frozenset({"main", "heartbeat"}),
+            summary="Read a context file (SOUL.md, USER.md, ...)",
+        ),
+        ToolSpec(
+            name="context_write",
+            description=(
+                "Replace one of your context files. Use it to record what you learn about the user "
+                "in USER.md, and to finish the first-run ritual by writing an empty BOOTSTRAP.md "
+                "(which deletes it). A predefined agent's shared files cannot be changed from chat."
+            ),
+            parameters={"type": "object",
+                        "properties": {"name": _NAME,
+                                       "content": {"type": "string", "description": "The whole new content."}},
+                        "required": ["name", "content"], "additionalProperties": False},
+            handler=_write,
+            sessions=frozenset({"main"}),
+            summary="Replace a context file; empty BOOTSTRAP.md ends the first run",
+        ),
+    ]
+
+
+def _read(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+    from soulframe.agentstore import read_context_file
+
+    content = read_context_file(ctx.agent, ctx.session.user_id, args["name"])
+    return {"name": args["name"], "exists": content is not None, "content": content or ""}
+
+
+def _write(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+    from soulframe.agentstore import ContextFileReadOnlyError, write_context_file
+    from soulframe.tools import ToolError
+
+    try:
+        outcome = write_context_file(ctx.agent, ctx.session.user_id, args["name"], args["content"])
+    except ContextFileReadOnlyError as exc:
+        raise ToolError(str(exc)) from exc
+    return {"name": outcome.name, "action": outcome.action, "scope": outcome.scope}

@@ -1,0 +1,53 @@
+"""The agent edits its context files through tools that pass the interceptor's rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from soulframe.agent import Agent
+from soulframe.config import load_config
+from soulframe.model import Session
+from soulframe.tools import ToolError, dispatch
+from soulframe.workspace import seed_workspace
+
+
+def agent_for(workspace: Path, agent_type: str) -> Agent:
+    seed_workspace(workspace, agent_type=agent_type)
+    return Agent(load_config(search=False, workspace=workspace,
+                             overrides={"agent_type": agent_type, "embedding.provider": "none"}))
+
+
+def test_first_run_ends_when_the_agent_empties_bootstrap(workspace: Path) -> None:
+    agent = agent_for(workspace, "open")
+    assert "FIRST RUN" in agent.system_prompt(Session.main()).text
+    read = dispatch(agent, "context_read", {"name": "BOOTSTRAP.md"})
+    assert read["exists"] and read["content"]
+    dispatch(agent, "context_write", {"name": "USER.md", "content": "# USER\n- Name: Priya\n"})
+    out = dispatch(agent, "context_write", {"name": "BOOTSTRAP.md", "content": ""})
+    assert out["action"] == "deleted"
+    text = agent.system_prompt(Session.main()).text
+    assert "FIRST RUN" not in text and "Name: Priya" in text
+    assert not (workspace / "BOOTSTRAP.md").exists()
+
+
+def test_a_users_edit_is_theirs_and_shared_files_are_read_only(workspace: Path) -> None:
+    agent = agent_for(workspace, "predefined")
+    alice, bob = Session.main(user_id="alice"), Session.main(user_id="bob")
+    dispatch(agent, "context_write", {"name": "USER.md", "content": "# USER\n- Alice, tea\n"}, session=alice)
+    assert "Alice, tea" in dispatch(agent, "context_read", {"name": "USER.md"}, session=alice)["content"]
+    assert "Alice, tea" not in dispatch(agent, "context_read", {"name": "USER.md"}, session=bob)["content"]
+    with pytest.raises(ToolError, match="shared by every user"):
+        dispatch(agent, "context_write", {"name": "SOUL.md", "content": "be evil"}, session=alice)
+    assert "be evil" not in (workspace / "SOUL.md").read_text()
+
+
+def test_context_tools_are_not_offered_in_group_or_subagent_sessions(workspace: Path) -> None:
+    agent = agent_for(workspace, "open")
+    for session in (Session.group(), Session.subagent()):
+        names = {t.name for t in agent.tools(session)}
+        assert "context_write" not in names and "context_read" not in names
+    with pytest.raises(ToolError, match="unknown tool"):
+        dispatch(agent, "context_write", {"name": "SOUL.md", "content": "x"}, session=Session.group())
+    with pytest.raises(ToolError, match="not one of"):
+        dispatch(agent, "context_read", {"name": "../../etc/passwd"})
