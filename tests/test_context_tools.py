@@ -51,3 +51,19 @@ def test_context_tools_are_not_offered_in_group_or_subagent_sessions(workspace: 
         dispatch(agent, "context_write", {"name": "SOUL.md", "content": "x"}, session=Session.group())
     with pytest.raises(ToolError, match="not one of"):
         dispatch(agent, "context_read", {"name": "../../etc/passwd"})
+
+
+def test_an_administrator_sets_a_predefined_agents_shared_file(workspace: Path, tmp_path: Path, cli) -> None:
+    seed_workspace(workspace, agent_type="predefined")
+    (workspace / "soulframe.toml").write_text('agent_type = "predefined"\n[embedding]\nprovider = "none"\n')
+    new = tmp_path / "soul.md"
+    new.write_text("# SOUL\nCalm, exact, kind.\n")
+    out = cli("-w", str(workspace), "context", "set", "SOUL.md", "--from", str(new))
+    assert out.returncode == 0, out.stderr
+    assert "SOUL.md: written (agent copy" in out.stdout
+    assert cli("-w", str(workspace), "context", "show", "SOUL.md", check=True).stdout == "# SOUL\nCalm, exact, kind.\n"
+    mine = tmp_path / "user.md"
+    mine.write_text("# USER\n- Alice\n")
+    cli("-w", str(workspace), "context", "set", "USER.md", "--user", "alice", "--from", str(mine), check=True)
+    assert "Alice" in cli("-w", str(workspace), "context", "show", "USER.md", "--user", "alice", check=True).stdout
+    assert "Alice" not in cli("-w", str(workspace), "context", "show", "USER.md", "--user", "bob", check=True).stdout

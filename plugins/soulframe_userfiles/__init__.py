@@ -93,3 +93,50 @@ def _write(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
     except ContextFileReadOnlyError as exc:
         raise ToolError(str(exc)) from exc
     return {"name": outcome.name, "action": outcome.action, "scope": outcome.scope}
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    import click
+
+    names = click.Choice(list(_NAME["enum"]))
+
+    @cli.group("context")
+    def context() -> None:
+        """Read and set context files where they live: the workspace, a user's copies, or the
+        store in managed mode.
+
+        \b
+        soulframe context show USER.md --user alice
+        soulframe context set SOUL.md --from new-soul.md     # a predefined agent's shared file
+        """
+
+    @context.command("show")
+    @click.argument("name", type=names)
+    @click.option("--user", "user_id", help="Show this user's copy (falls back to the agent's).")
+    @click.pass_obj
+    def show(state: Any, name: str, user_id: str | None) -> None:
+        """Print context file NAME as the agent sees it."""
+        from soulframe.agentstore import read_context_file
+
+        content = read_context_file(state.agent(), user_id, name)
+        if content is None:
+            raise click.ClickException(f"{name}: none" + (f" for user {user_id!r}" if user_id else ""))
+        click.echo(content, nl=not content.endswith("\n"))
+
+    @context.command("set")
+    @click.argument("name", type=names)
+    @click.option("--from", "source", type=click.File("r", encoding="utf-8"), required=True,
+                  help="File with the new content ('-' for standard input).")
+    @click.option("--user", "user_id", help="Set this user's copy instead of the agent's.")
+    @click.pass_obj
+    def set_(state: Any, name: str, source: Any, user_id: str | None) -> None:
+        """Replace context file NAME as an administrator.
+
+        Unlike the agent's context_write tool, this may change a predefined agent's shared
+        files (SOUL.md, AGENTS.md, ...), in the store in managed mode.
+        """
+        from soulframe.agentstore import write_context_file
+
+        outcome = write_context_file(state.agent(), user_id, name, source.read(), from_chat=False)
+        click.echo(f"{outcome.name}: {outcome.action} ({outcome.scope} copy, in the {outcome.where})")
