@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import click
 from soulframe import hookimpl
 from soulframe.model import Registration, ToolSpec
 
@@ -96,9 +97,7 @@ def _write(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
 
 
 @hookimpl
-def register_commands(cli: Any) -> None:
-    import click
-
+def register_commands(cli: click.Group) -> None:
     names = click.Choice(list(_NAME["enum"]))
 
     @cli.group("context")
