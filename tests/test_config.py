@@ -172,3 +172,21 @@ def test_head_and_tail_ratios_must_fit_together(workspace: Path) -> None:
     cfg = write(workspace / "soulframe.toml", "[bootstrap]\nhead_ratio = 0.9\ntail_ratio = 0.3\n")
     with pytest.raises(ConfigError, match=rf"{cfg}:3: bootstrap.head_ratio \+ bootstrap.tail_ratio = 0.9 \+ 0.3 > 1"):
         load_config(workspace=workspace)
+
+
+def test_the_workspace_is_found_from_the_current_directory(cli, tmp_path: Path) -> None:
+    ws = tmp_path / "agent"
+    cli("init", str(ws), check=True)
+    (ws / "memory").mkdir(exist_ok=True)
+    # from inside the workspace (or below it), no -w needed, as git finds its repository
+    out = cli("config", "show", "--json", cwd=ws / "memory", check=True)
+    assert json.loads(out.stdout)["agents"][0]["workspace"] == str(ws.resolve())
+    # -w still wins
+    other = tmp_path / "other"
+    out = cli("-w", str(other), "config", "show", "--json", cwd=ws, check=True)
+    assert json.loads(out.stdout)["agents"][0]["workspace"] == str(other)
+
+
+def test_outside_any_workspace_the_configured_one_is_used(cli, tmp_path: Path, _isolated_home: Path) -> None:
+    out = cli("config", "show", "--json", cwd=tmp_path, check=True)
+    assert json.loads(out.stdout)["agents"][0]["workspace"].endswith(".soulframe/workspace")

@@ -346,6 +346,23 @@ def _did_you_mean(key: str, known: list[str]) -> str:
     return f" (did you mean {m[0]!r}?)" if m else ""
 
 
+def discover_workspace(start: Path) -> Path | None:
+    """The workspace the current directory is in, as git finds a repository: the nearest
+    of ``start`` and its parents holding a ``soulframe.toml``, or both ``AGENTS.md`` and
+    ``SOUL.md``. ``None`` outside any workspace (the configured one is used then)."""
+    try:
+        here = start.resolve()
+    except OSError:
+        return None
+    for d in (here, *here.parents):
+        try:
+            if (d / "soulframe.toml").is_file() or ((d / "AGENTS.md").is_file() and (d / "SOUL.md").is_file()):
+                return d
+        except OSError:  # an unreadable parent ends the search
+            return None
+    return None
+
+
 def find_config_file(explicit: str | os.PathLike[str] | None, workspace: Path | None) -> Path | None:
     if explicit:
         p = Path(explicit).expanduser()
@@ -415,6 +432,8 @@ def load_config(
     ws = Path(workspace).expanduser() if workspace else None
     if ws is None and os.environ.get("SOULFRAME_WORKSPACE"):
         ws = Path(os.environ["SOULFRAME_WORKSPACE"]).expanduser()
+    if ws is None and search and not path:
+        ws = discover_workspace(Path.cwd())
     cfg_path = find_config_file(path, ws) if (path or search) else None
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
