@@ -67,6 +67,11 @@ async def exercise(client: Client, workspace: Path) -> None:
     assert not saved.is_error, text_of(saved)
     logs = list((workspace / "memory").glob("*.md"))
     assert any("Ships on Fridays are banned." in p.read_text() for p in logs)
+    # the path it names is one memory_get reads back
+    where = json.loads(text_of(saved))["path"]
+    assert where.startswith("memory/") and where.endswith(".md")
+    back = await client.call_tool("memory_get", {"path": where})
+    assert "Ships on Fridays are banned." in text_of(back)
 
     skills = await client.call_tool("skill_search", {"query": "release notes for merged pull requests"})
     assert not skills.is_error and "release-notes" in text_of(skills)
@@ -76,11 +81,22 @@ async def exercise(client: Client, workspace: Path) -> None:
     # bad arguments: a tool error the client shows, never a crashed server
     bad = await client.call_tool("memory_search", {"qeury": "typo"})
     assert bad.is_error and "query" in text_of(bad)
-    bad = await client.call_tool("memory_get", {"path": "../secret.txt"})
-    assert bad.is_error and "outside" not in (await client.call_tool("memory_get", {"path": "MEMORY.md"})).content[0].text[:0]
-    assert "secret" not in text_of(bad) or "not allowed" in text_of(bad) or "outside" in text_of(bad)
-    bad = await client.call_tool("memory_get", {"path": "/etc/passwd"})
-    assert bad.is_error
+    # a path outside the workspace is refused, and nothing of the file comes back
+    for outside in ("../secret.txt", "memory/../../secret.txt", str(workspace.parent / "secret.txt"), "/etc/passwd"):
+        bad = await client.call_tool("memory_get", {"path": outside})
+        assert bad.is_error, outside
+        assert "not allowed" in text_of(bad) and "outside the workspace" not in text_of(bad), text_of(bad)
+    bad = await client.call_tool("memory_get", {"path": "SOUL.md"})  # in the workspace, not memory
+    assert bad.is_error and "not a memory file" in text_of(bad)
+    # huge arguments: refused by the schema, nothing written to the daily log
+    before = sorted(p.read_text() for p in (workspace / "memory").glob("*.md"))
+    bad = await client.call_tool("memory_remember", {"text": "x" * 500_000})
+    assert bad.is_error and "over the limit" in text_of(bad)
+    bad = await client.call_tool("memory_remember", {"text": "   "})
+    assert bad.is_error and "empty" in text_of(bad)
+    assert sorted(p.read_text() for p in (workspace / "memory").glob("*.md")) == before
+    bad = await client.call_tool("memory_search", {"query": 42})
+    assert bad.is_error and "expected string" in text_of(bad)
     bad = await client.call_tool("no_such_tool", {})
     assert bad.is_error and "unknown tool" in text_of(bad)
 
@@ -183,3 +199,66 @@ def test_remember_for_a_user_goes_to_that_users_memory(served_workspace: Path) -
     assert hits and "without sugar" in hits[0].snippet
     others = agent.memory.search("how does alice take tea", session=Session.main(user_id="bob"))
     assert not any("without sugar" in h.snippet for h in others)
+
+
+def test_a_plugins_tool_is_served_and_its_failures_are_tool_errors(served_workspace: Path) -> None:
+    """Every tool comes from the tools hook: a third-party plugin's tool is listed and called;
+    a handler that crashes is a tool error, and the server goes on serving."""
+    from soulframe import ToolSpec, hookimpl
+    from soulframe.agent import Agent
+    from soulframe_mcp.server import build_server
+
+    rolls: list[int] = []
+
+    def roll(ctx, args):
+        if args["sides"] == 13:
+            raise RuntimeError("unlucky die")
+        rolls.append(args["sides"])
+        return [args["sides"]]  # not a dict: still JSON for the client
+
+    class Dice:
+        @hookimpl
+        def register_tools(self):
+            return [ToolSpec(name="roll_die", description="Roll a die with N sides.",
+                             parameters={"type": "object", "properties": {"sides": {"type": "integer", "minimum": 2}},
+                                         "required": ["sides"], "additionalProperties": False},
+                             handler=roll)]
+
+    agent = Agent.open(served_workspace, embedding__provider="none")
+    agent.pm.register(Dice(), name="dice")
+
+    async def main() -> None:
+        async with Client(build_server(agent)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["roll_die"].input_schema["required"] == ["sides"]
+            rolled = await client.call_tool("roll_die", {"sides": 6})
+            assert not rolled.is_error and json.loads(text_of(rolled)) == [6]
+            crashed = await client.call_tool("roll_die", {"sides": 13})
+            assert crashed.is_error and "unlucky die" in text_of(crashed)
+            bad = await client.call_tool("roll_die", {"sides": 1})
+            assert bad.is_error and "minimum" in text_of(bad)
+            again = await client.call_tool("roll_die", {"sides": 20})
+            assert not again.is_error
+
+    anyio.run(main)
+    assert rolls == [6, 20]
+    agent.close()
+
+
+def test_http_port_in_use_is_a_clear_error(served_workspace: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = run_cli("-w", str(served_workspace), "serve", "--http", str(port))
+    assert out.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in out.stderr and "--http PORT" in out.stderr
+    assert "serving MCP" not in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_missing_workspace_is_named_on_stderr(tmp_path: Path) -> None:
+    missing = tmp_path / "typo"
+    out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(missing), "serve"],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout == ""  # stdout is the protocol channel
+    assert f"the workspace {missing} does not exist" in out.stderr and "soulframe init" in out.stderr

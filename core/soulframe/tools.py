@@ -63,7 +63,8 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 
 def validate_arguments(schema: Mapping[str, Any], arguments: Any, *, where: str = "arguments") -> None:
     """Check ``arguments`` against the subset of JSON Schema tool schemas use (type,
-    required, properties, additionalProperties, enum, minimum/maximum, minLength, items).
+    required, properties, additionalProperties, enum, minimum/maximum, minLength/maxLength,
+    items, maxItems).
     Raises :class:`ToolError` naming the offending argument."""
     expected = schema.get("type")
     if expected is not None:
@@ -87,6 +88,11 @@ def validate_arguments(schema: Mapping[str, Any], arguments: Any, *, where: str 
             raise ToolError(f"{where}: {arguments} is above the maximum {schema['maximum']}")
     if isinstance(arguments, str) and "minLength" in schema and len(arguments) < schema["minLength"]:
         raise ToolError(f"{where}: must be at least {schema['minLength']} characters")
+    if isinstance(arguments, str) and "maxLength" in schema and len(arguments) > schema["maxLength"]:
+        raise ToolError(f"{where}: {len(arguments)} characters is over the limit of {schema['maxLength']}; "
+                        "send something shorter")
+    if isinstance(arguments, list) and "maxItems" in schema and len(arguments) > schema["maxItems"]:
+        raise ToolError(f"{where}: {len(arguments)} items is over the limit of {schema['maxItems']}")
     if isinstance(arguments, dict):
         props = schema.get("properties", {})
         for req in schema.get("required", []):

@@ -13,6 +13,10 @@ import click
 from soulframe import ToolSpec, hookimpl
 from soulframe.model import SESSION_KINDS
 
+#: a note is a line of the daily log, which is loaded into every main-session prompt: a
+#: runaway model must not be able to push megabytes into it through one call
+MAX_NOTE_CHARS = 4_000
+
 
 @hookimpl
 def register_tools() -> list[ToolSpec]:
@@ -26,7 +30,8 @@ def register_tools() -> list[ToolSpec]:
             parameters={
                 "type": "object",
                 "properties": {
-                    "text": {"type": "string", "minLength": 1, "description": "The note, one or two sentences."},
+                    "text": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS,
+                             "description": "The note, one or two sentences."},
                 },
                 "required": ["text"],
                 "additionalProperties": False,
@@ -41,6 +46,10 @@ def register_tools() -> list[ToolSpec]:
 
 def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
     from soulframe.agentstore import effective_user
+    from soulframe.tools import ToolError
+
+    if not args["text"].strip():
+        raise ToolError("memory_remember: the text is empty; send the note to keep")
 
     user = effective_user(ctx.agent, ctx.session.user_id)
     if user:
@@ -51,7 +60,8 @@ def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
         name = UserMemory(ctx.agent, user).append_daily(args["text"])
         return {"saved": True, "path": name, "scope": "user"}
     path = ctx.agent.memory.append_daily(args["text"])
-    return {"saved": True, "path": str(path), "scope": "agent"}
+    # workspace-relative, like the user scope and memory_search's paths (usable with memory_get)
+    return {"saved": True, "path": str(ctx.agent.workspace.relative(path)), "scope": "agent"}
 
 
 @hookimpl

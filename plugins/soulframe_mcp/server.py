@@ -7,6 +7,7 @@ tools are built by introspecting function signatures.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import sys
@@ -15,7 +16,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from soulframe.model import Session
+from soulframe.model import Session, SoulframeError
 from soulframe.tools import ToolError, dispatch
 
 log = logging.getLogger("soulframe.serve")
@@ -146,8 +147,51 @@ def _tool_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
+def _say(message: str) -> None:
+    # stderr only: on stdio, standard output is the protocol channel
+    print(f"soulframe: {message}", file=sys.stderr, flush=True)
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail with a clear message before announcing anything when the port cannot be bound
+    (uvicorn would log a bare errno and exit 3 after we said "serving")."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise SoulframeError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+                + ("; another server is using that port, pick another with --http PORT"
+                   if exc.errno == errno.EADDRINUSE else "")
+            ) from None
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: str | None,
         allow_remember: bool) -> None:
+    if not agent.workspace.root.is_dir():
+        # a typo in a desktop client's config would otherwise serve an empty agent in silence
+        _say(f"warning: the workspace {agent.workspace.root} does not exist; serving an agent with "
+             f"no files (create it with `soulframe init {agent.workspace.root}`)")
+    if port is not None:
+        _check_port(host, port)
+        if not _is_loopback(host):
+            _say(f"warning: --host {host} is not a loopback address: anyone who can reach it can read "
+                 "this agent's memory; there is no authentication")
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember)
     # A server lives long: watch the skill tiers so an edited or new SKILL.md is served
     # without a restart (memory needs no watcher: every search syncs changed files first).
@@ -157,12 +201,17 @@ def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: 
         print(f"soulframe: warning: skills hot reload is off ({exc})", file=sys.stderr, flush=True)
     try:
         if port is None:
+            if sys.stdin.isatty():  # someone ran it by hand: say what it is waiting for
+                _say("serving MCP over stdio: an MCP client (Claude Desktop, Claude Code, Cursor) "
+                     "launches this command and talks to it; press Ctrl-D to stop. "
+                     "See `soulframe serve --help`.")
             anyio.run(_run_stdio, server)
             return
         import uvicorn
 
         app = server.streamable_http_app(host=host)
-        print(f"soulframe: serving MCP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+        shown = f"[{host}]" if ":" in host else host
+        _say(f"serving MCP on http://{shown}:{port}/mcp (Ctrl-C to stop)")
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
         agent.close()
