@@ -154,3 +154,27 @@ def test_cli_json_and_nothing_to_do(workspace, cli):
     data = json.loads(out.stdout)
     assert data["status"] == "nothing to do" and data["ok"] is True
     assert srv.requests == []
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ({}, "no chat model configured"),
+        ({"model.provider": "anthropic", "model.name": "claude-test"}, "ANTHROPIC_API_KEY"),
+    ],
+)
+def test_nothing_to_do_is_still_an_error_without_a_usable_model(workspace, model, message):
+    """A monitor reading exit 0 must mean the agent could answer: an empty checklist skips
+    the call, not the check that a model is configured (a fresh workspace's HEARTBEAT.md
+    has nothing to do)."""
+    seed_workspace(workspace)
+    result = run_heartbeat(agent_at(workspace, None, **model), now=NOW)
+    assert result.status == "error" and result.exit_code == 2
+    assert message in (result.error or "")
+
+
+def test_cli_on_a_fresh_workspace_without_a_model_exits_2(workspace, cli):
+    assert cli("init", str(workspace)).returncode == 0
+    out = cli("-w", str(workspace), "heartbeat")
+    assert out.returncode == 2
+    assert out.stdout.startswith("ERROR: no chat model configured") and "[model]" in out.stdout

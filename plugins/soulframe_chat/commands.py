@@ -112,7 +112,7 @@ def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
         calls = f"{result.iterations} model call{'s' if result.iterations != 1 else ''}"
         click.echo(f"memory flush: {result.status} after {calls}; wrote {wrote}")
         for refusal in result.refused:
-            click.echo(f"  refused: {refusal}")
+            click.echo(f"  refused: {refusal.removeprefix('error: ')}")
         if result.show:
             click.echo(result.show)
         if result.error:
@@ -196,9 +196,14 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
     """Send the agent a health check; exit 0 only if it answers HEARTBEAT_OK.
 
     The agent works through HEARTBEAT.md in a heartbeat session. Exit codes: 0 HEARTBEAT_OK
-    (or nothing to do: HEARTBEAT.md has only headings and empty items, and no model call is
-    made), 1 the agent reported something that needs attention, 2 the model call failed.
-    Each run is logged as a line in memory/YYYY-MM-DD.md. Run it from cron or a monitor.
+    (or nothing to do: HEARTBEAT.md has only headings and empty items, so no model call is
+    made; --force calls it anyway), 1 the agent reported something that needs attention,
+    2 the model could not be called (none configured in [model], no key, HTTP error,
+    timeout). Each run is logged as a line in memory/YYYY-MM-DD.md.
+
+    \b
+    From cron:
+      */30 * * * * soulframe -w ~/agent heartbeat || notify-send "agent needs attention"
     """
     from .heartbeat import run_heartbeat
 

@@ -5,7 +5,8 @@ agent in a heartbeat session; the agent works through HEARTBEAT.md and answers e
 There is no timer here: a scheduler (cron, systemd, a monitoring probe) runs
 ``soulframe heartbeat`` and reads its exit code. Each run that reaches the model is logged as
 one line in today's daily log, ``memory/YYYY-MM-DD.md``. A HEARTBEAT.md with nothing but
-headings, comments and empty bullets is "nothing to do": no model call, no tokens spent.
+headings, comments and empty bullets is "nothing to do": no model call, no tokens spent
+(but the model must still be configured: no model, or no key, is an error, exit 2).
 """
 
 from __future__ import annotations
@@ -131,19 +132,22 @@ def run_heartbeat(
     ws: Workspace = agent.workspace
     path = ws.root / HEARTBEAT_FILE
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    idle: str | None = None
     if not force:
         if text is None:
-            return HeartbeatResult("nothing to do", detail=f"no {HEARTBEAT_FILE} in {ws.root}")
-        if not has_tasks(text):
-            return HeartbeatResult(
-                "nothing to do", detail=f"{HEARTBEAT_FILE} has only headings and empty items"
-            )
+            idle = f"no {HEARTBEAT_FILE} in {ws.root}"
+        elif not has_tasks(text):
+            idle = f"{HEARTBEAT_FILE} has only headings and empty items"
     timezone = agent.spec.timezone or agent.config.get("timezone")
     try:
         if model is None:
             from .models import chat_model_for
 
+            # built even when there is nothing to do (no tokens: no call is made), so a
+            # monitor never reads exit 0 from an agent whose model could not answer at all
             model = chat_model_for(agent)
+        if idle is not None:
+            return HeartbeatResult("nothing to do", detail=idle)
         prompt = agent.system_prompt(Session.heartbeat()).text
         reply = model.chat([m.system(prompt), m.user(message)], timeout=timeout)
     except (ChatModelError, SoulframeError) as exc:
