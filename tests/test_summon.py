@@ -235,3 +235,16 @@ def test_predefined_agent_in_a_store_is_summoned_into_the_store(workspace, pg_ds
     assert set(SUMMON_FILES) <= set(stored)
     assert all("sarcastic" in stored[name] for name in SUMMON_FILES)
     assert not any((workspace / name).exists() for name in SUMMON_FILES)
+
+
+def test_cli_summon_that_changed_nothing_exits_1(workspace, cli):
+    """--force asked for new files; the model failed and a fallback never replaces files,
+    so nothing changed: a script must not read that as success."""
+    for name in SUMMON_FILES:
+        (workspace / name).write_text(f"# {name}\nmine\n")
+    with FakeLLMServer([say("Sure! Here is your agent.")]) as srv:
+        write_config(workspace, srv)
+        out = cli("-w", str(workspace), "agents", "summon", "sarcastic Rust reviewer", "--force")
+    assert out.returncode == 1
+    assert "Could not summon with the model" in out.stderr and "Kept existing" in out.stdout
+    assert all((workspace / name).read_text().endswith("mine\n") for name in SUMMON_FILES)

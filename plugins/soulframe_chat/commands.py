@@ -161,7 +161,8 @@ def summon_command(
 
     The model writes SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md and HEARTBEAT.md. If no
     model is configured, the call fails or the reply is not the expected XML, the
-    embedded templates are written instead (existing files are never replaced by them).
+    embedded templates are written instead (existing files are never replaced by them)
+    and the reason is printed; exit 1 if that left every file as it was.
     """
     from .summon import DEFAULT_TIMEOUT_S, summon
 
@@ -169,6 +170,8 @@ def summon_command(
     result = summon(agent, description, force=force, timeout=timeout or DEFAULT_TIMEOUT_S)
     if as_json:
         echo_json({"agent": agent.id, "workspace": str(agent.workspace.root), **result.to_dict()})
+        if result.source != "model" and not result.written:
+            sys.exit(1)
         return
     where = "the store" if result.target == "store" else str(agent.workspace.root)
     if result.source == "model":
@@ -180,6 +183,9 @@ def summon_command(
     if result.kept:
         click.echo(f"Kept existing: {', '.join(result.kept)}")
     click.echo("Edit the files by hand, or fix the model and run summon again with --force.")
+    if not result.written:
+        # nothing changed on disk: a script must not take this for a summoned agent
+        sys.exit(1)
 
 
 # --------------------------------------------------------------------------- heartbeat
