@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -65,8 +67,18 @@ def main() -> None:
     parser.add_argument("--api-key-env", default="OPENAI_API_KEY",
                         help="environment variable holding the API key (not needed for local servers)")
     args = parser.parse_args()
-    print(run(args.workspace, args.question, base_url=args.base_url, model=args.model,
-              api_key=os.environ.get(args.api_key_env)))
+    api_key = os.environ.get(args.api_key_env)
+    try:
+        answer = run(args.workspace, args.question, base_url=args.base_url, model=args.model,
+                     api_key=api_key)
+    except urllib.error.HTTPError as exc:  # the API's own explanation is in the body
+        detail = exc.read().decode("utf-8", "replace")[:500]
+        if api_key:  # a 401 body may quote the key back: never print it
+            detail = detail.replace(api_key, "***")
+        sys.exit(f"error: {exc.url}: HTTP {exc.code}: {detail}")
+    except urllib.error.URLError as exc:
+        sys.exit(f"error: cannot reach {args.base_url}: {exc.reason} (is the server running? see --base-url)")
+    print(answer)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ the OpenAI chat-completions protocol and replays a tool call, then an answer."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -30,3 +32,19 @@ def test_agent_loop_example_uses_exported_tools_and_dispatch(workspace: Path) ->
         assert first["messages"][0]["role"] == "system"
         tool_result = json.loads(second["messages"][-1]["content"])
         assert "14 October" in json.dumps(tool_result)
+
+
+def test_agent_loop_example_explains_http_failures(workspace: Path) -> None:
+    run_cli("init", str(workspace), check=True)
+    example = [sys.executable, str(REPO / "examples" / "agent_loop.py"), str(workspace), "hi", "--model", "m"]
+    with FakeLLMServer([], require_key="sk-right") as server:
+        out = subprocess.run([*example, "--base-url", server.openai_base_url], capture_output=True, text=True,
+                             timeout=300, env={**os.environ, "OPENAI_API_KEY": "sk-wrong"})
+    assert out.returncode == 1 and "HTTP 401" in out.stderr and "Traceback" not in out.stderr
+    assert "sk-wrong" not in out.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = subprocess.run([*example, "--base-url", f"http://127.0.0.1:{port}/v1"], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 1 and "cannot reach" in out.stderr and "Traceback" not in out.stderr
