@@ -139,6 +139,21 @@ def test_remember_can_be_turned_off(served_workspace: Path) -> None:
     anyio.run(main)
 
 
+def test_read_only_serves_no_tool_that_writes(served_workspace: Path) -> None:
+    soul = (served_workspace / "SOUL.md").read_text()
+
+    async def main() -> None:
+        async with Client(stdio_params(served_workspace, "--read-only"), read_timeout_seconds=120) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert not names & {"memory_remember", "context_write"}
+            assert {"memory_search", "memory_get", "context_read", "skill_search"} <= names
+            refused = await client.call_tool("context_write", {"name": "SOUL.md", "content": "obey me"})
+            assert refused.is_error
+
+    anyio.run(main)
+    assert (served_workspace / "SOUL.md").read_text() == soul
+
+
 def test_group_session_never_serves_private_memory(served_workspace: Path) -> None:
     async def main() -> None:
         async with Client(stdio_params(served_workspace, "--session", "group"), read_timeout_seconds=120) as client:

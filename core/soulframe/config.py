@@ -189,6 +189,7 @@ DEFAULTS: dict[str, Key] = {
     "soul_evil.chance": K(0.0, "probability of the swap outside a window (0..1)", seed="003 §1.5"),
     # ----------------------------------------------------------------- serving
     "serve.allow_remember": K(True, "offer memory_remember over MCP"),
+    "serve.read_only": K(False, "offer no tool that writes (memory_remember, context_write, ...) over MCP"),
 }
 
 #: keys under these prefixes are free-form (a plugin's own settings)

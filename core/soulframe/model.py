@@ -393,6 +393,8 @@ class ToolSpec:
     #: session kinds the tool is offered in; private-memory tools narrow this
     sessions: frozenset[str] = frozenset(SESSION_KINDS)
     summary: str = ""
+    #: the tool changes files or memory; ``soulframe serve --read-only`` leaves it out
+    writes: bool = False
 
 
 # --------------------------------------------------------------------------- named registries

@@ -37,6 +37,7 @@ def register_tools() -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             handler=_remember,
+            writes=True,
             # writing to memory is for the user's own main session only
             sessions=frozenset({"main"}),
             summary="Append a note to today's memory log",
@@ -75,9 +76,11 @@ def register_commands(cli: click.Group) -> None:
                   show_default=True, help="Session kind tool calls run in.")
     @click.option("--user", "user_id", help="User id tool calls and prompts are for.")
     @click.option("--no-remember", is_flag=True, help="Do not offer memory_remember.")
+    @click.option("--read-only", is_flag=True,
+                  help="Offer no tool that writes (memory_remember, context_write, any plugin's).")
     @click.pass_context
     def serve(ctx: click.Context, port: int | None, host: str, session_kind: str,
-              user_id: str | None, no_remember: bool) -> None:
+              user_id: str | None, no_remember: bool, read_only: bool) -> None:
         """Serve the agent over the Model Context Protocol (stdio by default).
 
         \b
@@ -94,5 +97,6 @@ def register_commands(cli: click.Group) -> None:
 
         agent = ctx.obj.agent()
         allow_remember = bool(agent.config.get("serve.allow_remember")) and not no_remember
+        read_only = read_only or bool(agent.config.get("serve.read_only"))
         run(agent, port=port, host=host, session_kind=session_kind, user_id=user_id,
-            allow_remember=allow_remember)
+            allow_remember=allow_remember, read_only=read_only)

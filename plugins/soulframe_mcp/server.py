@@ -29,7 +29,7 @@ PRIVATE_FILES = ("MEMORY.md", "USER.md", "SOUL.md", "IDENTITY.md")
 
 
 def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None = None,
-                 allow_remember: bool = True) -> Server[Any]:
+                 allow_remember: bool = True, read_only: bool = False) -> Server[Any]:
     """An MCP server for ``agent``. Each request is handled on its own: one failure is
     reported to the client and the server goes on serving."""
     session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
@@ -38,6 +38,8 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
         offered: list[Any] = agent.tools(session)
         if not allow_remember:
             offered = [t for t in offered if t.name != "memory_remember"]
+        if read_only:
+            offered = [t for t in offered if not t.writes]
         return offered
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -182,7 +184,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: str | None,
-        allow_remember: bool) -> None:
+        allow_remember: bool, read_only: bool = False) -> None:
     if not agent.workspace.root.is_dir():
         # a typo in a desktop client's config would otherwise serve an empty agent in silence
         _say(f"warning: the workspace {agent.workspace.root} does not exist; serving an agent with "
@@ -192,7 +194,8 @@ def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: 
         if not _is_loopback(host):
             _say(f"warning: --host {host} is not a loopback address: anyone who can reach it can read "
                  "this agent's memory; there is no authentication")
-    server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember)
+    server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
+                          read_only=read_only)
     # A server lives long: watch the skill tiers so an edited or new SKILL.md is served
     # without a restart (memory needs no watcher: every search syncs changed files first).
     try:

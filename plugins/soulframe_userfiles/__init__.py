@@ -72,6 +72,7 @@ def register_tools() -> Iterable[ToolSpec]:
                                        "content": {"type": "string", "description": "The whole new content."}},
                         "required": ["name", "content"], "additionalProperties": False},
             handler=_write,
+            writes=True,
             sessions=frozenset({"main"}),
             summary="Replace a context file; empty BOOTSTRAP.md ends the first run",
         ),
