@@ -373,7 +373,9 @@ def test_get_reads_a_line_range(agent: Any) -> None:
                                     "- Dinner at Lupine & Salt on Saturday."]
     assert (ex.start_line, ex.end_line, ex.total_lines) == (3, 4, 4)
     assert agent.memory.get("memory/2026-08-01.md#L4").text == "- Dinner at Lupine & Salt on Saturday."
-    assert agent.memory.get("./memory/2026-08-01.md", from_line=99).text == ""
+    assert agent.memory.get("./memory/2026-08-01.md", from_line=4).text.startswith("- Dinner")
+    with pytest.raises(SoulframeError, match="past the end"):  # said, not an empty answer
+        agent.memory.get("./memory/2026-08-01.md", from_line=99)
 
 
 @pytest.mark.parametrize("path,error", [
@@ -628,3 +630,175 @@ def test_cli_search_json_says_keyword_only(ws: Path, tmp_path: Path) -> None:
     assert json.loads(r.stdout) == []
     st = json.loads(_cli(ws, tmp_path / "state", "memory", "status", "--json").stdout)
     assert st["mode"] == "keyword-only" and st["files"] == 3
+
+
+# --------------------------------------------------------------------------- audit additions
+
+
+def test_a_users_memory_is_found_again_after_a_rebuild(agent: Any) -> None:
+    from soulframe.usermemory import UserMemory
+
+    UserMemory(agent, "alice").remember("Alice's cat is called Dinah")
+    alice = Session.main(user_id="alice")
+    assert any("Dinah" in h.snippet for h in quiet(agent.memory.search, "Dinah", session=alice))
+    quiet(agent.memory.rebuild)  # clears every row, the user's included
+    assert agent.store.files("alice") == {}
+    hits = quiet(agent.memory.search, "Dinah", session=alice)
+    assert any("Dinah" in h.snippet and h.scope == "user" for h in hits)
+    # another user never sees it, and a search without a user does not either
+    assert not any("Dinah" in h.snippet for h in quiet(agent.memory.search, "Dinah",
+                                                         session=Session.main(user_id="bob")))
+    assert not any("Dinah" in h.snippet for h in quiet(agent.memory.search, "Dinah"))
+
+
+@pytest.mark.parametrize(("path", "from_line", "lines", "says"), [
+    ("memory/2026-08-01.md", 99, None, "has 4 lines; line 99 is past the end"),
+    ("memory/2026-08-01.md", 0, None, "numbered from 1"),
+    ("memory/2026-08-01.md", 1, 0, "at least one line"),
+    ("memory/2026-08-01.md#L3-L1", None, None, "ends before it starts"),
+])
+def test_get_says_what_is_wrong_with_a_line_range(agent: Any, path: str, from_line: Any,
+                                                  lines: Any, says: str) -> None:
+    with pytest.raises(SoulframeError, match=says):
+        agent.memory.get(path, from_line, lines)
+
+
+def test_search_asks_for_at_least_one_result(agent: Any) -> None:
+    with pytest.raises(SoulframeError, match="at least one result"):
+        quiet(agent.memory.search, "lease", 0)
+    assert len(quiet(agent.memory.search, "lease", 100_000)) >= 1  # a huge k is fine
+
+
+def test_citations_off_leaves_paths_but_no_line_citations(ws: Path, tmp_path: Path) -> None:
+    from soulframe.model import ToolContext
+
+    a = make_agent(ws, tmp_path / "state", memory__citations="off")
+    tool = next(t for t in a.tools() if t.name == "memory_search")
+    out = quiet(tool.handler, ToolContext(agent=a, session=Session.main()), {"query": "lease"})
+    assert out["results"] and all("citation" not in r and r["path"] for r in out["results"])
+    a.close()
+    on = make_agent(ws, tmp_path / "state2", memory__citations="on")
+    out = quiet(tool.handler, ToolContext(agent=on, session=Session.main()), {"query": "lease"})
+    assert out["results"][0]["citation"].startswith("MEMORY.md#L")
+    on.close()
+    cfg = tmp_path / "off.toml"
+    cfg.write_text(f'state_dir = "{tmp_path / "state3"}"\n\n[embedding]\nprovider = "none"\n\n'
+                   '[memory]\ncitations = "off"\n')
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "search", "lease"],
+                       env={**os.environ, "SOULFRAME_CONFIG": str(cfg)}, capture_output=True,
+                       text=True, timeout=120)
+    assert "MEMORY.md" in r.stdout and "#L" not in r.stdout, r.stdout + r.stderr
+
+
+def test_cli_rejects_bad_numbers_without_a_traceback(ws: Path, tmp_path: Path) -> None:
+    for args, says in [
+        (("memory", "search", "lease", "-k", "0"), "0 is not in the range x>=1"),
+        (("memory", "get", "memory/2026-08-01.md", "--lines", "0"), "0 is not in the range x>=1"),
+        (("memory", "get", "memory/2026-08-01.md", "--from", "40"), "has 4 lines; line 40 is past the end"),
+        (("memory", "get", "SOUL.md"), "SOUL.md: not a memory file"),
+        (("memory", "get", "../x.md"), "'..' is not allowed"),
+        (("memory", "search", "  "), "the query is empty"),
+    ]:
+        r = _cli(ws, tmp_path / "state", *args)
+        assert r.returncode != 0 and says in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_cli_eval_warns_when_the_golden_file_is_about_another_workspace(ws: Path, tmp_path: Path) -> None:
+    golden = Path(__file__).parent / "data" / "memory_eval" / "golden.jsonl"
+    r = _cli(ws, tmp_path / "state", "memory", "eval", str(golden), "-k", "3")
+    assert r.returncode == 0, r.stderr
+    assert "are not memory files of" in r.stderr and "is -w the workspace" in r.stderr
+    assert r.stdout.splitlines()[1].split() == ["channel", "R@1", "R@3", "MRR"]  # no R@3 twice
+
+
+def test_cli_shows_a_progress_bar_on_a_terminal_only(ws: Path, tmp_path: Path) -> None:
+    import pty
+    import subprocess
+    import sys
+
+    for day in range(1, 29):
+        (ws / "memory" / f"2026-09-{day:02}.md").write_text(f"# 2026-09-{day:02}\n\n- Note {day}.\n")
+    cfg = tmp_path / "cli.toml"
+    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n\n[embedding]\nprovider = "none"\n')
+    env = {**os.environ, "SOULFRAME_CONFIG": str(cfg), "COLUMNS": "100"}
+    primary, secondary = pty.openpty()
+    try:
+        p = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "index"],
+                           env=env, stdout=subprocess.PIPE, stderr=secondary, timeout=120)
+        os.close(secondary)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # EIO: the terminal's other end is closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(primary)
+    assert p.returncode == 0
+    terminal = seen.decode("utf-8", "replace")
+    assert "indexing" in terminal and "100%" in terminal, terminal
+    assert "31 files: 31 added" in p.stdout.decode()
+    # stderr not a terminal (a pipe, a log file): no bar
+    r = _cli(ws, tmp_path / "state", "memory", "index", "--force")
+    assert "indexing" not in r.stderr and "%" not in r.stderr
+
+
+def test_cli_watch_reindexes_a_changed_file_end_to_end(ws: Path, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cfg = tmp_path / "cli.toml"
+    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n\n[embedding]\nprovider = "none"\n')
+    env = {**os.environ, "SOULFRAME_CONFIG": str(cfg), "PYTHONUNBUFFERED": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "watch",
+                          "--debounce-ms", "300"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        assert p.stderr is not None and p.stdout is not None
+        line = p.stderr.readline()
+        while "watching" not in line and time.monotonic() < deadline:
+            line = p.stderr.readline()
+        assert "debounce 300 ms" in line
+        # an editor's save: a burst of writes through a temp file and a rename
+        tmp = ws / "memory" / ".2026-08-03.md.swp"
+        for i in range(3):
+            tmp.write_text(f"# 2026-08-03\n\n- The heron nests by the weir ({i}).\n")
+            os.replace(tmp, ws / "memory" / "2026-08-03.md")
+            time.sleep(0.05)
+        out = ""
+        while "1 added" not in out and time.monotonic() < deadline:
+            out += p.stdout.readline()
+        assert "1 added" in out
+        # the running watcher synced: a search in another process needs no re-index
+        r = _cli(ws, tmp_path / "state", "memory", "search", "heron weir", "--json")
+        assert json.loads(r.stdout)[0]["path"] == "memory/2026-08-03.md"
+    finally:
+        p.send_signal(signal.SIGINT)  # Ctrl-C: stops cleanly
+        try:
+            rc = p.wait(timeout=20)
+        finally:
+            if p.poll() is None:
+                p.kill()
+    assert rc == 0
+    synced = [ln for ln in out.splitlines() if ln.startswith("[")]
+    assert len(synced) == 1, out  # the burst of three saves was one sync
+
+
+def test_cli_search_in_a_workspace_without_memory_says_how_to_start(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = _cli(empty, tmp_path / "state", "memory", "search", "anything")
+    assert r.returncode == 0 and "has no memory files yet" in r.stdout
+    assert "soulframe memory remember" in r.stdout
+    (empty / "MEMORY.md").write_text("# MEMORY.md\n\n- Tea, no sugar.\n")
+    r = _cli(empty, tmp_path / "state", "memory", "search", "zebra")
+    assert "no results (a lower --min-score" in r.stdout

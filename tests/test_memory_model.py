@@ -115,3 +115,24 @@ def test_group_sessions_get_no_private_memory_by_meaning_either(tmp_path: Path) 
         assert all(h.path != "MEMORY.md" for h in hits), kind
     assert a.memory.search("banking password reminder", 10, Session.main())[0].path == "MEMORY.md"
     a.close()
+
+
+def test_a_hit_found_by_meaning_alone_shows_the_passage_that_matched(tmp_path: Path) -> None:
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    (ws / "memory").mkdir(parents=True)
+    before = [
+        "- Renewed the car insurance; the premium went up by about nine percent this year.",
+        "- Groceries for the week: oat milk, apples, rye bread, lentils and frozen peas.",
+        "- The plumber will come on Thursday morning to look at the leaking kitchen tap.",
+        "- Finished reading the novel about the lighthouse keeper; gave it four stars.",
+    ]
+    fact = "- Maya turned seven on Sunday; the party was at the trampoline park."
+    after = ["- Booked the dentist for Tuesday at 3pm; bring the insurance card."]
+    (ws / "memory" / "2026-08-05.md").write_text(
+        "# 2026-08-05\n\n" + "\n".join([*before, fact, *after]) + "\n")
+    a = agent_for(ws, state)
+    hits = a.memory.search("child's birthday celebration", 1, min_score=0)
+    assert hits and hits[0].text_score is None  # no word in common: meaning alone
+    assert "Maya turned seven" in hits[0].snippet, hits[0].snippet
+    assert "car insurance" not in hits[0].snippet  # not the chunk's first lines
+    a.close()

@@ -92,18 +92,27 @@ def memory_index(state: State, force: bool, as_json: bool) -> None:
 
 
 @memory_group.command("rebuild")
+@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
 @pass_state
-def memory_rebuild(state: State) -> None:
-    """Drop the index and rebuild it from the Markdown files."""
+def memory_rebuild(state: State, as_json: bool) -> None:
+    """Drop the index and rebuild it from the Markdown files.
+
+    For a damaged or confusing index; the files are not touched and embeddings come from
+    the cache, so nothing is re-embedded. A plain `memory index` is enough after edits.
+    """
     mem = _index(state)
     with _progress("rebuilding") as progress:
         report = mem.rebuild(progress=progress)
+    if as_json:
+        echo_json(report.to_dict())
+        return
     _print_report(report)
 
 
 @memory_group.command("search")
 @click.argument("query")
-@click.option("-k", "--max-results", "k", type=int, default=None, help="Results (default memory.max_results, 6).")
+@click.option("-k", "--max-results", "k", type=click.IntRange(min=1), default=None,
+              help="Results (default memory.max_results, 6).")
 @click.option("--min-score", type=float, default=None, help="Drop results below this score (default memory.min_score, 0.35).")
 @click.option("--channel", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
               show_default=True, help="Search one channel alone (for comparing).")
@@ -114,7 +123,16 @@ def memory_rebuild(state: State) -> None:
 @pass_state
 def memory_search(state: State, query: str, k: int | None, min_score: float | None, channel: str,
                   session_kind: str, as_json: bool) -> None:
-    """Search memory by meaning and keywords (hybrid), best first."""
+    """Search memory by meaning and keywords (hybrid), best first.
+
+    Ask in plain words: a result needs no exact word of the QUERY. Each result shows its
+    score, a citation (path#Lstart-Lend, readable with `memory get`), the two channels'
+    scores and the matching lines. Files changed since the last index are indexed first.
+
+    \b
+      soulframe memory search "what did we decide about the lease?"
+      soulframe memory search "INC-4821" -k 3 --json
+    """
     import warnings
 
     mem = _index(state)
@@ -135,7 +153,11 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
         click.secho(f"warning: {results.notice}", fg="yellow", err=True)
         click.secho(f"[{results.mode}]", fg="yellow", err=True)
     if not results:
-        click.echo("no results")
+        if not mem.files():
+            click.echo(f"no results: {mem.agent.root} has no memory files yet (MEMORY.md, "
+                       "memory/*.md); add one with `soulframe memory remember TEXT`")
+        else:
+            click.echo("no results (a lower --min-score shows weaker matches)")
         return
     citations = str(state.config().get("memory.citations"))
     for h in results:
@@ -153,8 +175,8 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
 
 @memory_group.command("get")
 @click.argument("path")
-@click.option("--from", "from_line", type=int, default=None, help="First line (1-based).")
-@click.option("--lines", type=int, default=None, help="How many lines (default: to the end).")
+@click.option("--from", "from_line", type=click.IntRange(min=1), default=None, help="First line (1-based).")
+@click.option("--lines", type=click.IntRange(min=1), default=None, help="How many lines (default: to the end).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_state
 def memory_get(state: State, path: str, from_line: int | None, lines: int | None, as_json: bool) -> None:
@@ -169,13 +191,23 @@ def memory_get(state: State, path: str, from_line: int | None, lines: int | None
 @memory_group.command("remember")
 @click.argument("text")
 @click.option("--curated", is_flag=True, help="Write to MEMORY.md (curated long-term memory) instead of today's log.")
+@click.option("--json", "as_json", is_flag=True, help="Print {path, sync} as JSON.")
 @pass_state
-def memory_remember(state: State, text: str, curated: bool) -> None:
-    """Append TEXT to today's daily log (memory/YYYY-MM-DD.md), or to MEMORY.md."""
+def memory_remember(state: State, text: str, curated: bool, as_json: bool) -> None:
+    """Append TEXT to today's daily log (memory/YYYY-MM-DD.md), or to MEMORY.md, and
+    index it, so the next search finds it.
+
+    \b
+      soulframe memory remember "Prefers dark-mode screenshots"
+      soulframe memory remember --curated "Lease renewed until 2027-10"
+    """
     mem = _index(state)
     path = mem.remember(text, curated=curated)
     rel = path.relative_to(state.agent().root).as_posix()
     report = mem.sync()
+    if as_json:
+        echo_json({"path": rel, "sync": report.to_dict()})
+        return
     _print_report(report, verbose=False)
     click.echo(f"remembered in {rel}")
 
@@ -243,7 +275,7 @@ def memory_watch(state: State, debounce_ms: int | None) -> None:
 
 @memory_group.command("eval")
 @click.argument("golden", type=click.Path(exists=True, dir_okay=False))
-@click.option("-k", "k", type=int, default=6, show_default=True, help="Cut-off for recall@k.")
+@click.option("-k", "k", type=click.IntRange(min=1), default=6, show_default=True, help="Cut-off for recall@k.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_state
 def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
@@ -257,14 +289,25 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
     mem = _index(state)
     queries = load_golden(golden)
     mem.sync()
+    known = {f.path for f in mem.files()}
+    missing = sorted({str(r["path"]) for q in queries for r in q["relevant"]} - known)
+    if missing:
+        # a golden file meant for another workspace scores 0 everywhere: say why
+        click.secho(
+            f"warning: {len(missing)} path(s) in {golden} are not memory files of "
+            f"{mem.agent.root} (e.g. {missing[0]}); is -w the workspace these queries are about?",
+            fg="yellow", err=True,
+        )
     result = evaluate(mem, queries, k=k)
     if as_json:
         echo_json(result)
         return
     click.echo(f"{len(queries)} queries, k = {k}")
-    click.echo(f"{'channel':10} {'R@1':>6} {'R@3':>6} {'R@' + str(k):>6} {'MRR':>6}")
+    cols = [("R@1", "recall@1")] + ([("R@3", "recall@3")] if k > 3 else [])
+    cols += [] if k == 1 else [(f"R@{k}", "recall@k")]
+    click.echo(f"{'channel':10} " + " ".join(f"{c:>6}" for c, _ in cols) + f" {'MRR':>6}")
     for name, m in result["channels"].items():
-        click.echo(f"{name:10} {m['recall@1']:6.3f} {m['recall@3']:6.3f} {m['recall@k']:6.3f} {m['mrr']:6.3f}")
+        click.echo(f"{name:10} " + " ".join(f"{m[key]:6.3f}" for _, key in cols) + f" {m['mrr']:6.3f}")
     if result.get("notice"):
         click.secho(f"warning: {result['notice']}", fg="yellow", err=True)
 

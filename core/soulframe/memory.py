@@ -40,7 +40,7 @@ from .chunking import bytes_hash, chunk_text, text_hash
 from .fusion import Fused, cosine_lookup, fuse, mmr, temporal_decay
 from .memory_files import Discovery, MemoryFile
 from .model import ChunkInput, FileRecord, SearchHit, Session, SoulframeError, StoredChunk
-from .querying import query_terms, snippet
+from .querying import best_lines, query_terms, snippet
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -310,7 +310,7 @@ class MemoryIndex:
             nonlocal pending, pending_windows
             if not pending:
                 return
-            self._embed_and_write(pending, provider, model, report)
+            self.embed_and_write(pending, provider, model, report)
             pending = []
             pending_windows = 0
 
@@ -406,13 +406,23 @@ class MemoryIndex:
                 out.extend(_split_to(passage, lambda s: len(s) // 3 + 1, limit))
         return out
 
-    def _embed_and_write(
+    def embed_and_write(
         self,
         pending: list[tuple[FileRecord, list[Any], bool]],
         provider: EmbeddingProvider | None,
         model: str | None,
         report: SyncReport,
     ) -> None:
+        """Embed the chunks of ``pending`` documents and write each document in one
+        transaction (``Store.replace_file``): the path every indexer shares — the agent's
+        files here, a user's memory documents in :class:`~soulframe.usermemory.UserMemory`.
+
+        ``pending`` holds ``(record, chunks, is_new)`` per document, ``chunks`` from
+        :func:`~soulframe.chunking.chunk_text`. Vectors come from the embedding cache where
+        the text was embedded before; ``report`` counts what was embedded, cached, added and
+        changed. An embedding failure indexes the documents keyword-only (``model=None``, so
+        the next sync retries) and is added to ``report.warnings``.
+        """
         from .embedding import EmbeddingCache, EmbeddingError
 
         vectors_for: list[list[tuple[Any, ...]]] = [[() for _ in chunks] for _, chunks, _ in pending]
@@ -479,14 +489,18 @@ class MemoryIndex:
         if channels not in ("hybrid", "keyword", "vector"):
             raise ValueError(f"channels = {channels!r} — expected hybrid, keyword or vector")
         k = int(self.config.get("memory.max_results")) if k is None else int(k)
+        if k < 1:
+            raise SoulframeError(f"memory search: k = {k}: ask for at least one result")
         min_score = float(self.config.get("memory.min_score")) if min_score is None else float(min_score)
         query = (query or "").strip()
         if not query:
             raise SoulframeError("memory search: the query is empty")
-        if sync:
-            self.sync(blocking=False)
         private = session is None or session.is_private
         scope = session.user_id if session is not None else None
+        if sync:
+            self.sync(blocking=False)
+            if scope:
+                self._sync_user(scope)
         terms = query_terms(query)
         pool = max(k * POOL_FACTOR, POOL_MIN)
         store = self.store
@@ -494,6 +508,7 @@ class MemoryIndex:
         notice: str | None = None
         text_hits: list[StoredChunk] = []
         vector_hits: list[StoredChunk] = []
+        qv: Any = None
         provider = self.embedder if channels in ("hybrid", "vector") else None
         text_job = None
         if channels in ("hybrid", "keyword"):
@@ -533,8 +548,20 @@ class MemoryIndex:
             method=str(self.config.get("memory.fusion", "weighted")),
         )
         fused = self._rerank(fused, k, session)
-        hits = [self._hit(f, terms) for f in [f for f in fused if f.score >= min_score][:k]]
+        hits = [self._hit(f, terms, qv) for f in [f for f in fused if f.score >= min_score][:k]]
         return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+
+    def _sync_user(self, user_id: str) -> None:
+        """A user's memory documents live in the store, not in the workspace, so the file
+        sync above never sees them: a search for a user indexes that user's documents that
+        changed (or all of them after ``memory rebuild`` cleared the index, or when another
+        app server wrote them). One query when nothing changed."""
+        from .usermemory import UserMemory
+
+        try:
+            UserMemory(self.agent, user_id).sync()
+        except SoulframeError as exc:  # a store without per-user files: nothing to index
+            log.debug("no per-user memory for %s: %s", user_id, exc)
 
     def _pool(self) -> Any:
         if self._executor is None:
@@ -573,15 +600,50 @@ class MemoryIndex:
             fused = mmr(head, len(head), float(self.config.get("memory.mmr_lambda")), cosine_lookup(vectors))
         return fused
 
-    def _hit(self, f: Fused, terms: list[str]) -> SearchHit:
+    def _hit(self, f: Fused, terms: list[str], qv: Any = None) -> SearchHit:
         ch = f.chunk
-        text, _offset = snippet(ch.text, terms)
+        focus = None
+        if qv is not None and f.vector_score is not None and best_lines(ch.text, terms)[0] < 0:
+            # found by meaning alone: show the passage that matched, not the chunk's start
+            focus = self._closest_passage_line(ch.text, qv)
+        text, _offset = snippet(ch.text, terms, focus=focus)
         return SearchHit(
             path=ch.path, start_line=ch.start_line, end_line=ch.end_line,
             score=round(f.score, 6), snippet=text,
             text_score=f.text_score, vector_score=f.vector_score,
             scope="user" if ch.scope else "agent",
         )
+
+    def _closest_passage_line(self, text: str, qv: Any) -> int | None:
+        """The 0-based line of ``text`` where its passage closest to the query vector
+        starts. The passages' vectors come from the embedding cache (by model and text
+        hash, as indexing stored them): nothing is embedded again."""
+        provider = self.embedder
+        if provider is None:
+            return None
+        windows = self._windows(text, provider)
+        if len(windows) < 2:
+            return None
+        import numpy as np
+
+        from .embedding import text_hash as cache_key
+
+        try:
+            found = self.store.get_many(provider.model_id, [cache_key(w) for w in windows])
+        except Exception:  # a store without the cache: the default snippet will do
+            return None
+        q = np.asarray(qv, dtype=np.float32)
+        best, best_sim = None, -2.0
+        for w in windows:
+            v = found.get(cache_key(w))
+            if v is not None:
+                sim = float(np.asarray(v, dtype=np.float32) @ q)
+                if sim > best_sim:
+                    best, best_sim = w, sim
+        if best is None:
+            return None
+        head = best.split("\n", 1)[0].strip()
+        return next((i for i, ln in enumerate(text.split("\n")) if head and head in ln), None)
 
     # ------------------------------------------------------------------ get
 
@@ -602,8 +664,14 @@ class MemoryIndex:
             path = m.group("path")
             a = int(m.group("a"))
             b = int(m.group("b") or a)
+            if b < a:
+                raise SoulframeError(f"{path}: the line range ends before it starts (L{a}-L{b})")
             from_line = from_line or a
             lines = lines or max(1, b - a + 1)
+        if from_line is not None and int(from_line) < 1:
+            raise SoulframeError(f"{path}: from line {from_line}: lines are numbered from 1")
+        if lines is not None and int(lines) < 1:
+            raise SoulframeError(f"{path}: lines = {lines}: read at least one line")
         if path.startswith("./"):
             path = path[2:]
         ws = self.agent.workspace
@@ -623,7 +691,11 @@ class MemoryIndex:
             )
         text = mf.abspath.read_bytes().decode("utf-8", errors="replace")
         all_lines = text.splitlines()
-        start = max(1, int(from_line or 1))
+        start = int(from_line or 1)
+        if start > len(all_lines) and all_lines:
+            raise SoulframeError(
+                f"{rel} has {len(all_lines)} lines; line {start} is past the end"
+            )
         count = len(all_lines) - start + 1 if lines is None else max(0, int(lines))
         end = min(len(all_lines), start + count - 1)
         body = "\n".join(all_lines[start - 1 : end]) if end >= start else ""

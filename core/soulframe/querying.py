@@ -73,15 +73,20 @@ def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
     return (best, best)
 
 
-def snippet(text: str, terms: list[str], max_chars: int = 320) -> tuple[str, int]:
+def snippet(
+    text: str, terms: list[str], max_chars: int = 320, focus: int | None = None
+) -> tuple[str, int]:
     """A passage of ``text`` centred on where the terms are, at most ``max_chars`` long.
 
     Returns the snippet and the 0-based offset of its first line within ``text``. Without a
-    term match, the first line that is not a heading is used (not the chunk's first line,
-    which is often a ``#`` title).
+    term match, the snippet starts at line ``focus`` (0-based: where the vector channel
+    found the closest passage), else at the first line that is not a heading (not the
+    chunk's first line, which is often a ``#`` title).
     """
     lines = text.split("\n")
     first, _ = best_lines(text, terms)
+    if first < 0 and focus is not None and 0 <= focus < len(lines):
+        first = focus
     if first < 0:
         first = next(
             (i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), 0

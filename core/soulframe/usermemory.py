@@ -116,7 +116,7 @@ class UserMemory:
             report = SyncReport()
             # the same embedding path as the agent's own files (windows, cache, one
             # transaction per document)
-            index._embed_and_write(pending, provider, model, report)
+            index.embed_and_write(pending, provider, model, report)
         gone = sorted(set(stored) - set(docs))
         if gone:
             store.remove_files(gone, self.user_id)
@@ -125,8 +125,8 @@ class UserMemory:
     def search(self, query: str, k: int | None = None, *, min_score: float | None = None,
                channels: str = "hybrid", session: Session | None = None) -> Any:
         """Search the agent's memory and this user's (a main session of the user by
-        default, which may see private files)."""
-        self.sync()
+        default, which may see private files). The search indexes the user's changed
+        documents first."""
         sess = session or Session.main(user_id=self.user_id)
         if sess.user_id != self.user_id:
             raise SoulframeError("UserMemory.search: the session belongs to another user")

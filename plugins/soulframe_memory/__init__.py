@@ -50,8 +50,6 @@ def _search(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _get(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    from soulframe.model import SoulframeError
-
     memory = ctx.agent.memory
     path = str(args["path"])
     lines = args.get("lines")
@@ -62,8 +60,6 @@ def _get(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     truncated = len(text) > MAX_GET_CHARS
     if truncated:
         text = text[:MAX_GET_CHARS]
-    if ex.start_line > ex.total_lines and ex.total_lines > 0:
-        raise SoulframeError(f"{ex.path} has {ex.total_lines} lines; from_line {ex.start_line} is past the end")
     return {
         "path": ex.path,
         "from_line": ex.start_line,
