@@ -7,7 +7,9 @@ section out of the matrix, seed 000's full/minimal table decides; the two delibe
 deviations are documented in docs/prompt.md: the sandbox note stays in task and minimal
 mode (the workspace section already points at the container path, which would otherwise be
 unexplained), and the heartbeat note is also given to heartbeat sessions, which run in
-minimal mode.
+minimal mode. The credentialed CLI note (2.5) is in neither table: it is given in full and
+task mode (automation agents are the ones that drive CLIs) and, like the tool call style,
+skipped while bootstrapping.
 
 Truncation priorities (lower is cut first; ``None`` never): extra context first, then the
 skills list, then context files (seed 002's order); safety, tooling, workspace and the
@@ -43,6 +45,7 @@ SECTIONS: tuple[Section, ...] = (
     _s("tooling", 2, tooling.tooling, ALL, "stable", None, "Tooling"),
     _s("execution_bias", 2.2, tooling.execution_bias, FULL_TASK, "stable", 75, "Execution bias"),
     _s("tool_call_style", 2.3, tooling.tool_call_style, FULL, "stable", 75, "Tool call style"),
+    _s("credentialed_cli", 2.5, tooling.credentialed_cli, FULL_TASK, "stable", 75, "Credentialed CLI (options.credentialed_cli)"),
     _s("safety", 3, safety.safety, ALL, "stable", None, "Safety (full / slim)"),
     _s("identity_anchoring", 3.2, identity.identity_anchoring, FULL_TASK, "stable", 85, "Identity anchoring (predefined agents)"),
     _s("self_evolution", 3.5, identity.self_evolution, FULL, "stable", 70, "Self-evolution (predefined, self_evolve)"),

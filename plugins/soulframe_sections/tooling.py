@@ -1,8 +1,9 @@
 """What the agent can do: the tool list (2), execution bias (2.2), tool call style (2.3),
-skills (4), MCP tools (4.5) and sub-agent spawning (13)."""
+credentialed CLIs (2.5), skills (4), MCP tools (4.5) and sub-agent spawning (13)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -63,6 +64,65 @@ def tool_call_style(ctx: PromptContext) -> str | None:
         "helps the user: multi-step work, slow or sensitive actions (deleting, sending, "
         "spending), or when they ask. Describe what you are doing in plain language; never "
         "expose tool names, arguments or internal mechanics."
+    )
+
+
+#: a command's name as typed in a shell: no spaces, no markup that could reshape the prompt
+_CLI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+#: a description longer than this is cut: it is one line in a list, not documentation
+CLI_DESCRIPTION_MAX = 200
+
+
+def credentialed_clis(ctx: PromptContext) -> list[tuple[str, str]]:
+    """The agent's ``options.credentialed_cli``: (name, one-line description) pairs.
+
+    Only ``name`` and ``description`` are ever read; any other key of an entry (a host may
+    keep its own settings there) never reaches the prompt. A bad shape is a
+    :class:`ConfigError` naming the agent and the key.
+    """
+    raw = option(ctx, "credentialed_cli")
+    if raw is None:
+        return []
+    where = f"agent {ctx.spec.id!r}: options.credentialed_cli"
+    if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
+        raise ConfigError(f"{where} — expected a list of tables with 'name' and 'description'")
+    out = []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where}[{i}] — expected a table with 'name' and 'description'")
+        name = entry.get("name")
+        if not isinstance(name, str) or not _CLI_NAME.fullmatch(name.strip()):
+            raise ConfigError(
+                f"{where}[{i}].name = {name!r} — expected a command name such as 'gh' or "
+                "'aws' (letters, digits, '.', '_', '+', '-')"
+            )
+        desc = entry.get("description", "")
+        if not isinstance(desc, str):
+            raise ConfigError(f"{where}[{i}].description — expected a string")
+        desc = " ".join(desc.split())  # one line: a newline must not start a new prompt block
+        if len(desc) > CLI_DESCRIPTION_MAX:
+            desc = desc[: CLI_DESCRIPTION_MAX - 1].rstrip() + "…"
+        out.append((name.strip(), desc))
+    return out
+
+
+def credentialed_cli(ctx: PromptContext) -> str | None:
+    """Seed 002 §2.5: the command-line tools already signed in for the agent (when the agent
+    has any), so it uses them instead of asking the user for credentials. Names and
+    descriptions only — the credentials live in each CLI's own config or keyring."""
+    if ctx.bootstrapping:  # like the tool call style: the first run is a conversation
+        return None
+    clis = credentialed_clis(ctx)
+    if not clis:
+        return None
+    lines = "\n".join(f"- {n}: {d}" if d else f"- {n}" for n, d in clis)
+    return (
+        "## Credentialed CLI\n"
+        "These command-line tools are installed and already signed in; their credentials "
+        "are configured outside this conversation. Use them when a task needs them, instead "
+        "of asking the user for a password, token or key. Never print, echo or export their "
+        "credentials (no `auth token`, no dumping the environment or their config files).\n"
+        + lines
     )
 
 
