@@ -259,6 +259,11 @@ def test_bad_files_are_skipped_or_repaired_with_a_warning_naming_them(agent: Any
         warnings.simplefilter("always")
         agent.memory.sync()
     assert not [w for w in again if "huge.md" in str(w.message)]
+    # status names them as skipped, with the reason, not as "stale" forever
+    st = agent.memory.status()
+    assert {x["path"]: x["reason"].split(" ")[0] for x in st["skipped_files"]} == {
+        "memory/binary.md": "binary", "memory/huge.md": "larger"}
+    assert not {"memory/binary.md", "memory/huge.md"} & set(st["stale_files"])
 
 
 def test_a_file_growing_too_big_leaves_the_index(agent: Any, ws: Path) -> None:
@@ -802,3 +807,13 @@ def test_cli_search_in_a_workspace_without_memory_says_how_to_start(tmp_path: Pa
     (empty / "MEMORY.md").write_text("# MEMORY.md\n\n- Tea, no sugar.\n")
     r = _cli(empty, tmp_path / "state", "memory", "search", "zebra")
     assert "no results (a lower --min-score" in r.stdout
+
+
+def test_cli_index_names_each_skipped_file_once(ws: Path, tmp_path: Path) -> None:
+    (ws / "memory" / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    r = _cli(ws, tmp_path / "state", "memory", "index")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("memory/binary.md: skipped: binary file") == 1, r.stderr
+    assert "1 skipped" in r.stdout
+    st = _cli(ws, tmp_path / "state", "memory", "status")
+    assert "skipped: memory/binary.md: binary file" in st.stdout and "stale: memory/binary.md" not in st.stdout

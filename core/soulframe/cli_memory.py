@@ -61,6 +61,18 @@ def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
             bar_holder["bar"].__exit__(None, None, None)
 
 
+@contextmanager
+def _warnings_in_report() -> Iterator[None]:
+    """A sync's warnings are printed from its report, once: not also by ``warnings``."""
+    import warnings
+
+    from .memory import MemoryWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MemoryWarning)
+        yield
+
+
 def _print_report(report: SyncReport, *, verbose: bool = True) -> None:
     for w in report.warnings:
         click.secho(f"warning: {w}", fg="yellow", err=True)
@@ -68,7 +80,9 @@ def _print_report(report: SyncReport, *, verbose: bool = True) -> None:
         return
     click.echo(
         f"{report.files} files: {len(report.added)} added, {len(report.changed)} changed, "
-        f"{len(report.removed)} removed, {report.unchanged} unchanged; {report.chunks} chunks "
+        f"{len(report.removed)} removed, {report.unchanged} unchanged"
+        + (f", {len(report.skipped)} skipped" if report.skipped else "")
+        + f"; {report.chunks} chunks "
         f"indexed, {report.embedded} embedded ({report.cached} from cache) in {report.seconds:.2f}s"
     )
     if report.model is None:
@@ -83,7 +97,7 @@ def _print_report(report: SyncReport, *, verbose: bool = True) -> None:
 def memory_index(state: State, force: bool, as_json: bool) -> None:
     """Bring the index up to date with the memory files (only changed files are read)."""
     mem = _index(state)
-    with _progress("indexing") as progress:
+    with _progress("indexing") as progress, _warnings_in_report():
         report = mem.sync(force=force, progress=progress)
     if as_json:
         echo_json(report.to_dict())
@@ -101,7 +115,7 @@ def memory_rebuild(state: State, as_json: bool) -> None:
     the cache, so nothing is re-embedded. A plain `memory index` is enough after edits.
     """
     mem = _index(state)
-    with _progress("rebuilding") as progress:
+    with _progress("rebuilding") as progress, _warnings_in_report():
         report = mem.rebuild(progress=progress)
     if as_json:
         echo_json(report.to_dict())
@@ -204,7 +218,8 @@ def memory_remember(state: State, text: str, curated: bool, as_json: bool) -> No
     mem = _index(state)
     path = mem.remember(text, curated=curated)
     rel = path.relative_to(state.agent().root).as_posix()
-    report = mem.sync()
+    with _warnings_in_report():
+        report = mem.sync()
     if as_json:
         echo_json({"path": rel, "sync": report.to_dict()})
         return
@@ -237,12 +252,15 @@ def memory_status(state: State, deep: bool, as_json: bool) -> None:
         ("fusion", st["fusion"]),
         ("embedding cache", st["cached_embeddings"]),
         ("stale files", len(st["stale_files"])),
+        ("skipped files", len(st["skipped_files"])),
         ("health", st["health"]),
     ]
     for key, value in rows:
         click.echo(f"{key:16} {value}")
     for p in st["stale_files"][:20]:
         click.echo(f"  stale: {p}")
+    for sk in st["skipped_files"][:20]:
+        click.secho(f"  skipped: {sk['path']}: {sk['reason']}", fg="yellow")
     for p in st["problems"]:
         click.secho(f"  problem: {p}", fg="red")
     if st["notice"]:
@@ -258,7 +276,8 @@ def memory_watch(state: State, debounce_ms: int | None) -> None:
 
     mem = _index(state)
     debounce = (debounce_ms if debounce_ms is not None else int(state.config().get("memory.watch_debounce_ms"))) / 1000
-    _print_report(mem.sync())
+    with _warnings_in_report():
+        _print_report(mem.sync())
 
     def on_sync(report: SyncReport) -> None:
         if report.changed_anything or report.warnings:
@@ -268,7 +287,8 @@ def memory_watch(state: State, debounce_ms: int | None) -> None:
 
     click.echo(f"watching {mem.agent.root} (debounce {debounce * 1000:.0f} ms); Ctrl-C to stop", err=True)
     try:
-        watch(mem, debounce_s=debounce, on_sync=on_sync)
+        with _warnings_in_report():
+            watch(mem, debounce_s=debounce, on_sync=on_sync)
     except KeyboardInterrupt:
         pass
 

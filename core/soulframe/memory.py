@@ -755,13 +755,22 @@ class MemoryIndex:
         found = self.files()
         stored = store.files()
         stale: list[str] = []
+        skipped: list[dict[str, str]] = []
         model = self.model_key()
+        max_bytes = int(self.config.get("memory.max_file_bytes"))
         for mf in found:
             old = stored.get(mf.path)
             try:
                 st = mf.abspath.stat()
             except OSError:
                 continue
+            if old is None:
+                # a file a sync skips (too big, binary) is not "stale": indexing again
+                # would skip it again; say why instead
+                reason = _skip_reason(mf.abspath, st.st_size, max_bytes)
+                if reason is not None:
+                    skipped.append({"path": mf.path, "reason": reason})
+                    continue
             if old is None or old.mtime_ns != st.st_mtime_ns or old.size != st.st_size or (
                 model is not None and old.model != model
             ):
@@ -789,6 +798,7 @@ class MemoryIndex:
             "text_backend": stats.get("text_backend"),
             "fusion": str(self.config.get("memory.fusion", "weighted")),
             "stale_files": stale,
+            "skipped_files": skipped,
             "cached_embeddings": stats.get("cached_embeddings"),
             "schema_version": stats.get("schema_version"),
             "bytes": stats.get("bytes"),
@@ -865,6 +875,18 @@ def _split_to(
     if cur is not None:
         pieces.append(cur)
     return [p for p in pieces if p.strip()] or [text]
+
+
+def _skip_reason(path: Path, size: int, max_bytes: int) -> str | None:
+    """Why a sync skips this file (the same tests as :meth:`MemoryIndex._sync`), or None."""
+    if size > max_bytes:
+        return f"larger than memory.max_file_bytes ({size:,} > {max_bytes:,} bytes)"
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(BINARY_SNIFF)
+    except OSError:
+        return None
+    return "binary file (contains NUL bytes)" if b"\x00" in head else None
 
 
 def _entry(text: str) -> str:
