@@ -9,6 +9,7 @@
 4. the session filter — in the core, so no source or transform can leak private files:
    sub-agent and cron sessions see only AGENTS.md and TOOLS.md; MEMORY.md and the daily
    logs only a main private session; light heartbeats only HEARTBEAT.md, AGENTS.md, TOOLS.md;
+   BOOT.md (the startup ritual) no session at all;
 5. the truncation policy named by ``bootstrap.truncation``.
 """
 
@@ -45,6 +46,10 @@ HEARTBEAT_ALLOWLIST: frozenset[str] = frozenset({"HEARTBEAT.md", "AGENTS.md", "T
 #: personal files kept out of group chats besides memory (seed 003 §9: the owner's profile
 #: must not be shown to a room of other people)
 GROUP_EXCLUDED: frozenset[str] = frozenset({"USER.md", "BOOTSTRAP.md"})
+
+#: files that are never context: BOOT.md is the startup ritual (seed 003 §1.1), sent once as
+#: the instruction of `soulframe boot`, not something every prompt should carry and re-run
+NEVER_INJECTED: frozenset[str] = frozenset({"BOOT.md"})
 
 DAILY_LOG = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 
@@ -94,6 +99,8 @@ def visible_in_session(name: str, session: Session, config: Any = None) -> bool:
     Plugins can ask this to avoid work for a file the session will never see (soul-evil
     does, so it records no swap for a sub-agent).
     """
+    if name in NEVER_INJECTED:
+        return False
     kind = session.kind
     if kind in ("subagent", "cron"):
         return name in MINIMAL_ALLOWLIST

@@ -4,8 +4,9 @@
   vLLM by ``base_url``), ``anthropic`` and a few presets, over stdlib HTTP with tool calling,
   timeouts and retry.
 * ``before_compaction``: the pre-compaction memory flush (seed 000 §16).
-* ``register_commands``: ``soulframe memory flush``, ``soulframe agents summon`` and
-  ``soulframe heartbeat``.
+* ``register_commands``: ``soulframe memory flush``, ``soulframe agents summon``,
+  ``soulframe heartbeat`` and ``soulframe boot`` (the BOOT.md startup ritual; hosts call
+  :func:`soulframe_chat.boot.run_boot` at startup).
 
 Nothing heavy is imported here: every module is loaded when a command or a hook needs it.
 """

@@ -1,4 +1,5 @@
-"""``soulframe memory flush``, ``soulframe agents summon`` and ``soulframe heartbeat``.
+"""``soulframe memory flush``, ``soulframe agents summon``, ``soulframe heartbeat`` and
+``soulframe boot``.
 
 The ``memory`` and ``agents`` groups may belong to other plugins; these commands join
 them when they exist (our ``register_commands`` runs last) and create them otherwise.
@@ -33,6 +34,7 @@ def add_commands(cli: click.Group) -> None:
         summon_command
     )
     cli.add_command(heartbeat_command)
+    cli.add_command(boot_command)
 
 
 def _agent(state: State, agent_id: str | None) -> Any:
@@ -218,4 +220,53 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
         echo_json(result.to_dict())
     else:
         click.echo(result.line())
+    sys.exit(result.exit_code)
+
+
+# --------------------------------------------------------------------------- boot
+
+
+@click.command("boot")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds for the whole run, tool calls included (default 180).",
+)
+@click.option(
+    "--max-iterations",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Model calls at most (default 10).",
+)
+@pass_state
+def boot_command(
+    state: State, as_json: bool, timeout: float | None, max_iterations: int | None
+) -> None:
+    """Run the startup ritual in BOOT.md once; print the agent's summary.
+
+    The agent gets BOOT.md as its instruction in a main session, with its own system
+    prompt and tools, and replies with a summary starting BOOT_OK (or BOOT_FAILED).
+    BOOT.md is optional and never part of an ordinary prompt. Exit codes: 0 BOOT_OK (or
+    nothing to do: no BOOT.md, or only headings and empty items — no model call), 1 the
+    agent reported a problem (BOOT_FAILED, no BOOT_OK, or out of model calls), 2 the boot
+    could not run (no model configured, no key, HTTP error, timeout, unreadable BOOT.md).
+    Each run is logged as a line in memory/YYYY-MM-DD.md.
+
+    \b
+    From systemd, after the gateway starts:
+      ExecStartPost=/usr/bin/soulframe -w /home/me/agent boot
+    """
+    from .boot import run_boot
+
+    result = run_boot(state.agent(), timeout=timeout, max_iterations=max_iterations)
+    if as_json:
+        echo_json(result.to_dict())
+    else:
+        click.echo(result.line())
+        for event in result.failed_tools:
+            click.echo(f"  tool error: {event.name}: {event.result.removeprefix('error: ')}")
+        if result.summary:
+            click.echo(result.summary)
     sys.exit(result.exit_code)
