@@ -190,3 +190,10 @@ def test_the_workspace_is_found_from_the_current_directory(cli, tmp_path: Path) 
 def test_outside_any_workspace_the_configured_one_is_used(cli, tmp_path: Path, _isolated_home: Path) -> None:
     out = cli("config", "show", "--json", cwd=tmp_path, check=True)
     assert json.loads(out.stdout)["agents"][0]["workspace"].endswith(".soulframe/workspace")
+
+
+def test_relative_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
+    cfg = write(tmp_path / "conf" / "soulframe.toml", 'state_dir = "state"\nworkspace = "../agent"\n')
+    loaded = load_config(cfg)
+    assert loaded.get("state_dir") == str(tmp_path / "conf" / "state")
+    assert loaded.agents[0].workspace == tmp_path / "agent"

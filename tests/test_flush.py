@@ -275,9 +275,9 @@ def test_before_compaction_flushes_once_per_cycle(workspace, tmp_path):
         agent.before_compaction(session, usage(threshold + 1))
         assert len(srv.requests) == 4
     assert (workspace / "MEMORY.md").read_text() == "- lives in Lisbon\n- lives in Lisbon\n"
-    state = json.loads((tmp_path / "state" / "flush" / "default.json").read_text())
+    state = json.loads((tmp_path / "state" / "flush" / f"{agent.state_key}.json").read_text())
     assert state["sessions"]["main:alice:-"]["flushed_at"] == 1
-    assert (tmp_path / "state" / "flush" / "default.json").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "state" / "flush" / f"{agent.state_key}.json").stat().st_mode & 0o777 == 0o600
 
 
 def test_the_host_compaction_count_defines_the_cycle(workspace, tmp_path):
@@ -342,7 +342,7 @@ def test_a_flush_of_one_session_does_not_hold_up_another(workspace, tmp_path):
         for t in threads:
             t.join()
     assert len(srv.requests) == 2
-    state = json.loads((tmp_path / "state" / "flush" / "default.json").read_text())
+    state = json.loads((tmp_path / "state" / "flush" / f"{agent.state_key}.json").read_text())
     assert set(state["sessions"]) == {"main:alice:-", "main:bob:-"}
 
 

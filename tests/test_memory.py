@@ -817,3 +817,18 @@ def test_cli_index_names_each_skipped_file_once(ws: Path, tmp_path: Path) -> Non
     assert "1 skipped" in r.stdout
     st = _cli(ws, tmp_path / "state", "memory", "status")
     assert "skipped: memory/binary.md: binary file" in st.stdout and "stale: memory/binary.md" not in st.stdout
+
+
+def test_two_workspaces_of_the_default_agent_keep_separate_indexes(tmp_path, cli) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for ws, note in ((a, "The boiler code is 4471."), (b, "The gate code is 9182.")):
+        cli("init", str(ws), check=True)
+        cli("-w", str(ws), "memory", "remember", note, check=True)
+    # searching one workspace never re-indexes (and so removes) the other's files
+    out_a = cli("-w", str(a), "memory", "search", "boiler code", "--json", check=True).stdout
+    out_b = cli("-w", str(b), "memory", "search", "gate code", "--json", check=True).stdout
+    out_a2 = cli("-w", str(a), "memory", "search", "boiler code", "--json", check=True).stdout
+    assert "4471" in out_a and "9182" in out_b and "4471" in out_a2
+    assert "9182" not in out_a2
+    status = json.loads(cli("-w", str(a), "memory", "status", "--json", check=True).stdout)
+    assert "default-" in json.dumps(status)  # an index of its own, named for the workspace

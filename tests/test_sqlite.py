@@ -57,8 +57,10 @@ def test_default_path_modes_and_wal(tmp_path: Path) -> None:
     write_workspace(ws, 2)
     a = agent_for(ws, tmp_path / "state")
     quiet(a.memory.sync)
-    db = tmp_path / "state" / "memory" / "default.sqlite"
-    assert Path(a.store.location) == db
+    # an agent on a workspace its config does not name gets an index of its own (see
+    # test_the_configured_workspace_keeps_the_plain_index_name)
+    db = tmp_path / "state" / "memory" / f"{a.state_key}.sqlite"
+    assert a.state_key.startswith("default-") and Path(a.store.location) == db
     assert db.stat().st_mode & 0o777 == 0o600
     assert db.parent.stat().st_mode & 0o777 == 0o700
     for side in ("-wal", "-shm"):
@@ -147,8 +149,8 @@ def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: An
     write_workspace(ws, 30)
     a = agent_for(ws, tmp_path / "state")
     quiet(a.memory.sync)
+    db = Path(a.store.location)
     a.close()
-    db = tmp_path / "state" / "memory" / "default.sqlite"
     # fold the WAL into the main file so the damage hits the real data
     import sqlean
 
@@ -162,7 +164,7 @@ def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: An
         report = b.memory.sync()
     messages = " ".join(str(w.message) for w in caught)
     assert "corrupt" in messages and "rebuilt" in messages
-    aside = list(db.parent.glob("default.sqlite.corrupt-*"))
+    aside = list(db.parent.glob(f"{db.name}.corrupt-*"))
     assert len(aside) == 1 and report.recovered_from == str(aside[0])
     assert len(report.added) == 30
     hits = quiet(b.memory.search, "zebra7", min_score=0)
@@ -201,7 +203,7 @@ def test_kill_9_during_indexing_leaves_a_consistent_index(tmp_path: Path) -> Non
 
     ws, state = tmp_path / "ws", tmp_path / "state"
     write_workspace(ws, 1500, lines=30)
-    db = state / "memory" / "default.sqlite"
+    db = state / "memory" / f"{agent_for(ws, state).state_key}.sqlite"
     proc = run_cli(ws, state, "memory", "index")
     indexed = 0
     deadline = time.monotonic() + 120
@@ -286,3 +288,16 @@ def test_a_search_does_not_wait_for_another_process_indexing(tmp_path: Path) -> 
     assert quiet(b.memory.search, "okapi")[0].path == "memory/2026-02-01.md"
     a.close()
     b.close()
+
+
+def test_the_configured_workspace_keeps_the_plain_index_name(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write_workspace(ws, 1)
+    cfg = tmp_path / "soulframe.toml"
+    cfg.write_text(f'workspace = "{ws}"\nstate_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n')
+    from soulframe.config import load_config
+
+    a = Agent(load_config(cfg))
+    assert a.state_key == "default"
+    assert Path(a.store.location) == tmp_path / "state" / "memory" / "default.sqlite"
+    a.close()

@@ -86,7 +86,7 @@ def test_rows_survive_a_restart_under_the_same_uuid(workspace, tmp_path):
     db = Path(again.config.get("state_dir")).expanduser() / "agents.sqlite"
     assert db.stat().st_mode & 0o777 == 0o600
     rows = sqlite3.connect(db).execute("SELECT DISTINCT agent_id FROM user_context_files").fetchall()
-    assert rows == [(str(standalone_agent_id("default")),)]
+    assert rows == [(str(standalone_agent_id(again.state_key)),)]
 
 
 def test_empty_bootstrap_deletes_it_before_the_read_only_rule(workspace):

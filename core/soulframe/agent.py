@@ -65,7 +65,10 @@ class Agent:
 
                 agents = list(cfg.agents)
                 idx = next((i for i, a in enumerate(agents) if a.id == agent_id), 0)
-                agents[idx] = attrs.evolve(agents[idx], workspace=Path(workspace).expanduser())
+                chosen = Path(workspace).expanduser()
+                if chosen.resolve() != agents[idx].workspace.expanduser().resolve():
+                    agents[idx] = attrs.evolve(agents[idx], workspace=chosen,
+                                               configured_workspace=agents[idx].workspace)
                 cfg = attrs.evolve(cfg, agents=tuple(agents))
         else:
             cfg = load_config(config, workspace=workspace, agent_id=agent_id, overrides=dotted)
@@ -80,6 +83,19 @@ class Agent:
     @property
     def root(self) -> Path:
         return self.workspace.root
+
+    @property
+    def state_key(self) -> str:
+        """The name this agent's local state (memory index, per-user files, flush and audit
+        records) is kept under: its id for the workspace its config names, and the id plus a
+        hash of the path for any other workspace (``-w``, or the one you stand in), so two
+        workspaces never share, and overwrite, one index."""
+        configured = self.spec.configured_workspace
+        if configured is None or Path(configured).expanduser().resolve() == self.root:
+            return self.id
+        import hashlib
+
+        return f"{self.id}-{hashlib.sha256(str(self.root).encode()).hexdigest()[:8]}"
 
     @functools.cached_property
     def state_dir(self) -> Path:

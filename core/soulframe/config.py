@@ -211,6 +211,10 @@ AGENT_KEYS: dict[str, Key] = {
 #: dotted prefixes that are tables, e.g. "memory", "embedding", "embedding.local"
 _TABLES = {k.rsplit(".", i)[0] for k in DEFAULTS for i in range(1, k.count(".") + 1)} | {"plugins"}
 
+#: keys holding a path; relative ones in a config file are relative to the file
+PATH_KEYS = frozenset({"workspace", "state_dir", "store.path", "embedding.local.model_path",
+                       "skills.personal_dir", "skills.global_dir"})
+
 ENV_OVERRIDES = {"store.dsn": "SOULFRAME_DSN"}
 
 
@@ -466,6 +470,11 @@ def load_config(
                 loc = f"{where}{f' line {line}' if line else ''}"
                 raise ConfigError(f"{loc}: unknown key {key!r}{_did_you_mean(key, list(DEFAULTS))}")
             _check_value(key, value, spec, where, line)
+            if key in PATH_KEYS and isinstance(value, str) and value and not value.startswith("~") \
+                    and not Path(value).is_absolute():
+                # a relative path in a config file means relative to that file, not to
+                # wherever the command happens to run
+                value = str((cfg_path.parent / value).resolve())
             values[key] = value
             origins[key] = f"{cfg_path}{f':{line}' if line else ''}"
     for key, env in ENV_OVERRIDES.items():
@@ -488,7 +497,8 @@ def load_config(
         agents = sorted(agents, key=lambda a: a.id != agent_id)
     if ws is not None:
         first = agents[0]
-        agents[0] = attrs.evolve(first, workspace=ws)
+        if ws.resolve() != first.workspace.resolve():
+            agents[0] = attrs.evolve(first, workspace=ws, configured_workspace=first.workspace)
     return Config(values=values, origins=origins, path=cfg_path, agents=tuple(agents),
                   plugin_settings=plugin_settings)
 
@@ -519,7 +529,7 @@ def _build_agents(
     default_type = values.get("agent_type", DEFAULTS["agent_type"].default)
     default_mode = values.get("prompt.mode")
     if not raw:
-        return [AgentSpec(id="default", workspace=ws or default_ws, type=default_type,
+        return [AgentSpec(id="default", workspace=default_ws, type=default_type,
                           prompt_mode=default_mode, timezone=values.get("timezone"))]
     agents: list[AgentSpec] = []
     seen: set[str] = set()

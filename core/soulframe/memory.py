@@ -258,7 +258,7 @@ class MemoryIndex:
         from .workspace import ensure_private_dir
 
         lock_dir = ensure_private_dir(self.agent.state_dir / "memory")
-        fd = os.open(lock_dir / f"{self.agent.id}.sync.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(lock_dir / f"{self.agent.state_key}.sync.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             if not _try_lock(fd, blocking=blocking):
                 yield False

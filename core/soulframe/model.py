@@ -127,6 +127,8 @@ class AgentSpec:
     extra_prompt: str | None = None
     #: free-form per-agent settings plugins read (team, delegation targets, sandbox, ...)
     options: Mapping[str, Any] = attrs.field(factory=dict)
+    #: the workspace the config names, when ``-w`` (or the current directory) chose another
+    configured_workspace: Path | None = None
 
 
 # --------------------------------------------------------------------------- context files

@@ -464,7 +464,7 @@ def maybe_flush(
         window, settings.reserve_tokens_floor, settings.soft_threshold_tokens
     )
     key = session_key(session)
-    store = FlushStateFile.for_agent(agent.state_dir, agent.id)
+    store = FlushStateFile.for_agent(agent.state_dir, agent.state_key)
     with store.session_lock(key) as locked:
         if not locked:
             return FlushResult(False, "another flush of this session is running")

@@ -17,7 +17,7 @@ FILE_NAME = "soul_evil.jsonl"
 
 
 def audit_path(agent: Any) -> Path:
-    return Path(agent.state_dir) / "agents" / str(agent.id) / FILE_NAME
+    return Path(agent.state_dir) / "agents" / str(agent.state_key) / FILE_NAME
 
 
 def record(agent: Any, entry: dict[str, Any]) -> Path:

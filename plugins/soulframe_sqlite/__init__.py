@@ -29,7 +29,7 @@ def default_path(agent: Any) -> Path:
     configured = agent.config.get("store.path")
     if configured:
         return Path(str(configured)).expanduser()
-    return Path(str(agent.config.get("state_dir"))).expanduser() / "memory" / f"{agent.id}.sqlite"
+    return Path(str(agent.config.get("state_dir"))).expanduser() / "memory" / f"{agent.state_key}.sqlite"
 
 
 def open_store(agent: Any) -> Any:

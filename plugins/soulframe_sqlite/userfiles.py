@@ -49,7 +49,7 @@ def default_path(agent: Any) -> Path:
 
 
 def open_context_files(agent: Any) -> SqliteContextFiles:
-    return SqliteContextFiles(default_path(agent), agent.id, agent.spec.type)
+    return SqliteContextFiles(default_path(agent), agent.state_key, agent.spec.type)
 
 
 class SqliteContextFiles:
