@@ -832,3 +832,15 @@ def test_two_workspaces_of_the_default_agent_keep_separate_indexes(tmp_path, cli
     assert "9182" not in out_a2
     status = json.loads(cli("-w", str(a), "memory", "status", "--json", check=True).stdout)
     assert "default-" in json.dumps(status)  # an index of its own, named for the workspace
+
+
+def test_cli_remembers_and_searches_for_a_user(tmp_path, cli) -> None:
+    ws = tmp_path / "ws"
+    cli("init", str(ws), check=True)
+    out = cli("-w", str(ws), "memory", "remember", "--user", "alice", "Alice's locker code is 5521.", check=True)
+    assert out.stdout.startswith("remembered in alice's memory/")
+    assert not any("5521" in p.read_text() for p in (ws / "memory").glob("*.md"))
+    mine = cli("-w", str(ws), "memory", "search", "locker code", "--user", "alice", "--json", check=True)
+    assert "5521" in mine.stdout
+    theirs = cli("-w", str(ws), "memory", "search", "locker code", "--user", "bob", "--json", check=True)
+    assert "5521" not in theirs.stdout

@@ -132,11 +132,13 @@ def memory_rebuild(state: State, as_json: bool) -> None:
               show_default=True, help="Search one channel alone (for comparing).")
 @click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
               help="Search as this kind of session (group/subagent sessions see no private memory).")
+@click.option("--user", "user_id", metavar="ID",
+              help="Search as this user: the agent's memory and that user's own (never another user's).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list of {path, start_line, end_line, score, snippet, text_score, vector_score, citation, mode}.")
 @pass_state
 def memory_search(state: State, query: str, k: int | None, min_score: float | None, channel: str,
-                  session_kind: str, as_json: bool) -> None:
+                  session_kind: str, user_id: str | None, as_json: bool) -> None:
     """Search memory by meaning and keywords (hybrid), best first.
 
     Ask in plain words: a result needs no exact word of the QUERY. Each result shows its
@@ -152,7 +154,7 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
     mem = _index(state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once, in the output itself
-        results = mem.search(query, k, Session(kind=session_kind),  # type: ignore[arg-type]
+        results = mem.search(query, k, Session(kind=session_kind, user_id=user_id),  # type: ignore[arg-type]
                              min_score=min_score, channels=channel)
     report = mem._last_sync
     if report is not None:
@@ -205,9 +207,11 @@ def memory_get(state: State, path: str, from_line: int | None, lines: int | None
 @memory_group.command("remember")
 @click.argument("text")
 @click.option("--curated", is_flag=True, help="Write to MEMORY.md (curated long-term memory) instead of today's log.")
+@click.option("--user", "user_id", metavar="ID",
+              help="Remember it in this user's own memory (kept in the store, found only in their sessions).")
 @click.option("--json", "as_json", is_flag=True, help="Print {path, sync} as JSON.")
 @pass_state
-def memory_remember(state: State, text: str, curated: bool, as_json: bool) -> None:
+def memory_remember(state: State, text: str, curated: bool, user_id: str | None, as_json: bool) -> None:
     """Append TEXT to today's daily log (memory/YYYY-MM-DD.md), or to MEMORY.md, and
     index it, so the next search finds it.
 
@@ -215,6 +219,18 @@ def memory_remember(state: State, text: str, curated: bool, as_json: bool) -> No
       soulframe memory remember "Prefers dark-mode screenshots"
       soulframe memory remember --curated "Lease renewed until 2027-10"
     """
+    from .agentstore import effective_user
+
+    user = effective_user(state.agent(), user_id)
+    if user:
+        from .usermemory import UserMemory
+
+        name = UserMemory(state.agent(), user).remember(text, curated=curated)
+        if as_json:
+            echo_json({"path": name, "user": user})
+        else:
+            click.echo(f"remembered in {user}'s {name}")
+        return
     mem = _index(state)
     path = mem.remember(text, curated=curated)
     rel = path.relative_to(state.agent().root).as_posix()
