@@ -267,3 +267,26 @@ def test_no_warnings_for_the_example_workspace(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         agent.system_prompt(Session.main(channel="telegram", now=NOW))
+
+
+def test_budget_scales_down_with_a_small_context_window(tmp_path) -> None:
+    from soulframe.agent import Agent
+    from soulframe.config import load_config
+    from soulframe.model import Session
+    from soulframe.workspace import seed_workspace
+
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    (ws / "AGENTS.md").write_text("# AGENTS\n" + "Keep careful notes of every decision.\n" * 400)
+
+    def prompt(**overrides):
+        cfg = load_config(search=False, workspace=ws, overrides={"embedding.provider": "none", **overrides})
+        return Agent(cfg).system_prompt(Session.main())
+
+    big = prompt()
+    assert big.budget_tokens == 24_000
+    small = prompt(**{"model.context_window": 8_000})
+    assert small.budget_tokens == 2_000
+    assert small.tokens <= 2_000 < big.tokens
+    assert small.notices  # what was cut is said
+    assert prompt(**{"model.context_window": 8_000, "prompt.max_window_share": 0}).budget_tokens == 24_000

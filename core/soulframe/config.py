@@ -86,6 +86,9 @@ DEFAULTS: dict[str, Key] = {
     "bootstrap.truncation": K("head-tail", "truncation policy: head-tail (the seeds') or fair"),
     # ----------------------------------------------------------------- prompt
     "prompt.budget_tokens": K(24_000, "token budget for the whole system prompt", seed="002"),
+    "prompt.max_window_share": K(
+        0.25, "the prompt never takes more than this share of model.context_window (a 8K-token "
+        "local model gets a 2,000-token prompt); 0 turns the scaling off", seed="002"),
     "prompt.mode": K(None, "default prompt mode for agents that set none", types=(str, NONE), choices=(None, *PROMPT_MODES)),
     "prompt.tokenizer": K("estimate", "token estimator: estimate (chars/4, CJK-aware) or tiktoken"),
     "prompt.disabled_sections": K([], "section names to leave out of every prompt"),

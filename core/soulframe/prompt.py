@@ -270,6 +270,18 @@ def _fit(
     return kept, notices
 
 
+def effective_budget(budget_tokens: int, config: Any) -> int:
+    """The token budget of a prompt: ``prompt.budget_tokens``, scaled down for a small
+    model so the system prompt never takes more than ``prompt.max_window_share`` of the
+    model's context window (seed 002: "defaults to 24K but scales with context window").
+    With the default 200,000-token window the configured budget stands."""
+    window = int(config.get("model.context_window") or 0)
+    share = float(config.get("prompt.max_window_share") or 0)
+    if window > 0 and share > 0:
+        return max(1, min(budget_tokens, int(window * share)))
+    return budget_tokens
+
+
 def build_system_prompt(
     agent: Any,
     session: Session,
@@ -312,6 +324,8 @@ def build_system_prompt(
 
         key = "budget_tokens" if budget_tokens is not None else where(agent.config, "prompt.budget_tokens")
         raise ConfigError(f"{key} = {budget} — expected a positive number of tokens (default 24,000)")
+    if budget_tokens is None:
+        budget = effective_budget(budget, agent.config)
     rendered, notices = _fit(agent, rendered, budget, estimate, context.notices)
 
     stable = "\n\n".join(r.text for r in rendered if r.zone == "stable")
