@@ -11,7 +11,7 @@ from soulframe.model import ChatReply, ToolCall, ToolSpec
 from .errors import ChatModelError
 from .messages import check_conversation, parse_arguments, text_of, tool_calls_of
 from .settings import ModelSettings
-from .transport import RetryPolicy, post_json
+from .transport import post
 
 #: the Messages API requires max_tokens; this is used when [model] max_tokens is not set
 DEFAULT_MAX_TOKENS = 4096
@@ -152,14 +152,13 @@ class AnthropicChatModel:
         headers = {"anthropic-version": self.settings.anthropic_version}
         if key:
             headers["x-api-key"] = key
-        data = post_json(
+        data = post(
+            self.settings,
             self.url,
             self.request_body(messages, tools),
             headers,
-            timeout=self.settings.timeout_s if timeout is None else timeout,
-            retry=RetryPolicy(max_retries=self.settings.max_retries),
-            secrets=(key,),
             what=f"anthropic model {self.model_id}",
+            timeout=timeout,
         )
         if data.get("type") == "error":
             raise ChatModelError(f"anthropic model {self.model_id}: {data.get('error')}")

@@ -12,7 +12,7 @@ from soulframe.model import ChatReply, ToolCall, ToolSpec
 from .errors import ChatModelError
 from .messages import check_conversation, parse_arguments, text_of, tool_calls_of
 from .settings import ModelSettings
-from .transport import RetryPolicy, post_json
+from .transport import post
 
 
 def tool_schema(tool: ToolSpec) -> dict[str, Any]:
@@ -125,13 +125,12 @@ class OpenAIChatModel:
         key = self.settings.api_key.reveal() if self.settings.api_key else None
         if key:
             headers["authorization"] = f"Bearer {key}"
-        data = post_json(
+        data = post(
+            self.settings,
             self.url,
             self.request_body(messages, tools),
             headers,
-            timeout=self.settings.timeout_s if timeout is None else timeout,
-            retry=RetryPolicy(max_retries=self.settings.max_retries),
-            secrets=(key,),
             what=f"{self.name} model {self.model_id}",
+            timeout=timeout,
         )
         return parse_reply(data)

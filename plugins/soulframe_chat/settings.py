@@ -11,45 +11,19 @@
     timeout_s = 60
     max_retries = 3
 
-The key is held in a :class:`Secret`, whose ``repr`` and ``str`` are ``***``, so it cannot
-leak through a log line, an exception message or an attrs ``repr``.
+The key is held in a :class:`~soulframe.http.Secret`, whose ``repr`` and ``str`` are ``***``,
+so it cannot leak through a log line, an exception message or an attrs ``repr``.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
+from soulframe.http import Secret, resolve_api_key
 
 from .errors import ChatConfigError
-
-
-class Secret:
-    """A string that never prints itself. Use :meth:`reveal` only where it is sent."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
-
-    def __reduce__(self) -> Any:  # pickling would be a way to print it
-        raise TypeError("a Secret cannot be pickled")
 
 
 @attrs.frozen
@@ -96,7 +70,8 @@ class ModelSettings:
     name: str
     base_url: str
     api_key: Secret | None = None
-    #: where the key came from, for messages: "api_key_env OPENAI_API_KEY" or "api_key"
+    #: where the key came from, for messages: "environment variable OPENAI_API_KEY" or
+    #: "[model] api_key"
     key_source: str | None = None
     timeout_s: float = 60.0
     max_retries: int = 3
@@ -148,7 +123,6 @@ def resolve_settings(
 ) -> ModelSettings:
     """Validate a ``[model]`` table. Raises :class:`ChatConfigError` naming the key at fault
     (and the environment variable, never its value)."""
-    env = os.environ if environ is None else environ
     provider = str(provider or table.get("provider") or "").strip()
     if not provider:
         raise ChatConfigError(
@@ -170,20 +144,16 @@ def resolve_settings(
             f"[model] base_url must start with http:// or https://, got {base_url!r}"
         )
 
-    key: Secret | None = None
+    key, env_name = resolve_api_key(
+        table.get("api_key"), table.get("api_key_env"), preset.key_env, environ=environ
+    )
     source: str | None = None
-    if table.get("api_key"):
-        key, source = Secret(str(table["api_key"])), "[model] api_key"
-    else:
-        env_name = table.get("api_key_env") or preset.key_env
-        if env_name:
-            value = env.get(str(env_name))
-            if value:
-                key, source = Secret(value), f"environment variable {env_name}"
-            elif table.get("api_key_env"):
-                raise ChatConfigError(
-                    f"[model] api_key_env names the environment variable {env_name}, which is not set"
-                )
+    if key is not None:
+        source = f"environment variable {env_name}" if env_name else "[model] api_key"
+    elif table.get("api_key_env"):
+        raise ChatConfigError(
+            f"[model] api_key_env names the environment variable {env_name}, which is not set"
+        )
     if key is None and preset.key_required:
         raise ChatConfigError(
             f"provider {provider!r} needs an API key: set the environment variable "

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
+from soulframe.http import RetryPolicy, Secret, post_json
 
-from .settings import Secret, api_key, setting
-from .transport import RetryPolicy, check_url, post_json
+from .settings import api_key, setting
+from .transport import EmbeddingHTTPError, check_url
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
@@ -49,7 +50,10 @@ class HTTPProvider:
         self._key_source = key_source
         self.batch_size = max(1, int(setting(config, "embedding.batch_size", 32)))
         self.timeout = float(setting(config, "embedding.timeout_s", 60.0))
-        self.retry = RetryPolicy(max_retries=int(setting(config, "embedding.max_retries", 4)))
+        # a Retry-After past 30 s is an error: an indexing run should not stall on it
+        self.retry = RetryPolicy(
+            max_retries=int(setting(config, "embedding.max_retries", 4)), max_delay=30.0
+        )
         requested = setting(config, "embedding.dimensions")
         self.requested_dimensions: int | None = int(requested) if requested else None
         self._dimensions = self.requested_dimensions or KNOWN_DIMENSIONS.get(model or "", 0)
@@ -122,9 +126,11 @@ class HTTPProvider:
         return self.batch_size
 
     def _post(self, url: str, payload: dict[str, Any], headers: dict[str, str]) -> Any:
-        return post_json(url, payload, headers=headers, secrets=(self._key,), what=self.what,
-                         key_hint=self._key_source if self._key else "", timeout=self.timeout,
-                         retry=self.retry)
+        return post_json(url, payload, headers=headers, what=self.what, error=EmbeddingHTTPError,
+                         timeout=self.timeout, retry=self.retry, secrets=(self._key,),
+                         key_source=self._key_source if self._key else None,
+                         hints={404: "check embedding.base_url and embedding.model"},
+                         user_agent="soulframe-embeddings")
 
     def _request(self, batch: list[str], *, query: bool) -> list[Any]:
         raise NotImplementedError
