@@ -276,3 +276,16 @@ def test_plugins_command_reports_an_override(cli, tmp_path: Path) -> None:
     # and the prompt uses the replacement
     prompt = cli("-w", str(tmp_path), "prompt", env=pythonpath(site), check=True)
     assert "teatime" in prompt.stdout
+
+
+def test_command_group_is_shared_between_plugins() -> None:
+    import click
+
+    from soulframe.cli import command_group
+
+    cli = click.Group("soulframe")
+    first = command_group(cli, "notes", "Notes.")
+    assert command_group(cli, "notes", "ignored") is first
+    cli.add_command(click.Command("plain"))
+    with pytest.raises(Exception, match="it is a command, not a group"):
+        command_group(cli, "plain", "x")

@@ -51,6 +51,26 @@ class State:
 pass_state = click.make_pass_decorator(State)
 
 
+def command_group(cli: click.Group, name: str, help: str) -> click.Group:
+    """The group ``soulframe NAME``, created if no plugin made it yet, so several plugins can
+    add subcommands to one group (``memory``, ``agents``, ``skills``, ``models``)::
+
+        @hookimpl
+        def register_commands(cli):
+            command_group(cli, "memory", "Memory files and the memory index.").add_command(my_cmd)
+
+    Raises :class:`SoulframeError` when NAME is already a plain command.
+    """
+    existing = cli.commands.get(name)
+    if isinstance(existing, click.Group):
+        return existing
+    if existing is not None:
+        raise SoulframeError(f"cannot add to `soulframe {name}`: it is a command, not a group")
+    group = click.Group(name, help=help)
+    cli.add_command(group)
+    return group
+
+
 def echo_json(data: Any) -> None:
     """Print data as JSON for scripts (stable key order, UTF-8, paths as strings)."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

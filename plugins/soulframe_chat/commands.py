@@ -13,24 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from soulframe.cli import State, echo_json, pass_state
+from soulframe.cli import State, command_group, echo_json, pass_state
 from soulframe.model import SoulframeError
 
 
-def _group(cli: click.Group, name: str, help_text: str) -> click.Group:
-    existing = cli.commands.get(name)
-    if isinstance(existing, click.Group):
-        return existing
-    if existing is not None:
-        raise SoulframeError(f"cannot add to `soulframe {name}`: it is a command, not a group")
-    group = click.Group(name, help=help_text)
-    cli.add_command(group)
-    return group
-
-
 def add_commands(cli: click.Group) -> None:
-    _group(cli, "memory", "Memory files and the memory index.").add_command(flush_command)
-    _group(cli, "agents", "Work with agents: summon their context files.").add_command(
+    command_group(cli, "memory", "Memory files and the memory index.").add_command(flush_command)
+    command_group(cli, "agents", "Work with agents: summon their context files.").add_command(
         summon_command
     )
     cli.add_command(heartbeat_command)

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 import click
-from soulframe.cli import State, echo_json, pass_state
+from soulframe.cli import State, command_group, echo_json, pass_state
 from soulframe.model import SoulframeError
 
 from . import weights as _weights
@@ -28,14 +28,7 @@ def install_command_line(upgrade: bool = False) -> list[str]:
 
 
 def _models_group(cli: click.Group) -> click.Group:
-    existing = cli.commands.get("models")
-    if isinstance(existing, click.Group):
-        return existing
-    if existing is not None:
-        raise SoulframeError("cannot add to `soulframe models`: another plugin made it a command")
-    group = click.Group("models", help="Embedding models: install the offline model, list providers.")
-    cli.add_command(group)
-    return group
+    return command_group(cli, "models", "Embedding models: install the offline model, list providers.")
 
 
 def add_commands(cli: click.Group) -> None:

@@ -12,25 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import click
-from soulframe.cli import State, echo_json, pass_state
+from soulframe.cli import State, command_group, echo_json, pass_state
 from soulframe.model import SoulframeError
 
 AGENTS_HELP = "Several agents on one host: list and add them, summon their context files."
 
 
-def _group(cli: click.Group, name: str, help_text: str) -> click.Group:
-    existing = cli.commands.get(name)
-    if isinstance(existing, click.Group):
-        return existing
-    if existing is not None:
-        raise SoulframeError(f"cannot add to `soulframe {name}`: it is a command, not a group")
-    group = click.Group(name, help=help_text)
-    cli.add_command(group)
-    return group
-
-
 def add_commands(cli: click.Group) -> None:
-    agents = _group(cli, "agents", AGENTS_HELP)
+    agents = command_group(cli, "agents", AGENTS_HELP)
     agents.add_command(agents_list)
     agents.add_command(agents_add)
     cli.add_command(backup_group)
