@@ -280,7 +280,6 @@ def test_plugins_command_reports_an_override(cli, tmp_path: Path) -> None:
 
 def test_command_group_is_shared_between_plugins() -> None:
     import click
-
     from soulframe.cli import command_group
 
     cli = click.Group("soulframe")
