@@ -94,14 +94,16 @@ def test_new_scaffolds_a_skill_that_parses(cli, tree: Path) -> None:
     assert "{baseDir}" in path.read_text()
     assert f"{path.parent.resolve()}/scripts/run.sh" in cli("-w", str(tree), "skills", "show", "release-notes").stdout
 
-    project = cli("-w", str(tree), "skills", "new", "deploy", "--tier", "project")
+    undescribed = cli("-w", str(tree), "skills", "new", "deploy", "--tier", "project")
+    assert undescribed.returncode != 0 and "--description" in undescribed.stderr
+    project = cli("-w", str(tree), "skills", "new", "deploy", "--tier", "project", "-d", "Deploy the site")
     assert project.returncode == 0, project.stderr
     assert (tree / ".agents" / "skills" / "deploy" / "SKILL.md").exists()
     assert "has the same name and a higher tier; it wins" in project.stdout
 
-    again = cli("-w", str(tree), "skills", "new", "release-notes")
+    again = cli("-w", str(tree), "skills", "new", "release-notes", "-d", "x")
     assert again.returncode != 0 and "already exists" in again.stderr
-    bad = cli("-w", str(tree), "skills", "new", "../escape")
+    bad = cli("-w", str(tree), "skills", "new", "../escape", "-d", "x")
     assert bad.returncode != 0 and "skill name '../escape'" in bad.stderr
     assert not (tree / "escape").exists()
 

@@ -144,8 +144,8 @@ def show_command(state: State, name: str, raw: bool) -> None:
 
 @skills_group.command("new")
 @click.argument("name")
-@click.option("--description", "-d", default=None,
-              help="One line: what the skill does and when to use it.")
+@click.option("--description", "-d", required=True,
+              help="One line: what the skill does and when to use it (the model picks skills by it).")
 @click.option("--tier", type=click.Choice(sorted(_TIERS)), default="workspace", show_default=True,
               help="workspace = <workspace>/skills/, project = <workspace>/.agents/skills/.")
 @pass_state
@@ -162,9 +162,9 @@ def new_command(state: State, name: str, description: str | None, tier: str) -> 
             "letter or digit (e.g. deploy-site)"
         )
     agent = state.agent()
-    desc = " ".join((description or "").split()) or (
-        f"TODO: say in one sentence what {name} does and when to use it."
-    )
+    desc = " ".join((description or "").split())
+    if not desc:
+        raise SoulframeError("--description is empty: say in one line what the skill does and when to use it")
     rel = "/".join((*_TIERS[tier], name, SKILL_FILE))
     path = agent.workspace.resolve(rel)
     ensure_private_dir(agent.root)

@@ -10,6 +10,7 @@ default models, or after the first call (0 until then).
 
 from __future__ import annotations
 
+import abc
 import urllib.parse
 from collections.abc import Sequence
 from typing import Any
@@ -36,7 +37,7 @@ KNOWN_DIMENSIONS = {
 }
 
 
-class HTTPProvider:
+class HTTPProvider(abc.ABC):
     """What the HTTP providers share: batching, normalising, learning ``dimensions``."""
 
     name: str = ""
@@ -69,8 +70,9 @@ class HTTPProvider:
         dims = f"@{self.requested_dimensions}" if self.requested_dimensions else ""
         return f"{self.name}:{self.model or '?'}{dims}"
 
+    @abc.abstractmethod
     def unavailable_reason(self) -> str | None:
-        raise NotImplementedError
+        """Why the provider cannot run (no key, no model), or ``None``."""
 
     def available(self) -> bool:
         return self.unavailable_reason() is None
@@ -132,8 +134,9 @@ class HTTPProvider:
                          hints={404: "check embedding.base_url and embedding.model"},
                          user_agent="soulframe-embeddings")
 
+    @abc.abstractmethod
     def _request(self, batch: list[str], *, query: bool) -> list[Any]:
-        raise NotImplementedError
+        """One API call for ``batch``: unit float32 vectors, in order."""
 
 
 class OpenAIProvider(HTTPProvider):
