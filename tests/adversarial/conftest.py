@@ -1,0 +1,83 @@
+"""The standing adversarial suite: every attack a test makes is counted, and the totals are
+printed at the end of the run (attempts, refusals, leaks, tracebacks). A change must keep
+leaks and tracebacks at 0.
+
+A test takes the ``adversary`` fixture and reports each attempt::
+
+    def test_dotdot(adversary, ...):
+        with adversary.attempt("memory_get ../SOUL.md") as a:
+            result = ...
+            a.refused(result.error is not None)   # a refusal the user sees
+            a.leaked("secret" in result.text)      # private text reached them
+    # an exception escaping the block counts as a traceback (and fails the test)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import attrs
+import pytest
+
+
+@attrs.define
+class Tally:
+    attempts: int = 0
+    refusals: int = 0
+    leaks: list[str] = attrs.field(factory=list)
+    tracebacks: list[str] = attrs.field(factory=list)
+
+
+_TALLY = Tally()
+
+
+@attrs.define
+class Attempt:
+    what: str
+
+    def refused(self, condition: bool = True) -> None:
+        if condition:
+            _TALLY.refusals += 1
+
+    def leaked(self, condition: bool) -> None:
+        if condition:
+            _TALLY.leaks.append(self.what)
+        assert not condition, f"leak: {self.what}"
+
+
+class Adversary:
+    @contextmanager
+    def attempt(self, what: str) -> Iterator[Attempt]:
+        _TALLY.attempts += 1
+        try:
+            yield Attempt(what)
+        except AssertionError:
+            raise
+        except BaseException as exc:
+            _TALLY.tracebacks.append(f"{what}: {type(exc).__name__}: {exc}")
+            raise
+
+    def traceback(self, what: str, stderr: str) -> None:
+        """Count a subprocess's Python traceback (and fail the test)."""
+        if "Traceback (most recent call last)" in stderr:
+            _TALLY.tracebacks.append(what)
+            raise AssertionError(f"traceback from {what}:\n{stderr[-2000:]}")
+
+
+@pytest.fixture
+def adversary() -> Adversary:
+    return Adversary()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _TALLY.attempts:
+        return
+    terminalreporter.write_line(
+        f"adversarial suite: {_TALLY.attempts} attempts, {_TALLY.refusals} refusals, "
+        f"{len(_TALLY.leaks)} leaks, {len(_TALLY.tracebacks)} tracebacks"
+    )
+    for line in _TALLY.leaks:
+        terminalreporter.write_line(f"  leak: {line}")
+    for line in _TALLY.tracebacks:
+        terminalreporter.write_line(f"  traceback: {line}")
