@@ -14,8 +14,8 @@ import pytest
 from fakes.llm_server import FakeLLMServer, call, calls, fail, say
 from soulframe import Session, hookimpl
 from soulframe.config import load_config
-from soulframe.context import visible_in_session
 from soulframe.model import ContextFile, Registration
+from soulframe.prompt.context import visible_in_session
 from soulframe_chat.boot import BOOT_OK, boot_message, has_tasks, parse_reply, run_boot
 from test_prompt_helpers import NOW as PROMPT_NOW
 from test_prompt_helpers import example_agent

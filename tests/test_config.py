@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from soulframe.config import DEFAULTS, load_config
+from soulframe.config import key_catalogue, load_config
 from soulframe.model import ConfigError
 
 
@@ -146,7 +146,7 @@ def test_environment_dsn(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_every_default_has_help_and_a_valid_value() -> None:
-    for key, spec in DEFAULTS.items():
+    for key, spec in key_catalogue().items():
         assert spec.help, key
         assert spec.default is None or isinstance(spec.default, spec.types), key
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from soulframe import Agent, Session, hookimpl
-from soulframe.context import collect_context, heartbeat_has_tasks, merge
 from soulframe.model import ContextFile, Registration
 from soulframe.plugins import make_plugin_manager
+from soulframe.prompt.context import collect_context, heartbeat_has_tasks, merge
 
 ALL_BOOTSTRAP = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"]
 NOW = dt.datetime(2026, 3, 15, 10, 0)

@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from soulframe import Agent
-from soulframe.cli_workspace import DOCTOR_CHECKS, Finding, run_checks
+from soulframe import Agent, hookimpl
+from soulframe.cli.doctor import run_checks
+from soulframe.model import Finding
+from soulframe.plugins import make_plugin_manager
 from soulframe.workspace import seed_workspace
 
 
@@ -102,18 +104,19 @@ def test_soul_evil_without_its_file_is_a_problem(tmp_path: Path, cli) -> None:  
     assert "SOUL_EVIL.md does not exist" in by_check(data)["soul-evil"][0]["message"]
 
 
-def test_other_modules_can_add_checks(workspace: Path) -> None:
+def test_plugins_add_checks_through_the_hook(workspace: Path) -> None:
     def always(agent: Agent) -> list[Finding]:
         return [Finding("extra", "warning", f"checked {agent.id}")]
 
     def broken(agent: Agent) -> list[Finding]:
         raise RuntimeError("kaput")
 
-    DOCTOR_CHECKS.extend([always, broken])
-    try:
-        findings = run_checks(Agent.open(workspace))
-    finally:
-        DOCTOR_CHECKS.remove(always)
-        DOCTOR_CHECKS.remove(broken)
+    class ThirdParty:
+        @hookimpl
+        def register_doctor_checks(self) -> list[object]:
+            return [always, broken]
+
+    pm = make_plugin_manager(plugins=[ThirdParty()])
+    findings = run_checks(Agent.open(workspace, pm=pm))
     assert Finding("extra", "warning", "checked default") in findings
     assert any(f.check == "broken" and "kaput" in f.message and f.level == "problem" for f in findings)

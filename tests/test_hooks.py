@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from soulframe import (
+    Chunk,
     ContextFile,
     Registration,
     Section,
@@ -34,7 +35,7 @@ from soulframe.workspace import seed_workspace
 def agent_with(workspace: Path, plugin: Any, **overrides: Any) -> Agent:
     overrides.setdefault("embedding.provider", "none")
     pm = make_plugin_manager(plugins=[plugin])
-    cfg = load_config(search=False, workspace=workspace, overrides=overrides)
+    cfg = load_config(search=False, workspace=workspace, overrides=overrides, pm=pm)
     return Agent(cfg, pm=pm)
 
 
@@ -222,6 +223,94 @@ def test_hook_memory_indexed(ws: Path) -> None:
     (ws / "MEMORY.md").write_text("# Memory\n- Passport expires 2031.\n")
     agent_with(ws, P()).memory.sync()
     assert reports and reports[-1].changed_anything
+
+
+def test_hook_register_chunkers(ws: Path) -> None:
+    class OneLine:
+        name = "one-line"
+
+        def chunk(self, text: str, path: str) -> list[Chunk]:
+            return [Chunk(path, i, i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+    class P:
+        __name__ = "line-chunker"
+
+        @hookimpl
+        def register_chunkers(self):
+            return [Registration(name="one-line", factory=lambda config: OneLine())]
+
+    (ws / "MEMORY.md").write_text("# Memory\n- Passport expires 2031.\n- Locker code is 4412.\n")
+    agent = agent_with(ws, P(), **{"memory.chunker": "one-line"})
+    agent.memory.sync()
+    hit = agent.memory.search("locker code")[0]
+    assert (hit.start_line, hit.end_line) == (3, 3)  # the default would cut one chunk, L1-L3
+    default = agent_with(ws, P())
+    assert default.memory.search("locker code")[0].start_line == 1
+
+
+def test_hook_register_rerankers(ws: Path) -> None:
+    class Reverse:
+        name = "reverse"
+
+        def rerank(self, query: str, candidates: list[Any]) -> list[float]:
+            return [1.0 - i / len(candidates) for i in reversed(range(len(candidates)))]
+
+    class P:
+        __name__ = "reverser"
+
+        @hookimpl
+        def register_rerankers(self):
+            return [Registration(name="reverse", factory=lambda config: Reverse())]
+
+    mem = ws / "memory"
+    mem.mkdir()
+    (mem / "2026-01-01.md").write_text("# 2026-01-01\n- The boiler was serviced; the boiler is fine.\n")
+    (mem / "2026-01-02.md").write_text("# 2026-01-02\n- Walked past the boiler shop.\n")
+    plain = [h.path for h in agent_with(ws, P(), **{"memory.min_score": 0.0}).memory.search("boiler")]
+    hits = agent_with(ws, P(), **{"memory.reranker": "reverse", "memory.min_score": 0.0}).memory.search("boiler")
+    assert [h.path for h in hits] == plain[::-1]
+    assert all(h.rerank_score is not None for h in hits)
+    assert "rerank_score" in hits[0].to_dict()
+
+
+def test_hook_register_config_keys(ws: Path) -> None:
+    from soulframe.config import K
+    from soulframe.model import ConfigError
+
+    class P:
+        __name__ = "weather"
+
+        @hookimpl
+        def register_config_keys(self):
+            return {"weather.city": K("Oslo", "city to report"), "weather.days": K(3, "days ahead", min=1, max=14)}
+
+    agent = agent_with(ws, P())
+    assert agent.config.get("weather.city") == "Oslo"
+    assert agent_with(ws, P(), **{"weather.days": 7}).config.get("weather.days") == 7
+    with pytest.raises(ConfigError, match=r"weather\.days = 30 — expected a number ≤ 14"):
+        agent_with(ws, P(), **{"weather.days": 30})
+    (ws / "soulframe.toml").write_text('[weather]\ncity = "Bergen"\ndays = "many"\n')
+    pm = make_plugin_manager(plugins=[P()])
+    with pytest.raises(ConfigError, match=r"soulframe\.toml line 3: weather\.days .* expected int"):
+        load_config(workspace=ws, pm=pm)
+
+
+def test_hook_register_doctor_checks(ws: Path) -> None:
+    from soulframe.cli.doctor import run_checks
+    from soulframe.model import Finding
+
+    def forecast(agent: Agent) -> list[Finding]:
+        return [Finding("weather", "warning", "no forecast for today")]
+
+    class P:
+        __name__ = "weather"
+
+        @hookimpl
+        def register_doctor_checks(self):
+            return [forecast]
+
+    findings = run_checks(agent_with(ws, P()))
+    assert Finding("weather", "warning", "no forecast for today") in findings
 
 
 def test_hook_register_skill_sources(ws: Path, tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from soulframe import Agent
-from soulframe.identity import explain_identity, parse_identity_md, resolve_identity
+from soulframe.prompt.identity import explain_identity, parse_identity_md, resolve_identity
 
 SEED_EXAMPLE = """# IDENTITY.md
 

@@ -20,8 +20,8 @@ from soulframe.agentstore import (
     write_context_file,
 )
 from soulframe.config import load_config
+from soulframe.memory.users import UserMemory
 from soulframe.model import Session
-from soulframe.usermemory import UserMemory
 from soulframe.workspace import workspace_templates
 
 pytestmark = pytest.mark.postgres

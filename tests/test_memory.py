@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from soulframe import hookimpl
 from soulframe.agent import Agent
-from soulframe.chunking import chunk_text, split_long_line
 from soulframe.config import load_config
-from soulframe.memory_files import Discovery
+from soulframe.memory.chunking import chunk_text, split_long_line
+from soulframe.memory.files import Discovery
+from soulframe.memory.querying import query_terms
 from soulframe.model import ConfigError, PathEscapeError, Registration, Session, SoulframeError
 from soulframe.plugins import make_plugin_manager
-from soulframe.querying import query_terms
 from soulframe.workspace import Workspace
 
 # --------------------------------------------------------------------------- helpers
@@ -574,7 +574,7 @@ def test_search_results_json_shape(agent: Any) -> None:
 def test_watch_reindexes_after_a_change(agent: Any, ws: Path) -> None:
     import threading
 
-    from soulframe.memory_watch import watch
+    from soulframe.memory.watch import watch
 
     quiet(agent.memory.sync)
     stop = threading.Event()
@@ -641,7 +641,7 @@ def test_cli_search_json_says_keyword_only(ws: Path, tmp_path: Path) -> None:
 
 
 def test_a_users_memory_is_found_again_after_a_rebuild(agent: Any) -> None:
-    from soulframe.usermemory import UserMemory
+    from soulframe.memory.users import UserMemory
 
     UserMemory(agent, "alice").remember("Alice's cat is called Dinah")
     alice = Session.main(user_id="alice")

@@ -288,3 +288,108 @@ def test_command_group_is_shared_between_plugins() -> None:
     cli.add_command(click.Command("plain"))
     with pytest.raises(Exception, match="it is a command, not a group"):
         command_group(cli, "plain", "x")
+
+
+# --------------------------------------------------------------------------- the new seams
+
+
+THIRD_PARTY = """
+from soulframe import Registration, hookimpl
+from soulframe.config import K
+from soulframe.model import Finding
+
+
+class Reverse:
+    name = "reverse"
+
+    def rerank(self, query, candidates):
+        n = len(candidates)
+        return [(i + 1) / n for i in range(n)]  # the last candidate first
+
+
+class Explode:
+    name = "explode"
+
+    def rerank(self, query, candidates):
+        raise RuntimeError("model file missing")
+
+
+@hookimpl
+def register_rerankers():
+    return [Registration(name="reverse", factory=lambda config: Reverse()),
+            Registration(name="explode", factory=lambda config: Explode())]
+
+
+@hookimpl
+def register_config_keys():
+    return {"tidy.max_age_days": K(30, "days before a log is tidied", min=1)}
+
+
+def stale_logs(agent):
+    limit = agent.config.get("tidy.max_age_days")
+    yield Finding("tidy", "warning", f"logs older than {limit} days are waiting")
+
+
+@hookimpl
+def register_doctor_checks():
+    return [stale_logs]
+"""
+
+
+@pytest.fixture
+def tidy_site(tmp_path: Path) -> dict[str, str]:
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-tidy", "soulframe_tidy", THIRD_PARTY)
+    return pythonpath(site)
+
+
+def _memory_ws(workspace: Path, extra: str = "") -> Path:
+    mem = workspace / "memory"
+    mem.mkdir()
+    (mem / "2026-01-01.md").write_text("# 2026-01-01\n- The boiler was serviced; the boiler is fine.\n")
+    (mem / "2026-01-02.md").write_text("# 2026-01-02\n- Walked past the boiler shop.\n")
+    (workspace / "soulframe.toml").write_text(
+        f'[embedding]\nprovider = "none"\n[memory]\nmin_score = 0.0\n{extra}')
+    return workspace
+
+
+def test_a_reranker_from_an_entry_point_reorders_memory_search(cli, workspace: Path, tidy_site) -> None:
+    ws = _memory_ws(workspace)
+    plain = json.loads(cli("-w", str(ws), "memory", "search", "boiler", "--json",
+                           env=tidy_site, check=True).stdout)
+    (ws / "soulframe.toml").write_text((ws / "soulframe.toml").read_text() + 'reranker = "reverse"\n')
+    out = cli("-w", str(ws), "memory", "search", "boiler", "--json", env=tidy_site, check=True)
+    reranked = json.loads(out.stdout)
+    order = [r["path"] for r in plain]
+    assert len(order) == 2
+    assert [r["path"] for r in reranked] == order[::-1]
+    assert all("rerank_score" in r for r in reranked)
+
+
+def test_a_failing_reranker_leaves_search_working_and_says_so(cli, workspace: Path, tidy_site) -> None:
+    ws = _memory_ws(workspace, 'reranker = "explode"\n')
+    out = cli("-w", str(ws), "memory", "search", "boiler", "--json", env=tidy_site)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert len(rows) == 2
+    assert "re-ranker 'explode' failed" in rows[0]["notice"] and "model file missing" in rows[0]["notice"]
+    assert "re-ranker 'explode' failed" in out.stderr
+
+
+def test_a_third_party_declares_config_keys_and_doctor_checks(cli, workspace: Path, tidy_site) -> None:
+    (workspace / "soulframe.toml").write_text("[tidy]\nmax_age_days = 10\n")
+    out = cli("-w", str(workspace), "doctor", "--json", env=tidy_site)
+    found = json.loads(out.stdout)["findings"]
+    assert {"check": "tidy", "level": "warning", "message": "logs older than 10 days are waiting",
+            "path": None} in found
+    shown = json.loads(cli("-w", str(workspace), "config", "show", "--json", env=tidy_site,
+                           check=True).stdout)
+    assert shown["settings"]["tidy.max_age_days"]["value"] == 10
+    # typed validation with the file and line, exactly as for soulframe's own keys
+    (workspace / "soulframe.toml").write_text("[tidy]\n\nmax_age_days = 0\n")
+    bad = cli("-w", str(workspace), "doctor", env=tidy_site)
+    assert bad.returncode == 2
+    assert f"{workspace / 'soulframe.toml'} line 3: tidy.max_age_days = 0 — expected a number ≥ 1" in bad.stderr
+    (workspace / "soulframe.toml").write_text("[tidy]\nmax_age_day = 3\n")
+    typo = cli("-w", str(workspace), "doctor", env=tidy_site)
+    assert typo.returncode == 2 and "did you mean 'tidy.max_age_days'" in typo.stderr

@@ -459,8 +459,8 @@ def test_migrate_from_sqlite_moves_memory_and_user_files(workspace, pg_dsn):
     from soulframe.agent import Agent
     from soulframe.agentstore import read_context_file, write_context_file
     from soulframe.config import load_config
+    from soulframe.memory.users import UserMemory
     from soulframe.model import Session
-    from soulframe.usermemory import UserMemory
     from soulframe.workspace import seed_workspace
 
     seed_workspace(workspace, agent_type="predefined")

@@ -12,7 +12,7 @@ import pytest
 from soulframe import Session, hookimpl
 from soulframe.model import PromptContext, Section, SoulframeError, SystemPrompt
 from soulframe.plugins import PluginWarning
-from soulframe.prompt import PromptWarning, resolve_mode
+from soulframe.prompt.build import PromptWarning, resolve_mode
 from test_prompt_helpers import NOW, example_agent
 
 # --------------------------------------------------------------------------- mode

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from soulframe.agent import Agent
 from soulframe.config import load_config
-from soulframe.memory_eval import evaluate, load_golden, markdown_table
+from soulframe.memory.evaluation import evaluate, load_golden, markdown_table
 
 pytestmark = pytest.mark.model
 

@@ -17,7 +17,7 @@ import pytest
 import soulframe_skills
 from soulframe import Agent, Identity, PromptContext, Session, SoulframeError, ToolContext
 from soulframe.plugins import make_plugin_manager
-from soulframe.skills import SkillWarning, choose_mode
+from soulframe.skills.skillset import SkillWarning, choose_mode
 
 
 def write_skill(root: Path, dirname: str, name: str | None = None, description: str | None = None,

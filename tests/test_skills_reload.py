@@ -15,7 +15,7 @@ import pytest
 import soulframe_skills
 from soulframe import Agent, Identity, PromptContext, Session, SkillSource, hookimpl
 from soulframe.plugins import make_plugin_manager
-from soulframe.skills import SkillReload
+from soulframe.skills.skillset import SkillReload
 
 
 def write_skill(root: Path, dirname: str, name: str, description: str) -> Path:

@@ -13,7 +13,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 from soulframe import Agent, Registration, SkillSource, hookimpl
 from soulframe.plugins import make_plugin_manager
-from soulframe.skills_search import SeedBM25, tokenize
+from soulframe.skills.search import SeedBM25, tokenize
 
 
 def write_skill(root: Path, dirname: str, name: str, description: str, body: str = "") -> None:

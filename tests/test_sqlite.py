@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from soulframe.agent import Agent
-from soulframe.chunking import bytes_hash, chunk_text
 from soulframe.config import load_config
+from soulframe.memory.chunking import bytes_hash, chunk_text
 from soulframe.model import ChunkInput, FileRecord, SoulframeError
 from soulframe.testing import basis
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from soulframe.config import load_config
 from soulframe.model import ContextFile, RenderedSection
-from soulframe.tokens import estimate
+from soulframe.prompt.tokens import estimate
 from soulframe_truncation.cuts import head_tail, headings, is_safe_cut, marker
 from soulframe_truncation.fair import FairPolicy, waterfill
 from soulframe_truncation.headtail import HeadTailPolicy

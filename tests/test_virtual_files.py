@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from soulframe import Session
-from soulframe.context import collect_context
 from soulframe.model import ConfigError, ContextFile
+from soulframe.prompt.context import collect_context
 from test_prompt_helpers import NOW, example_agent
 
 TARGETS = [{"id": "scout", "description": "Web research"}, {"id": "ledger", "description": "Finances"}]

@@ -243,17 +243,19 @@ def test_doctor_soul_evil_enabled_without_its_file(ws: Path, cli: Any) -> None:
     assert not by(found, "soul-evil")
 
 
-def test_checks_are_registered_once_however_often_the_cli_is_built() -> None:
+def test_checks_run_once_however_often_the_cli_is_built(tmp_path: Path) -> None:
+    from soulframe import Agent
     from soulframe.cli import build_cli
-    from soulframe.cli_workspace import DOCTOR_CHECKS
+    from soulframe.cli.doctor import all_checks
     from soulframe.plugins import make_plugin_manager
     from soulframe_workflows.checks import CHECKS
 
     pm = make_plugin_manager()
     build_cli(pm)
     build_cli(pm)
+    checks = all_checks(Agent.open(tmp_path, pm=pm))
     for check in CHECKS:
-        assert DOCTOR_CHECKS.count(check) == 1
+        assert checks.count(check) == 1
 
 
 def _model_installed() -> bool:
@@ -276,7 +278,7 @@ def test_doctor_with_the_offline_model_says_nothing_of_keyword_only_and_loads_no
         "import json, sys\n"
         "from soulframe import Agent\n"
         "from soulframe.cli import build_cli\n"
-        "from soulframe.cli_workspace import run_checks\n"
+        "from soulframe.cli.doctor import run_checks\n"
         f"agent = Agent.open({str(ws)!r})\n"
         "build_cli(agent.pm)\n"
         "found = [f.to_dict() for f in run_checks(agent)]\n"

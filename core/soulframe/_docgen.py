@@ -7,7 +7,7 @@ import inspect
 import textwrap
 
 from . import hookspecs
-from .config import DEFAULTS
+from .config import key_catalogue
 
 
 def hooks_reference() -> str:
@@ -32,12 +32,23 @@ def hooks_reference() -> str:
 
 
 def configuration_reference() -> str:
-    """docs/configuration.md's key table."""
-    rows = ["| key | default | meaning | seed |", "|---|---|---|---|"]
-    for key, spec in DEFAULTS.items():
+    """docs/configuration.md's key table: the core's keys, then each of soulframe's own
+    plugins' (``register_config_keys``), each key with the plugin that declares it."""
+    from .plugins import make_plugin_manager
+
+    pm = make_plugin_manager()
+    own = {name for name, (dist, _) in pm.dists.items() if dist == "soulframe"}
+    for name in [n for n in pm.dists if n not in own]:
+        pm.unregister(name=name)  # a third party's keys are documented by that plugin
+    rows = ["| key | default | meaning | declared by | seed |", "|---|---|---|---|---|"]
+    for key, spec in key_catalogue(pm).items():
         default = "—" if spec.default is None else f"`{spec.default!r}`"
         meaning = spec.help.replace("|", "\\|")
         if spec.choices:
             meaning += " (" + ", ".join(repr(c) for c in spec.choices if c is not None) + ")"
-        rows.append(f"| `{key}` | {default} | {meaning} | {spec.seed} |")
+        if spec.min is not None or spec.max is not None:
+            lo = "" if spec.min is None else f"{spec.min:g} ≤ "
+            hi = "" if spec.max is None else f" ≤ {spec.max:g}"
+            meaning += f" ({lo}value{hi})"
+        rows.append(f"| `{key}` | {default} | {meaning} | {spec.plugin or 'core'} | {spec.seed} |")
     return "\n".join(rows) + "\n"

@@ -8,13 +8,53 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from . import plugins as _plugins
 from .config import Config, load_config
 from .model import AgentSpec, Registration, Session, SystemPrompt, ToolSpec
 from .workspace import Workspace, ensure_private_dir
 
 if TYPE_CHECKING:
-    from .model import EmbeddingProvider, Store
+    from .agentstore import ContextFileStore
+    from .memory import MemoryIndex
+    from .model import (
+        Chunker,
+        ContextSource,
+        EmbeddingProvider,
+        Identity,
+        Reranker,
+        Store,
+        TruncationPolicy,
+    )
+    from .prompt.build import SectionTable
+    from .skills import SkillSet
+
+
+@attrs.define
+class AgentCache:
+    """What the prompt and context code build once per agent and reuse on every prompt.
+
+    Each field belongs to the module named beside it; ``None`` until first use. A key
+    alongside a value says what it was built for, so a changed setting rebuilds it.
+    """
+
+    #: prompt.build: the collected sections, for the ``prompt.disabled_sections`` it holds
+    sections: SectionTable | None = None
+    #: prompt.build: (estimator, text -> tokens) memo of unchanged section texts
+    token_memo: tuple[Any, dict[str, int]] | None = None
+    #: prompt.build: ((scope, IDENTITY.md content), the identity resolved from it)
+    identity: tuple[Any, Identity] | None = None
+    #: prompt.context: the context sources, built once from their registrations
+    context_sources: list[ContextSource] | None = None
+    #: prompt.context: (bootstrap.truncation, the policy it names)
+    truncation_policy: tuple[str, TruncationPolicy] | None = None
+    #: agentstore: the selected store's context files
+    context_store: ContextFileStore | None = None
+    #: memory.pipeline: (memory.chunker, the chunker it names)
+    chunker: tuple[str, Chunker] | None = None
+    #: memory.pipeline: (memory.reranker, the re-ranker it names)
+    reranker: tuple[str, Reranker] | None = None
 
 
 class Agent:
@@ -33,10 +73,13 @@ class Agent:
     ) -> None:
         self.config = config
         self.spec: AgentSpec = config.agent(agent_id)
-        self.pm = pm if pm is not None else _plugins.make_plugin_manager(
-            config.get("plugins.disabled") or ()
-        )
+        if pm is None:
+            pm = config.pm if config.pm is not None else _plugins.make_plugin_manager(
+                config.get("plugins.disabled") or ()
+            )
+        self.pm: _plugins.PluginManager = pm
         self.workspace = Workspace(self.spec.workspace)
+        self.cache = AgentCache()
 
     @classmethod
     def open(
@@ -71,7 +114,7 @@ class Agent:
                                                configured_workspace=agents[idx].workspace)
                 cfg = attrs.evolve(cfg, agents=tuple(agents))
         else:
-            cfg = load_config(config, workspace=workspace, agent_id=agent_id, overrides=dotted)
+            cfg = load_config(config, workspace=workspace, agent_id=agent_id, overrides=dotted, pm=pm)
         return cls(cfg, agent_id=agent_id, pm=pm)
 
     # ------------------------------------------------------------------ identity and paths
@@ -144,29 +187,35 @@ class Agent:
 
     def system_prompt(self, session: Session | None = None, **kw: Any) -> SystemPrompt:
         """Build the system prompt for ``session`` (default: a main session)."""
-        from .prompt import build_system_prompt
+        from .prompt.build import build_system_prompt
 
         return build_system_prompt(self, session or Session.main(), **kw)
 
     @functools.cached_property
-    def memory(self) -> Any:
+    def memory(self) -> MemoryIndex:
         """The memory index (:class:`soulframe.memory.MemoryIndex`)."""
-        from .memory import MemoryIndex
+        from .memory.index import MemoryIndex
 
         return MemoryIndex(self)
 
     @functools.cached_property
-    def skills(self) -> Any:
+    def skills(self) -> SkillSet:
         """The skill set (:class:`soulframe.skills.SkillSet`)."""
-        from .skills import SkillSet
+        from .skills.skillset import SkillSet
 
         return SkillSet(self)
+
+    @property
+    def store_is_open(self) -> bool:
+        """Whether :attr:`store` was opened already (asking does not open it)."""
+        return "store" in self.__dict__
 
     def before_compaction(self, session: Session, usage: Any) -> None:
         """Tell plugins a host is about to compact ``session`` (memory flush runs here)."""
         self.pm.hook.before_compaction(agent=self, session=session, usage=usage)
 
     def close(self) -> None:
+        # cached_property keeps what it built in the instance dict: close only what was opened
         if "skills" in self.__dict__:  # stops the hot-reload watcher, if one runs
             self.__dict__["skills"].close()
         if "store" in self.__dict__:

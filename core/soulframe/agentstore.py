@@ -34,11 +34,14 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import attrs
 
 from .model import AgentType, ContextFile, Session, SoulframeError
+
+if TYPE_CHECKING:
+    from .agent import Agent
 
 #: the namespace of standalone agent ids; never change it (ids are stored in SQLite rows)
 STANDALONE_NAMESPACE = uuid.UUID("5d0f6c1e-8a43-5b7e-9a1c-50f1f4a3e0d2")
@@ -144,22 +147,22 @@ class ContextFileStore(Protocol):
     def users(self) -> list[str]: ...
 
 
-def context_store(agent: Any) -> ContextFileStore:
+def context_store(agent: Agent) -> ContextFileStore:
     """The selected store's context files for ``agent``.
 
-    A store offers them with a ``context_files(agent)`` method. Its factory may carry the
-    same callable as a ``context_files`` attribute, so they are reached without opening
+    A store offers them with a ``context_files(agent)`` method. Its registration may declare
+    the same callable (``Registration.context_files``), so they are reached without opening
     the store itself (the SQLite memory index loads sqlite-vec and numpy; per-user files
     need neither).
     """
-    cached = agent.__dict__.get("_context_store")
+    cached = agent.cache.context_store
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     get = None
-    if "store" not in agent.__dict__:
+    if not agent.store_is_open:
         try:
             reg = agent.select("register_stores", "store.backend", "store")
-            get = getattr(reg.factory, "context_files", None)
+            get = reg.context_files
         except SoulframeError:
             get = None
     if get is None:
@@ -171,30 +174,29 @@ def context_store(agent: Any) -> ContextFileStore:
                 "(it has no context_files(agent) method)"
             )
     files: ContextFileStore = get(agent)
-    agent.__dict__["_context_store"] = files
+    agent.cache.context_store = files
     return files
 
 
-def is_managed(agent: Any) -> bool:
+def is_managed(agent: Agent) -> bool:
     """Whether agent-level files live in the store (managed mode) rather than on disk.
 
-    Decided without opening the store when it is not open yet: a store factory marks
-    managed mode with a ``managed = True`` attribute.
+    Decided without opening the store when it is not open yet: the store's registration
+    declares it (``Registration.managed``).
     """
-    store = agent.__dict__.get("store")
-    if store is not None:
-        return bool(getattr(store, "managed", False))
+    if agent.store_is_open:
+        return bool(getattr(agent.store, "managed", False))
     try:
         reg = agent.select("register_stores", "store.backend", "store")
     except SoulframeError:
         return False
-    return bool(getattr(reg.factory, "managed", False))
+    return reg.managed
 
 
 # --------------------------------------------------------------------------- seeding
 
 
-def templates(agent: Any) -> dict[str, str]:
+def templates(agent: Agent) -> dict[str, str]:
     """Name -> content of the context-file templates plugins offer (3a's
     ``register_workspace_templates``)."""
     from .workspace import workspace_templates
@@ -203,7 +205,7 @@ def templates(agent: Any) -> dict[str, str]:
             if not t.is_dir and t.name in CONTEXT_FILES}
 
 
-def seed_to_store(agent: Any, *, files: ContextFileStore | None = None) -> list[str]:
+def seed_to_store(agent: Agent, *, files: ContextFileStore | None = None) -> list[str]:
     """SeedToStore (managed mode): a predefined agent's six agent-level files, where
     missing or empty; open agents get none. Returns the names written.
 
@@ -221,7 +223,7 @@ def seed_to_store(agent: Any, *, files: ContextFileStore | None = None) -> list[
     return store.seed_agent_files({n: c for n, c in content.items() if c.strip()})
 
 
-def _workspace_content(agent: Any, names: Sequence[str]) -> dict[str, str]:
+def _workspace_content(agent: Agent, names: Sequence[str]) -> dict[str, str]:
     """The non-empty workspace copies of ``names`` on disk."""
     out: dict[str, str] = {}
     for n in names:
@@ -234,7 +236,7 @@ def _workspace_content(agent: Any, names: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _agent_level_content(agent: Any, store: ContextFileStore, names: Sequence[str]) -> dict[str, str]:
+def _agent_level_content(agent: Agent, store: ContextFileStore, names: Sequence[str]) -> dict[str, str]:
     """The agent's own current copy of ``names``: in managed mode the store's, else (an
     open agent keeps none there) the workspace's; in standalone mode the workspace's."""
     if store.managed:
@@ -245,7 +247,7 @@ def _agent_level_content(agent: Any, store: ContextFileStore, names: Sequence[st
     return _workspace_content(agent, names)
 
 
-def seed_user_files(agent: Any, user_id: str, *, files: ContextFileStore | None = None) -> list[str]:
+def seed_user_files(agent: Agent, user_id: str, *, files: ContextFileStore | None = None) -> list[str]:
     """SeedUserFiles: a user's copies (open: all seven; predefined: USER.md and
     BOOTSTRAP.md), where missing or empty, in one transaction. Idempotent.
 
@@ -279,7 +281,7 @@ def _routes_to_user(store: ContextFileStore | None, user_id: str | None, name: s
     return store is not None and bool(user_id) and name in user_level_files(store.agent_type)
 
 
-def effective_user(agent: Any, user_id: str | None) -> str | None:
+def effective_user(agent: Agent, user_id: str | None) -> str | None:
     """The user whose per-user copies apply. In a standalone workspace the owner (listed in
     the agent's ``owner_ids``) *is* the workspace: their files are the workspace's own, so
     they get no per-user layer (and no first-run ritual of their own)."""
@@ -288,13 +290,13 @@ def effective_user(agent: Any, user_id: str | None) -> str | None:
     return user_id
 
 
-def _store_or_none(agent: Any, user_id: str | None) -> ContextFileStore | None:
+def _store_or_none(agent: Agent, user_id: str | None) -> ContextFileStore | None:
     if user_id or is_managed(agent):
         return context_store(agent)
     return None
 
 
-def read_context_file(agent: Any, user_id: str | None, name: str) -> str | None:
+def read_context_file(agent: Agent, user_id: str | None, name: str) -> str | None:
     """The content a ``read_file`` of context file ``name`` returns for ``user_id``:
     the user's copy first, else the agent-level copy (store in managed mode, workspace
     otherwise); ``None`` when there is none."""
@@ -318,7 +320,7 @@ def read_context_file(agent: Any, user_id: str | None, name: str) -> str | None:
 
 
 def write_context_file(
-    agent: Any, user_id: str | None, name: str, content: str, *, from_chat: bool = True
+    agent: Agent, user_id: str | None, name: str, content: str, *, from_chat: bool = True
 ) -> WriteOutcome:
     """Route a write of context file ``name`` to the right copy (seed 000 §3, §7).
 
@@ -393,13 +395,13 @@ class StoreContextSource:
 
     name = "store"
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self._seeded: set[str] = set()
         self._agent_seeded = False
         self._lock = threading.Lock()
 
-    def load(self, agent: Any, session: Session) -> list[ContextFile]:
+    def load(self, agent: Agent, session: Session) -> list[ContextFile]:
         user_id = effective_user(agent, session.user_id)
         managed = is_managed(agent)
         if not user_id and not managed:

@@ -1,5 +1,10 @@
-"""Configuration: one defaults table, TOML (or JSON) files, validation with errors that name
-the file, the line, the key and what was expected.
+"""Configuration: the core's keys, the keys plugins declare (``register_config_keys``), TOML
+(or JSON) files, validation with errors that name the file, the line, the key and what was
+expected.
+
+The core's table (:data:`DEFAULTS`) holds only the keys the core reads; every plugin declares
+its own through the hook, default plugins exactly as a third party does, and gets the same
+checks. :func:`key_catalogue` merges them.
 
 Lookup order for the config file (the first that exists is used):
 ``--config PATH`` > ``$SOULFRAME_CONFIG`` > ``<workspace>/soulframe.toml`` (or ``.json``) >
@@ -14,7 +19,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +30,7 @@ from .model import PROMPT_MODES, AgentSpec, ConfigError
 
 @attrs.frozen
 class Key:
-    """One configuration key: its default, accepted types, allowed values and help."""
+    """One configuration key: its default, accepted types, allowed values, range and help."""
 
     default: Any
     types: tuple[type, ...]
@@ -33,6 +38,13 @@ class Key:
     choices: tuple[Any, ...] | None = None
     #: the seed the default comes from, shown by `config show`
     seed: str = ""
+    #: inclusive bounds of a number (``None``: unbounded on that side)
+    min: float | None = None
+    max: float | None = None
+    #: a path: a relative one in a config file is relative to that file
+    path: bool = False
+    #: the plugin that declared it ("" for the core), set when the catalogue is built
+    plugin: str = ""
 
 
 def K(
@@ -42,7 +54,12 @@ def K(
     types: tuple[type, ...] | None = None,
     choices: tuple[Any, ...] | None = None,
     seed: str = "",
+    min: float | None = None,
+    max: float | None = None,
+    path: bool = False,
 ) -> Key:
+    """A :class:`Key`; ``types`` defaults to the type of ``default`` (an int default accepts
+    only ints, a float default floats and ints)."""
     if types is None:
         if isinstance(default, bool):
             types = (bool,)
@@ -58,7 +75,7 @@ def K(
             types = (dict,)
         else:
             types = (str,)
-    return Key(default, types, help, choices, seed)
+    return Key(default, types, help, choices, seed, min, max, path)
 
 
 NONE = type(None)
@@ -66,8 +83,8 @@ NONE = type(None)
 # Every default lives here. Where the seeds disagree the chosen value is documented in help.
 DEFAULTS: dict[str, Key] = {
     # ----------------------------------------------------------------- workspace and state
-    "workspace": K("~/.soulframe/workspace", "workspace of the default agent"),
-    "state_dir": K("~/.soulframe/state", "where indexes, audit logs and caches live"),
+    "workspace": K("~/.soulframe/workspace", "workspace of the default agent", path=True),
+    "state_dir": K("~/.soulframe/state", "where indexes, audit logs and caches live", path=True),
     "timezone": K(None, "IANA timezone for dates and daily logs; empty = system local", types=(str, NONE)),
     "agent_type": K("open", "type of the default agent", choices=("open", "predefined"), seed="000 §4"),
     # ----------------------------------------------------------------- plugins
@@ -102,6 +119,7 @@ DEFAULTS: dict[str, Key] = {
         "context files shown above the cache boundary; the others (USER.md, BOOTSTRAP.md, MEMORY.md, daily logs) go below it",
         seed="002",
     ),
+    "model.context_window": K(200_000, "the chat model's context window in tokens: the prompt budget scales down to fit a small one", min=1),
     # ----------------------------------------------------------------- identity
     "ui.assistant_name": K(None, "display name override (highest in the identity chain)", types=(str, NONE), seed="003 §1.3"),
     "ui.assistant_avatar": K(None, "avatar override", types=(str, NONE), seed="003 §1.3"),
@@ -123,8 +141,8 @@ DEFAULTS: dict[str, Key] = {
     "skills.text_weight": K(0.3, "BM25 weight in hybrid skill search", seed="000 §11"),
     "skills.vector_weight": K(0.7, "vector weight in hybrid skill search", seed="000 §11"),
     "skills.watch_debounce_ms": K(500, "hot-reload debounce", seed="000 §13"),
-    "skills.personal_dir": K("~/.agents/skills", "tier 3: personal agent skills", seed="000 §8"),
-    "skills.global_dir": K("~/.soulframe/skills", "tier 4: global skills", seed="000 §8"),
+    "skills.personal_dir": K("~/.agents/skills", "tier 3: personal agent skills", seed="000 §8", path=True),
+    "skills.global_dir": K("~/.soulframe/skills", "tier 4: global skills", seed="000 §8", path=True),
     "skills.extra_dirs": K([], "more skill roots, searched at tier 4"),
     "skills.pinned": K([], "skill names listed in minimal-mode (sub-agent) prompts", seed="002"),
     # ----------------------------------------------------------------- memory
@@ -145,54 +163,17 @@ DEFAULTS: dict[str, Key] = {
     "memory.temporal_decay": K(False, "dated daily logs decay with age; MEMORY.md is evergreen"),
     "memory.half_life_days": K(60.0, "age at which a daily log's score is halved"),
     "memory.max_file_bytes": K(5 * 1024 * 1024, "larger memory files are skipped with a warning"),
+    "memory.chunker": K("lines", "how memory files are cut into chunks (see `soulframe plugins`); changing it re-indexes"),
+    "memory.reranker": K("none", "re-ranker run on the fused candidates before min_score (see `soulframe plugins`)"),
+    "memory.rerank_candidates": K(30, "how many fused candidates the re-ranker sees", min=1, max=1000),
+    "memory.rerank_timeout_s": K(5.0, "a slower re-ranker is skipped (the fused order is kept, and the result says so)", min=0),
     # ----------------------------------------------------------------- store
     "store.backend": K("sqlite", "storage backend (see `soulframe plugins`)"),
-    "store.path": K(None, "SQLite file; default <state_dir>/memory/<agent>.sqlite", types=(str, NONE)),
+    "store.path": K(None, "SQLite file; default <state_dir>/memory/<agent>.sqlite", types=(str, NONE), path=True),
     "store.dsn": K(None, "PostgreSQL DSN (or $SOULFRAME_DSN)", types=(str, NONE)),
     # ----------------------------------------------------------------- embeddings
     "embedding.provider": K("auto", "local, openai, gemini, openai-compatible, none, or auto"),
     "embedding.auto_order": K(["local", "openai", "gemini"], "providers tried by auto, in order"),
-    "embedding.model": K(None, "model id for HTTP providers", types=(str, NONE)),
-    "embedding.base_url": K(None, "endpoint for openai-compatible", types=(str, NONE)),
-    "embedding.api_key": K(None, "API key (prefer api_key_env)", types=(str, NONE)),
-    "embedding.api_key_env": K(None, "name of the environment variable holding the key", types=(str, NONE)),
-    "embedding.batch_size": K(32, "texts per embedding request"),
-    "embedding.dimensions": K(None, "requested dimensions, where the API supports it", types=(int, NONE)),
-    "embedding.timeout_s": K(60.0, "HTTP timeout"),
-    "embedding.local.model_path": K(None, "directory with model.safetensors, tokenizer.json, config.json", types=(str, NONE)),
-    "embedding.max_retries": K(4, "HTTP retries on 429 and 5xx (backoff, honouring Retry-After)"),
-    "embedding.local.threads": K(0, "worker threads for the offline model; 0 = one per core, up to 4"),
-    # ----------------------------------------------------------------- chat model
-    "model.provider": K(None, "openai, openai-compatible, anthropic (presets: openrouter, ollama, lmstudio, vllm)", types=(str, NONE)),
-    "model.name": K(None, "model id", types=(str, NONE)),
-    "model.base_url": K(None, "endpoint (OpenRouter, LM Studio, Ollama, vLLM ...)", types=(str, NONE)),
-    "model.api_key": K(None, "API key (prefer api_key_env)", types=(str, NONE)),
-    "model.api_key_env": K(None, "name of the environment variable holding the key", types=(str, NONE)),
-    "model.timeout_s": K(60.0, "request timeout"),
-    "model.max_retries": K(3, "retries on 429 and 5xx"),
-    "model.context_window": K(200_000, "the model's context window in tokens"),
-    "model.max_tokens": K(None, "reply token limit (Anthropic requires one: 4,096 when unset)", types=(int, NONE)),
-    "model.temperature": K(None, "sampling temperature; unset = the API's default", types=(float, int, NONE)),
-    "model.anthropic_version": K("2023-06-01", "anthropic-version header of the Messages API"),
-    # ----------------------------------------------------------------- memory flush
-    "flush.enabled": K(True, "write durable memories before compaction", seed="003 §7.5"),
-    "flush.soft_threshold_tokens": K(4_000, "flush this many tokens before the threshold", seed="000 §16"),
-    "flush.reserve_tokens_floor": K(20_000, "tokens kept free for the reply", seed="000 §16"),
-    "flush.max_iterations": K(5, "model calls per flush", seed="000 §16"),
-    "flush.timeout_s": K(90.0, "deadline for one flush", seed="000 §16"),
-    "flush.prompt": K("Store durable memories now.", "the flush instruction", seed="000 §16"),
-    "flush.allow_exec": K(False, "offer an exec tool (confined to the workspace) during a flush"),
-    # ----------------------------------------------------------------- delegation, teams
-    "delegation.inline_max_targets": K(15, "more targets than this: tell the agent to use delegate_search", seed="000 §5"),
-    # ----------------------------------------------------------------- soul-evil
-    "soul_evil.enabled": K(False, "swap SOUL.md for SOUL_EVIL.md in memory", seed="003 §1.5"),
-    "soul_evil.file": K("SOUL_EVIL.md", "the alternate persona file", seed="003 §5.3"),
-    "soul_evil.at": K(None, "daily window start, HH:MM", types=(str, NONE), seed="003 §5.3"),
-    "soul_evil.duration": K(None, "window length, e.g. 30m or 1h", types=(str, NONE), seed="003 §5.3"),
-    "soul_evil.chance": K(0.0, "probability of the swap outside a window (0..1)", seed="003 §1.5"),
-    # ----------------------------------------------------------------- serving
-    "serve.allow_remember": K(True, "offer memory_remember over MCP"),
-    "serve.read_only": K(False, "offer no tool that writes (memory_remember, context_write, ...) over MCP"),
 }
 
 #: keys under these prefixes are free-form (a plugin's own settings)
@@ -211,12 +192,35 @@ AGENT_KEYS: dict[str, Key] = {
     "options": K({}, "free-form settings plugins read (team, delegation, ...)"),
 }
 
-#: dotted prefixes that are tables, e.g. "memory", "embedding", "embedding.local"
-_TABLES = {k.rsplit(".", i)[0] for k in DEFAULTS for i in range(1, k.count(".") + 1)} | {"plugins"}
+def _tables(keys: Mapping[str, Key]) -> set[str]:
+    """Dotted prefixes that are tables, e.g. "memory", "embedding", "embedding.local"."""
+    return {k.rsplit(".", i)[0] for k in keys for i in range(1, k.count(".") + 1)} | {"plugins"}
 
-#: keys holding a path; relative ones in a config file are relative to the file
-PATH_KEYS = frozenset({"workspace", "state_dir", "store.path", "embedding.local.model_path",
-                       "skills.personal_dir", "skills.global_dir"})
+
+def key_catalogue(pm: Any = None, disabled: Sequence[str] = ()) -> dict[str, Key]:
+    """Every key: the core's, then each plugin's (``register_config_keys``), in plugin order.
+
+    :param pm: the plugin manager to ask; by default one is built for ``disabled``.
+    :raises ConfigError: when two owners declare one key.
+    """
+    from .plugins import call_in_order, make_plugin_manager
+
+    if pm is None:
+        pm = make_plugin_manager(disabled)
+
+    keys = dict(DEFAULTS)
+    for plugin_name, declared in call_in_order(pm, "register_config_keys"):
+        for name, spec in (declared or {}).items():
+            if not isinstance(spec, Key):
+                raise ConfigError(f"plugin {plugin_name!r} declares config key {name!r} as "
+                                  f"{type(spec).__name__}, not soulframe.config.Key (use K(...))")
+            if name in keys:
+                owner = keys[name].plugin or "the core"
+                raise ConfigError(f"config key {name!r} is declared by both {owner} and plugin "
+                                  f"{plugin_name!r}; disable one of them (plugins.disabled)")
+            keys[name] = attrs.evolve(spec, plugin=plugin_name)
+    return keys
+
 
 ENV_OVERRIDES = {"store.dsn": "SOULFRAME_DSN"}
 
@@ -227,14 +231,16 @@ def user_config_dir() -> Path:
     return Path(platformdirs.user_config_dir("soulframe"))
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def _flatten(data: Mapping[str, Any], keys: Mapping[str, Key], prefix: str = "",
+             tables: set[str] | None = None) -> dict[str, Any]:
+    tables = _tables(keys) if tables is None else tables
     out: dict[str, Any] = {}
     for k, v in data.items():
         key = f"{prefix}{k}"
         if key == "agents":
             out[key] = v
-        elif isinstance(v, Mapping) and key in _TABLES and key not in DEFAULTS:
-            out.update(_flatten(v, key + "."))
+        elif isinstance(v, Mapping) and key in tables and key not in keys:
+            out.update(_flatten(v, keys, key + ".", tables))
         else:
             out[key] = v
     return out
@@ -270,16 +276,22 @@ class Config:
     path: Path | None = None
     agents: tuple[AgentSpec, ...] = ()
     plugin_settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    #: every known key (the core's and the loaded plugins'), see :func:`key_catalogue`
+    keys: Mapping[str, Key] = attrs.field(factory=lambda: dict(DEFAULTS), repr=False, eq=False)
+    #: the plugin manager the keys came from; an :class:`~soulframe.Agent` built from this
+    #: config uses it, so the plugins are loaded (and a broken one reported) once
+    pm: Any = attrs.field(default=None, repr=False, eq=False)
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self.values:
             return self.values[key]
-        if key in DEFAULTS:
-            return DEFAULTS[key].default
+        spec = self.keys.get(key)
+        if spec is not None:
+            return spec.default
         return default
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self.values and key not in DEFAULTS:
+        if key not in self.values and key not in self.keys:
             raise KeyError(key)
         return self.get(key)
 
@@ -316,14 +328,16 @@ class Config:
         origins = dict(self.origins)
         for k, v in overrides.items():
             key = k.replace("__", ".")
-            _check_value(key, v, DEFAULTS.get(key), "override")
+            _check_value(key, v, self.keys.get(key), "override")
             values[key] = v
             origins[key] = "override"
-        return attrs.evolve(self, values=values, origins=origins)
+        pm = None if "plugins.disabled" in values and values.get("plugins.disabled") != \
+            self.values.get("plugins.disabled") else self.pm
+        return attrs.evolve(self, values=values, origins=origins, pm=pm)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: self.get(k) for k in DEFAULTS} | {
-            k: v for k, v in self.values.items() if k not in DEFAULTS
+        return {k: self.get(k) for k in self.keys} | {
+            k: v for k, v in self.values.items() if k not in self.keys
         }
 
 
@@ -343,6 +357,10 @@ def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int |
         allowed = ", ".join(repr(c) for c in spec.choices if c is not None)
         raise ConfigError(f"{loc}: {key} = {value!r} — expected one of {allowed}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if spec.min is not None and value < spec.min:
+            raise ConfigError(f"{loc}: {key} = {value!r} — expected a number ≥ {spec.min:g}")
+        if spec.max is not None and value > spec.max:
+            raise ConfigError(f"{loc}: {key} = {value!r} — expected a number ≤ {spec.max:g}")
         if key.endswith(("_ratio", "_weight", ".chance", ".min_score", ".mmr_lambda")) and not 0 <= value <= 1:
             raise ConfigError(f"{loc}: {key} = {value!r} — expected a number between 0 and 1")
         if value < 0:
@@ -427,6 +445,7 @@ def load_config(
     agent_id: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     search: bool = True,
+    pm: Any = None,
 ) -> Config:
     """Load and validate the effective configuration.
 
@@ -436,6 +455,8 @@ def load_config(
         ``soulframe.toml`` is looked for.
     :param overrides: dotted keys set programmatically (highest priority).
     :param search: look for a config file when ``path`` is not given.
+    :param pm: the plugin manager whose ``register_config_keys`` declare the plugins' keys
+        (default: the installed plugins less ``plugins.disabled``).
     """
     ws = Path(workspace).expanduser() if workspace else None
     if ws is None and os.environ.get("SOULFRAME_WORKSPACE"):
@@ -448,9 +469,16 @@ def load_config(
     plugin_settings: dict[str, dict[str, Any]] = {}
     raw_agents: list[Any] = []
     text = ""
+    data: dict[str, Any] = {}
     if cfg_path is not None:
         data, text = _read_file(cfg_path)
-        flat = _flatten(data)
+    if pm is None:
+        from .plugins import make_plugin_manager
+
+        pm = make_plugin_manager(_disabled_in(data, cfg_path, text))
+    keys = key_catalogue(pm)
+    if cfg_path is not None:
+        flat = _flatten(data, keys)
         for key, value in flat.items():
             line = _locate(text, key)
             where = f"{cfg_path}"
@@ -468,12 +496,12 @@ def load_config(
                 for name, settings in value.items():
                     plugin_settings.setdefault(name, {}).update(settings)
                 continue
-            spec = DEFAULTS.get(key)
+            spec = keys.get(key)
             if spec is None:
                 loc = f"{where}{f' line {line}' if line else ''}"
-                raise ConfigError(f"{loc}: unknown key {key!r}{_did_you_mean(key, list(DEFAULTS))}")
+                raise ConfigError(f"{loc}: unknown key {key!r}{_did_you_mean(key, list(keys))}")
             _check_value(key, value, spec, where, line)
-            if key in PATH_KEYS and isinstance(value, str) and value and not value.startswith("~") \
+            if spec.path and isinstance(value, str) and value and not value.startswith("~") \
                     and not Path(value).is_absolute():
                 # a relative path in a config file means relative to that file, not to
                 # wherever the command happens to run
@@ -485,9 +513,9 @@ def load_config(
             values[key] = os.environ[env]
             origins[key] = f"${env}"
     for key, value in (overrides or {}).items():
-        if key not in DEFAULTS and not key.startswith(FREEFORM_PREFIXES):
-            raise ConfigError(f"override: unknown key {key!r}{_did_you_mean(key, list(DEFAULTS))}")
-        _check_value(key, value, DEFAULTS.get(key), "override")
+        if key not in keys and not key.startswith(FREEFORM_PREFIXES):
+            raise ConfigError(f"override: unknown key {key!r}{_did_you_mean(key, list(keys))}")
+        _check_value(key, value, keys.get(key), "override")
         values[key] = value
         origins[key] = "override"
 
@@ -503,7 +531,16 @@ def load_config(
         if ws.resolve() != first.workspace.resolve():
             agents[0] = attrs.evolve(first, workspace=ws, configured_workspace=first.workspace)
     return Config(values=values, origins=origins, path=cfg_path, agents=tuple(agents),
-                  plugin_settings=plugin_settings)
+                  plugin_settings=plugin_settings, keys=keys, pm=pm)
+
+
+def _disabled_in(data: Mapping[str, Any], cfg_path: Path | None, text: str) -> list[str]:
+    """``plugins.disabled`` read ahead of the rest: it decides whose keys exist."""
+    plugins = data.get("plugins")
+    value = plugins.get("disabled", []) if isinstance(plugins, Mapping) else []
+    _check_value("plugins.disabled", value, DEFAULTS["plugins.disabled"], str(cfg_path),
+                 _locate(text, "plugins.disabled"))
+    return [str(v) for v in value]
 
 
 def _check_together(values: Mapping[str, Any], origins: Mapping[str, str]) -> None:

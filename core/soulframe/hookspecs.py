@@ -23,7 +23,7 @@ Hooks fall into four groups:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -31,8 +31,12 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
+    from .agent import Agent
+    from .config import Key
+    from .memory.index import SyncReport
     from .model import (
         ContextFile,
+        DoctorCheck,
         Registration,
         Section,
         Session,
@@ -89,7 +93,7 @@ def register_context_sources() -> Iterable[Registration]:
 
 @hookspec
 def transform_context_files(
-    agent: Any, session: Session, files: list[ContextFile]
+    agent: Agent, session: Session, files: list[ContextFile]
 ) -> list[ContextFile] | None:
     """Change the merged context files before they are filtered for the session and truncated.
 
@@ -142,6 +146,8 @@ def register_truncation_policies() -> Iterable[Registration]:
 def register_token_estimators() -> Iterable[Registration]:
     """Offer token counters used for budgets and ``prompt --explain``.
 
+    Called when an :class:`~soulframe.Agent` first counts tokens.
+
     :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
         returns a callable ``estimate(text) -> int``.
 
@@ -173,6 +179,8 @@ def register_stores() -> Iterable[Registration]:
 def register_embedding_providers() -> Iterable[Registration]:
     """Offer embedding providers for memory and skill search.
 
+    Called when memory or skill search first needs an embedder, and by ``soulframe models``.
+
     :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
         returns a :class:`~soulframe.model.EmbeddingProvider`.
 
@@ -183,13 +191,54 @@ def register_embedding_providers() -> Iterable[Registration]:
 
 
 @hookspec
-def memory_indexed(agent: Any, report: Any) -> None:
+def memory_indexed(agent: Agent, report: SyncReport) -> None:
     """Observe a finished memory sync.
 
+    Called after every sync that ran (``memory index``, the sync a search starts, a watcher's
+    re-sync), also when nothing changed.
+
     :param agent: the :class:`~soulframe.Agent`.
-    :param report: the sync report (files added, changed, removed, chunks embedded, time).
+    :param report: the :class:`~soulframe.memory.SyncReport` (files added, changed, removed,
+        skipped, chunks embedded, seconds, warnings).
 
     Combined: every implementation is called; return values are ignored.
+    """
+
+
+
+@hookspec
+def register_chunkers() -> Iterable[Registration]:
+    """Offer ways to cut memory files into chunks for the index.
+
+    Called when a memory sync first needs a chunker.
+
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+        returns a :class:`~soulframe.model.Chunker`: a ``name`` and ``chunk(text, path) ->
+        list[Chunk]`` (:class:`~soulframe.model.Chunk`: path, 1-based inclusive
+        ``start_line``/``end_line`` of the lines the chunk's text came from, text).
+
+    Combined: a named registry; ``memory.chunker`` selects one (default ``"lines"``: up to
+    ``memory.chunk_max_chars`` per chunk, preferring a blank line past the half). Changing
+    the chunker re-indexes every file on the next sync.
+    """
+
+
+@hookspec
+def register_rerankers() -> Iterable[Registration]:
+    """Offer re-rankers for memory search.
+
+    Called when a search first needs the re-ranker that ``memory.reranker`` names.
+
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+        returns a :class:`~soulframe.model.Reranker`: ``rerank(query, candidates) ->
+        list[float]``, one score in [0, 1] per candidate (a :class:`~soulframe.model.Candidate`:
+        path, lines, text, fused score), higher is better.
+
+    Combined: a named registry; ``memory.reranker`` selects one (default ``"none"``). The
+    re-ranker sees the best ``memory.rerank_candidates`` fused candidates, before
+    ``min_score`` and the cut to ``max_results``; its score replaces the fused one and shows
+    in each hit's breakdown. If it raises or takes longer than ``memory.rerank_timeout_s``
+    the search goes on with the fused order and says so in its notice (fail open).
     """
 
 
@@ -197,7 +246,7 @@ def memory_indexed(agent: Any, report: Any) -> None:
 
 
 @hookspec
-def register_skill_sources(agent: Any) -> Iterable[SkillSource]:
+def register_skill_sources(agent: Agent) -> Iterable[SkillSource]:
     """Offer roots that skills are discovered in.
 
     Called when an :class:`~soulframe.Agent` first loads its skills, and again after a hot
@@ -216,6 +265,9 @@ def register_skill_sources(agent: Any) -> Iterable[SkillSource]:
 def register_tools() -> Iterable[ToolSpec]:
     """Offer tools the agent can call (``memory_search``, ``memory_get``, ``skill_search``...).
 
+    Called when the Tooling section is rendered, by ``soulframe serve`` when it starts, and by
+    ``soulframe tools``.
+
     :returns: :class:`~soulframe.model.ToolSpec` objects: name, description, a JSON Schema for
         the arguments and a ``handler(ctx, arguments)``.
 
@@ -228,6 +280,8 @@ def register_tools() -> Iterable[ToolSpec]:
 @hookspec
 def register_chat_models() -> Iterable[Registration]:
     """Offer chat-model clients (used by memory flush, summoning and heartbeat).
+
+    Called when a routine first needs a chat model, and by ``soulframe models``.
 
     :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
         returns a :class:`~soulframe.model.ChatModel`.
@@ -253,12 +307,56 @@ def register_commands(cli: click.Group) -> None:
     """
 
 
+# --------------------------------------------------------------------------- configuration
+
+
+@hookspec
+def register_config_keys() -> Mapping[str, Key]:
+    """Declare this plugin's own configuration keys.
+
+    Called once per config load (before the file is validated), so every key a plugin reads
+    gets the same checks as the core's: an unknown key, a wrong type or a value out of range
+    is an error naming the file, the line and the key.
+
+    :returns: a mapping of dotted key (``"quiet_hours.start"``) to
+        :class:`~soulframe.config.Key`, built with :func:`soulframe.config.K`:
+        ``K(default, help, types=..., choices=..., min=..., max=...)``. Use your own table
+        (a prefix no other plugin uses). The keys appear in ``soulframe config show`` and in
+        the generated configuration reference.
+
+    Combined: every plugin's keys are collected. A key the core or an earlier plugin already
+    declares is an error naming both (two owners of one key would disagree on its meaning).
+    Free-form settings still go under ``[plugins.config.<name>]``.
+    """
+
+
+# --------------------------------------------------------------------------- doctor
+
+
+@hookspec
+def register_doctor_checks() -> Iterable[DoctorCheck]:
+    """Offer checks that ``soulframe doctor`` runs.
+
+    Called once per ``soulframe doctor`` run.
+
+    :returns: callables ``check(agent) -> Iterable[Finding]``: each yields
+        :class:`~soulframe.model.Finding` objects (``check``, the area checked; ``level`` one of ``"problem"``,
+        ``"warning"``, ``"info"``, ``message`` saying what is wrong and how to fix it, and the
+        ``path`` concerned). The function's name is the check's name in the report.
+
+    Combined: every check runs, in plugin order. A check that raises is reported as a
+    problem naming it; the other checks still run.
+    """
+
+
 # --------------------------------------------------------------------------- lifecycle
 
 
 @hookspec
-def prompt_built(agent: Any, prompt: SystemPrompt) -> None:
+def prompt_built(agent: Agent, prompt: SystemPrompt) -> None:
     """Observe a system prompt after it is assembled.
+
+    Called at the end of every :meth:`~soulframe.Agent.system_prompt` build.
 
     :param agent: the :class:`~soulframe.Agent`.
     :param prompt: the finished :class:`~soulframe.model.SystemPrompt` (text, sections,
@@ -269,7 +367,7 @@ def prompt_built(agent: Any, prompt: SystemPrompt) -> None:
 
 
 @hookspec
-def before_compaction(agent: Any, session: Session, usage: Any) -> None:
+def before_compaction(agent: Agent, session: Session, usage: Any) -> None:
     """Observe that a host is about to compact a session's history.
 
     A host calls ``agent.before_compaction(session, usage)``; the memory-flush plugin uses
@@ -297,10 +395,14 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_stores",
     "register_embedding_providers",
     "memory_indexed",
+    "register_chunkers",
+    "register_rerankers",
     "register_skill_sources",
     "register_tools",
     "register_chat_models",
     "register_commands",
+    "register_config_keys",
+    "register_doctor_checks",
     "prompt_built",
     "before_compaction",
 )

@@ -8,7 +8,7 @@ dependency: numpy arrays appear only in type annotations.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -17,6 +17,8 @@ import attrs
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from .agent import Agent
 
     Vector = npt.NDArray[np.float32]
 else:  # keep numpy out of the import path of `soulframe prompt`
@@ -254,7 +256,7 @@ class SystemPrompt:
 class PromptContext:
     """What a section's ``render(ctx)`` can see. Built once per prompt by the core."""
 
-    agent: Any  # soulframe.agent.Agent (not imported here to keep model.py import-free)
+    agent: Agent  # imported for type checking only: model.py stays import-free
     spec: AgentSpec
     session: Session
     mode: PromptMode
@@ -306,6 +308,8 @@ class SearchHit:
     text_score: float | None = None
     vector_score: float | None = None
     scope: str = "agent"
+    #: the re-ranker's score (``None`` when no re-ranker ran on this hit)
+    rerank_score: float | None = None
 
     @property
     def citation(self) -> str:
@@ -322,7 +326,7 @@ class SearchHit:
             "vector_score": None if self.vector_score is None else round(self.vector_score, 4),
             "citation": self.citation,
             "scope": self.scope,
-        }
+        } | ({} if self.rerank_score is None else {"rerank_score": round(self.rerank_score, 4)})
 
 
 # --------------------------------------------------------------------------- skills
@@ -375,7 +379,7 @@ class SkillSource:
 class ToolContext:
     """What a tool handler receives besides its arguments."""
 
-    agent: Any  # soulframe.agent.Agent
+    agent: Agent
     session: Session
 
 
@@ -416,8 +420,37 @@ class Registration:
     factory: Callable[..., Any]
     description: str = ""
     extra: str | None = None
+    #: stores only: agent-level context files live in this store, not on disk (managed
+    #: mode); known without opening the store
+    managed: bool = False
+    #: stores only: ``context_files(agent) -> ContextFileStore`` reaches the per-user (and,
+    #: when managed, agent-level) context files without opening the memory index, which may
+    #: load numpy and a vector extension that per-user files do not need
+    context_files: Callable[[Any], Any] | None = None
     #: set by the core
     plugin: str = ""
+
+
+# --------------------------------------------------------------------------- doctor
+
+
+@attrs.frozen
+class Finding:
+    """One thing ``soulframe doctor`` found: ``level`` is ``"problem"`` (exit 1),
+    ``"warning"`` or ``"info"``; ``message`` says what is wrong and how to fix it."""
+
+    #: what was checked: "files", "permissions", "memory", ...
+    check: str
+    level: Literal["problem", "warning", "info"]
+    message: str
+    path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "level": self.level, "message": self.message, "path": self.path}
+
+
+#: a doctor check: ``check(agent) -> Iterable[Finding]`` (see ``register_doctor_checks``)
+DoctorCheck = Callable[[Any], "Iterable[Finding]"]
 
 
 # --------------------------------------------------------------------------- protocols
@@ -429,7 +462,7 @@ class ContextSource(Protocol):
 
     name: str
 
-    def load(self, agent: Any, session: Session) -> Sequence[ContextFile]: ...
+    def load(self, agent: Agent, session: Session) -> Sequence[ContextFile]: ...
 
 
 @runtime_checkable
@@ -600,6 +633,38 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@attrs.frozen
+class Candidate:
+    """A fused memory-search candidate as a re-ranker sees it: where it is, its text and the
+    fused score it has so far (larger is better)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Cuts a memory file's text into chunks (``register_chunkers``). ``name`` is recorded in
+    the index: a different chunker re-indexes every file."""
+
+    name: str
+
+    def chunk(self, text: str, path: str) -> Sequence[Chunk]: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Re-scores memory-search candidates (``register_rerankers``): one score in [0, 1] per
+    candidate, in the candidates' order."""
+
+    name: str
+
+    def rerank(self, query: str, candidates: Sequence[Candidate]) -> Sequence[float]: ...
 
 
 @runtime_checkable

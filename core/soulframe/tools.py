@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .model import PathEscapeError, Session, SoulframeError, ToolContext, ToolSpec
+
+if TYPE_CHECKING:
+    from .agent import Agent
 
 Format = Literal["openai", "anthropic", "mcp"]
 FORMATS: tuple[str, ...] = ("openai", "anthropic", "mcp")
@@ -118,7 +121,7 @@ def find_tool(tools: Sequence[ToolSpec], name: str) -> ToolSpec:
 
 
 def dispatch(
-    agent: Any,
+    agent: Agent,
     name: str,
     arguments: str | Mapping[str, Any] | None,
     *,

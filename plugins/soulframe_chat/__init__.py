@@ -18,6 +18,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from soulframe import hookimpl
+from soulframe.config import K, Key
 from soulframe.model import Registration, Session, SoulframeError
 
 if TYPE_CHECKING:
@@ -61,3 +62,29 @@ def register_commands(cli: click.Group) -> None:
     from .commands import add_commands
 
     add_commands(cli)
+
+
+@hookimpl
+def register_config_keys() -> dict[str, Key]:
+    NONE = type(None)
+    return {
+        # ----------------------------------------------------------------- chat model
+        "model.provider": K(None, "openai, openai-compatible, anthropic (presets: openrouter, ollama, lmstudio, vllm)", types=(str, NONE)),
+        "model.name": K(None, "model id", types=(str, NONE)),
+        "model.base_url": K(None, "endpoint (OpenRouter, LM Studio, Ollama, vLLM ...)", types=(str, NONE)),
+        "model.api_key": K(None, "API key (prefer api_key_env)", types=(str, NONE)),
+        "model.api_key_env": K(None, "name of the environment variable holding the key", types=(str, NONE)),
+        "model.timeout_s": K(60.0, "request timeout"),
+        "model.max_retries": K(3, "retries on 429 and 5xx"),
+        "model.max_tokens": K(None, "reply token limit (Anthropic requires one: 4,096 when unset)", types=(int, NONE)),
+        "model.temperature": K(None, "sampling temperature; unset = the API's default", types=(float, int, NONE)),
+        "model.anthropic_version": K("2023-06-01", "anthropic-version header of the Messages API"),
+        # ----------------------------------------------------------------- memory flush
+        "flush.enabled": K(True, "write durable memories before compaction", seed="003 §7.5"),
+        "flush.soft_threshold_tokens": K(4_000, "flush this many tokens before the threshold", seed="000 §16"),
+        "flush.reserve_tokens_floor": K(20_000, "tokens kept free for the reply", seed="000 §16"),
+        "flush.max_iterations": K(5, "model calls per flush", seed="000 §16"),
+        "flush.timeout_s": K(90.0, "deadline for one flush", seed="000 §16"),
+        "flush.prompt": K("Store durable memories now.", "the flush instruction", seed="000 §16"),
+        "flush.allow_exec": K(False, "offer an exec tool (confined to the workspace) during a flush"),
+    }

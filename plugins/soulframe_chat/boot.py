@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from soulframe.context import heartbeat_has_tasks
 from soulframe.model import ChatModel, Session, SoulframeError, ToolContext, ToolSpec
+from soulframe.prompt.context import heartbeat_has_tasks
 from soulframe.workspace import Workspace
 
 from . import messages as m

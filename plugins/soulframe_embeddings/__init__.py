@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from soulframe import Registration, hookimpl
+from soulframe.config import K, Key
 
 if TYPE_CHECKING:
     import click
@@ -68,3 +69,20 @@ def register_commands(cli: click.Group) -> None:
     from .commands import add_commands
 
     add_commands(cli)
+
+
+@hookimpl
+def register_config_keys() -> dict[str, Key]:
+    NONE = type(None)
+    return {
+        "embedding.model": K(None, "model id for HTTP providers", types=(str, NONE)),
+        "embedding.base_url": K(None, "endpoint for openai-compatible", types=(str, NONE)),
+        "embedding.api_key": K(None, "API key (prefer api_key_env)", types=(str, NONE)),
+        "embedding.api_key_env": K(None, "name of the environment variable holding the key", types=(str, NONE)),
+        "embedding.batch_size": K(32, "texts per embedding request"),
+        "embedding.dimensions": K(None, "requested dimensions, where the API supports it", types=(int, NONE)),
+        "embedding.timeout_s": K(60.0, "HTTP timeout"),
+        "embedding.local.model_path": K(None, "directory with model.safetensors, tokenizer.json, config.json", types=(str, NONE), path=True),
+        "embedding.max_retries": K(4, "HTTP retries on 429 and 5xx (backoff, honouring Retry-After)"),
+        "embedding.local.threads": K(0, "worker threads for the offline model; 0 = one per core, up to 4"),
+    }

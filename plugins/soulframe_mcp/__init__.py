@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 from soulframe import ToolSpec, hookimpl
+from soulframe.config import K, Key
 from soulframe.model import SESSION_KINDS
 
 #: a note is a line of the daily log, which is loaded into every main-session prompt: a
@@ -56,7 +57,7 @@ def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
     if user:
         # a user's notes are theirs: kept in the store under their id, never in the
         # agent's workspace where other users' sessions would find them
-        from soulframe.usermemory import UserMemory
+        from soulframe.memory.users import UserMemory
 
         name = UserMemory(ctx.agent, user).append_daily(args["text"])
         return {"saved": True, "path": name, "scope": "user"}
@@ -100,3 +101,12 @@ def register_commands(cli: click.Group) -> None:
         read_only = read_only or bool(agent.config.get("serve.read_only"))
         run(agent, port=port, host=host, session_kind=session_kind, user_id=user_id,
             allow_remember=allow_remember, read_only=read_only)
+
+
+@hookimpl
+def register_config_keys() -> dict[str, Key]:
+    return {
+        # ----------------------------------------------------------------- serving
+        "serve.allow_remember": K(True, "offer memory_remember over MCP"),
+        "serve.read_only": K(False, "offer no tool that writes (memory_remember, context_write, ...) over MCP"),
+    }

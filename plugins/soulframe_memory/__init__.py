@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from soulframe import ToolContext, ToolSpec, hookimpl
+from soulframe import Registration, ToolContext, ToolSpec, hookimpl
+from soulframe.memory.chunking import chunk_text
+from soulframe.model import Chunk
 
 #: most characters memory_get returns in one call (the model can page with from_line)
 MAX_GET_CHARS = 20_000
@@ -111,3 +113,27 @@ def register_tools() -> list[ToolSpec]:
             handler=_get,
         ),
     ]
+
+
+class LinesChunker:
+    """The default chunker (seed 000 §14): up to ``memory.chunk_max_chars`` per chunk, ending
+    at a blank line once half full, over-long lines split at a space (see
+    :func:`soulframe.memory.chunking.chunk_text`)."""
+
+    name = "lines"
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+
+    def chunk(self, text: str, path: str) -> list[Chunk]:
+        return [Chunk(path=path, start_line=c.start_line, end_line=c.end_line, text=c.text)
+                for c in chunk_text(text, self.max_chars)]
+
+
+@hookimpl
+def register_chunkers() -> list[Registration]:
+    return [Registration(
+        name="lines",
+        factory=lambda config: LinesChunker(int(config.get("memory.chunk_max_chars"))),
+        description="chunks of up to memory.chunk_max_chars, cut at blank lines (default)",
+    )]

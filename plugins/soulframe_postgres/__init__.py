@@ -45,10 +45,6 @@ def open_store(agent: Any) -> Any:
     )
 
 
-#: read by soulframe.agentstore.is_managed() without opening the store
-open_store.managed = True  # type: ignore[attr-defined]
-
-
 @hookimpl
 def register_stores() -> list[Registration]:
     return [
@@ -58,6 +54,7 @@ def register_stores() -> list[Registration]:
             description="managed mode: PostgreSQL + tsvector + pgvector; agents, per-user "
             "context files and memory, skills with grants",
             extra="postgres",
+            managed=True,
         )
     ]
 

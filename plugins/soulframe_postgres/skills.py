@@ -76,7 +76,7 @@ def _digest(content: str, files: dict[str, str]) -> str:
 
 def read_skill_dir(directory: Path, *, max_skill_bytes: int = 256 * 1024) -> tuple[str, dict[str, str], Any]:
     """SKILL.md, the other text files of a skill directory, and the parsed skill."""
-    from soulframe.skills_loader import SkillProblem, parse_skill_text
+    from soulframe.skills.loader import SkillProblem, parse_skill_text
 
     directory = Path(directory).expanduser()
     skill_md = directory / SKILL_FILE
@@ -446,7 +446,7 @@ def managed_skill_source(agent: Any) -> SkillSource:
         return agent.store.skills()  # type: ignore[no-any-return]
 
     def load() -> list[Skill]:
-        from soulframe.skills_loader import SkillProblem, parse_skill_text
+        from soulframe.skills.loader import SkillProblem, parse_skill_text
 
         store = agent.store
         out: list[Skill] = []

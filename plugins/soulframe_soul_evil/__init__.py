@@ -14,11 +14,13 @@ Config (all under ``soul_evil.``): ``enabled``, ``file`` (default SOUL_EVIL.md),
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 import click
 from soulframe import hookimpl
-from soulframe.model import ContextFile, Session
+from soulframe.config import K, Key
+from soulframe.model import ContextFile, DoctorCheck, Finding, Session
 
 
 class SoulEvilWarning(UserWarning):
@@ -29,7 +31,7 @@ class SoulEvilWarning(UserWarning):
 def transform_context_files(agent: Any, session: Session, files: list[ContextFile]) -> list[ContextFile] | None:
     if not agent.config.get("soul_evil.enabled"):
         return None
-    from soulframe.context import session_now, visible_in_session
+    from soulframe.prompt.context import session_now, visible_in_session
 
     from .schedule import Schedule
 
@@ -102,3 +104,33 @@ def register_commands(cli: click.Group) -> None:
     from .commands import soul_evil_group
 
     cli.add_command(soul_evil_group)
+
+
+@hookimpl
+def register_config_keys() -> dict[str, Key]:
+    return {
+        "soul_evil.enabled": K(False, "swap SOUL.md for SOUL_EVIL.md in memory", seed="003 §1.5"),
+        "soul_evil.file": K("SOUL_EVIL.md", "the alternate persona file", seed="003 §5.3"),
+        "soul_evil.at": K(None, "daily window start, HH:MM", types=(str, type(None)), seed="003 §5.3"),
+        "soul_evil.duration": K(None, "window length, e.g. 30m or 1h", types=(str, type(None)), seed="003 §5.3"),
+        "soul_evil.chance": K(0.0, "probability of the swap outside a window (0..1)", seed="003 §1.5"),
+    }
+
+
+def soul_evil(agent: Any) -> Iterable[Finding]:
+    """The alternate persona is enabled but can never be used."""
+    if not agent.config.get("soul_evil.enabled"):
+        return
+    name = str(agent.config.get("soul_evil.file") or "SOUL_EVIL.md")
+    if not (agent.root / name).is_file():
+        yield Finding("soul-evil", "problem",
+                      f"soul_evil.enabled is true but {name} does not exist: no swap will happen", name)
+    if agent.config.get("soul_evil.at") is None and not agent.config.get("soul_evil.chance"):
+        yield Finding("soul-evil", "warning",
+                      "soul_evil.enabled is true but neither a window (soul_evil.at + duration) nor "
+                      "soul_evil.chance is set: the alternate persona is never used")
+
+
+@hookimpl
+def register_doctor_checks() -> list[DoctorCheck]:
+    return [soul_evil]

@@ -51,10 +51,6 @@ def open_context_files(agent: Any) -> Any:
     return _open(agent)
 
 
-#: read by soulframe.agentstore.context_store() (see there)
-open_store.context_files = open_context_files  # type: ignore[attr-defined]
-
-
 @hookimpl
 def register_stores() -> list[Registration]:
     return [
@@ -62,5 +58,6 @@ def register_stores() -> list[Registration]:
             name="sqlite",
             factory=open_store,
             description="embedded SQLite: FTS5 keyword search, vectors in the same file (default)",
+            context_files=open_context_files,
         )
     ]

@@ -32,13 +32,13 @@ def _fair(config: Any) -> Any:
 
 
 def _estimate(config: Any) -> Any:
-    from soulframe.tokens import estimate
+    from soulframe.prompt.tokens import estimate
 
     return estimate
 
 
 def _tiktoken(config: Any) -> Any:
-    from soulframe.tokens import tiktoken_estimator
+    from soulframe.prompt.tokens import tiktoken_estimator
 
     return tiktoken_estimator()
 

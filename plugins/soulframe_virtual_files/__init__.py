@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 from soulframe import hookimpl
+from soulframe.config import K, Key
 from soulframe.model import ContextFile, Registration, Session
 
 from .render import delegation_md, team_md
@@ -54,3 +55,10 @@ def register_context_sources() -> list[Registration]:
         description="DELEGATION.md and TEAM.md generated from the agent's options",
     )]
 
+
+@hookimpl
+def register_config_keys() -> dict[str, Key]:
+    return {
+        # ----------------------------------------------------------------- delegation, teams
+        "delegation.inline_max_targets": K(15, "more targets than this: tell the agent to use delegate_search", seed="000 §5"),
+    }

@@ -12,9 +12,11 @@ Nothing heavy is imported here: the commands import what they need when they run
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from soulframe import hookimpl
+from soulframe.model import DoctorCheck
 
 if TYPE_CHECKING:
     import click
@@ -22,8 +24,13 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from .checks import register_doctor_checks
     from .commands import add_commands
 
     add_commands(cli)
-    register_doctor_checks()
+
+
+@hookimpl
+def register_doctor_checks() -> Iterable[DoctorCheck]:
+    from .checks import CHECKS
+
+    return CHECKS

@@ -63,7 +63,7 @@ def describe_agent(config: Config, spec: AgentSpec, pm: Any = None, *, is_defaul
     agent = Agent(config, agent_id=spec.id, pm=pm)
     try:
         try:
-            from soulframe.identity import explain_identity
+            from soulframe.prompt.identity import explain_identity
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # `soulframe doctor` reports file problems

@@ -12,8 +12,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from soulframe.cli_workspace import DOCTOR_CHECKS, Finding
-from soulframe.model import ConfigError
+from soulframe.model import ConfigError, Finding
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
@@ -87,7 +86,7 @@ def _semantic(agent: Agent) -> Iterable[Finding]:
 
 def skills(agent: Agent) -> Iterable[Finding]:
     """SKILL.md files that were skipped, and skills the inline prompt block leaves out."""
-    from soulframe.skills_prompt import Limits, render_inline
+    from soulframe.skills.prompt import Limits, render_inline
 
     with _quiet_logs():  # the skills loader logs each problem; they are findings here
         snap = agent.skills.snapshot()
@@ -148,9 +147,3 @@ def memory_size(agent: Agent) -> Iterable[Finding]:
 
 CHECKS = (memory_index, skills, memory_size)
 
-
-def register_doctor_checks() -> None:
-    """Append the checks once, however many times the CLI is built."""
-    for check in CHECKS:
-        if check not in DOCTOR_CHECKS:
-            DOCTOR_CHECKS.append(check)

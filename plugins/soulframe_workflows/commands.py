@@ -209,7 +209,7 @@ def backup_init(state: State, exclude_daily: bool, no_commit: bool, as_json: boo
 def backup_commit(state: State, message: str | None, as_json: bool) -> None:
     """Commit every change in the workspace (git add -A + commit). Nothing to commit is not
     an error."""
-    from soulframe.context import agent_timezone
+    from soulframe.prompt.context import agent_timezone
 
     from . import backup
 

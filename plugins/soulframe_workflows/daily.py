@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from soulframe.memory_files import day_of
+from soulframe.memory.files import day_of
 from soulframe.model import PathEscapeError, Session, SoulframeError
 from soulframe.workspace import ensure_private_dir
 
@@ -75,7 +75,7 @@ def list_logs(agent: Any, *, include_archived: bool = False) -> list[DailyLog]:
 
 def bootstrap_logs(agent: Any) -> set[str]:
     """The daily logs the prompt loads now: today's and yesterday's (agent timezone)."""
-    from soulframe.context import daily_log_names
+    from soulframe.prompt.context import daily_log_names
 
     return set(daily_log_names(agent, Session.main()))
 

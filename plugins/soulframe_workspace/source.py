@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from soulframe.context import (
+from soulframe.model import ContextFile, PathEscapeError, Session
+from soulframe.prompt.context import (
     BOOTSTRAP_FILES,
     MEMORY_FILES,
     ContextWarning,
     daily_log_names,
     visible_in_session,
 )
-from soulframe.model import ContextFile, PathEscapeError, Session
 from soulframe.workspace import Workspace
 
 

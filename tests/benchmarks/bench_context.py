@@ -15,8 +15,8 @@ from pathlib import Path
 
 from soulframe import Agent, Session
 from soulframe.config import load_config
-from soulframe.context import collect_context
 from soulframe.model import ContextFile
+from soulframe.prompt.context import collect_context
 from soulframe.workspace import seed_workspace
 from soulframe_truncation.fair import FairPolicy
 from soulframe_truncation.headtail import HeadTailPolicy

@@ -89,7 +89,7 @@ def test_indexing_throughput_and_overhead(tmp_path: Path, provider: Any) -> None
 
     # the passages the indexer embeds, computed the indexer's way
     probe = agent_for(ws, tmp_path / "probe", provider)
-    from soulframe.chunking import chunk_text
+    from soulframe.memory.chunking import chunk_text
 
     passages: list[str] = []
     for f in probe.memory.files():

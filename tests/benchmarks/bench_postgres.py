@@ -76,7 +76,7 @@ def load(store, files) -> float:
 
 def timed(store, queries):
     """Per query: the whole hybrid search, and each channel alone, in ms."""
-    from soulframe.fusion import fuse
+    from soulframe.memory.fusion import fuse
 
     total, text_ms, vec_ms, tops = [], [], [], []
     for i, (terms, q) in enumerate(queries):

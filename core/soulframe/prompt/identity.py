@@ -20,11 +20,14 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .model import ContextFile, Identity, Session
+from ..model import ContextFile, Identity, Session
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 FIELDS: tuple[str, ...] = ("name", "emoji", "avatar", "creature", "vibe")
 DEFAULT_NAME = "Assistant"
@@ -165,7 +168,7 @@ def _only_template(text: str) -> bool:
 
 
 def explain_identity(
-    agent: Any, files: Sequence[ContextFile] | None = None, *, session: Session | None = None
+    agent: Agent, files: Sequence[ContextFile] | None = None, *, session: Session | None = None
 ) -> IdentityReport:
     """Resolve the identity and say where every field came from."""
     identity_file: ContextFile | None = None
@@ -221,7 +224,7 @@ def explain_identity(
 
 
 def resolve_identity(
-    agent: Any, files: Sequence[ContextFile] | None = None, *, session: Session | None = None
+    agent: Agent, files: Sequence[ContextFile] | None = None, *, session: Session | None = None
 ) -> Identity:
     """The agent's display identity (see the module docstring for the chain).
 

@@ -6,8 +6,8 @@ import json
 
 import click
 
-from .cli import State, echo_json, pass_state
-from .model import SESSION_KINDS, Session
+from ..model import SESSION_KINDS, Session
+from .state import State, echo_json, pass_state
 
 session_option = click.option(
     "--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
@@ -48,7 +48,7 @@ def tools_list(state: State, session_kind: str, as_json: bool) -> None:
 @pass_state
 def tools_export(state: State, fmt: str, session_kind: str) -> None:
     """Print the tool schemas as JSON for a chat API's `tools` parameter."""
-    from .tools import export_tools
+    from ..tools import export_tools
 
     tools = state.agent().tools(Session(kind=session_kind))  # type: ignore[arg-type]
     echo_json(export_tools(tools, fmt))  # type: ignore[arg-type]
@@ -64,7 +64,7 @@ def tools_call(state: State, name: str, arguments: str, session_kind: str) -> No
 
     Exits 1 with the tool's error message when the call fails, as a model would see it.
     """
-    from .tools import ToolError, dispatch
+    from ..tools import ToolError, dispatch
 
     try:
         result = dispatch(state.agent(), name, arguments, session=Session(kind=session_kind))  # type: ignore[arg-type]

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .model import SoulframeError
+from ..model import SoulframeError
 
 if TYPE_CHECKING:
-    from .memory import MemoryIndex
+    from .index import MemoryIndex
 
 CHANNELS: tuple[str, ...] = ("keyword", "vector", "hybrid")
 

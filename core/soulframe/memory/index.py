@@ -36,15 +36,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .chunking import bytes_hash, chunk_text, text_hash
+from ..model import ChunkInput, FileRecord, SearchHit, Session, SoulframeError, StoredChunk
+from .chunking import bytes_hash, text_hash
+from .files import Discovery, MemoryFile
 from .fusion import Fused, cosine_lookup, fuse, mmr, temporal_decay
-from .memory_files import Discovery, MemoryFile
-from .model import ChunkInput, FileRecord, SearchHit, Session, SoulframeError, StoredChunk
 from .querying import best_lines, query_terms, snippet
 
 if TYPE_CHECKING:
-    from .agent import Agent
-    from .model import EmbeddingProvider, Store
+    from ..agent import Agent
+    from ..model import EmbeddingProvider, Store
 
 log = logging.getLogger("soulframe.memory")
 
@@ -185,7 +185,7 @@ class MemoryIndex:
     def embedder(self) -> EmbeddingProvider | None:
         """The embedding provider, or ``None`` (then :attr:`embedder_problem` says why)."""
         if not self._embedder_checked:
-            from .embedding import NO_PROVIDER_MESSAGE
+            from ..embedding import NO_PROVIDER_MESSAGE
 
             try:
                 self._embedder = self.agent.embedder
@@ -255,7 +255,7 @@ class MemoryIndex:
             finally:
                 self._sync_depth -= 1
             return
-        from .workspace import ensure_private_dir
+        from ..workspace import ensure_private_dir
 
         lock_dir = ensure_private_dir(self.agent.state_dir / "memory")
         fd = os.open(lock_dir / f"{self.agent.state_key}.sync.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -297,11 +297,17 @@ class MemoryIndex:
                 )
             store.set_meta("embedding_model", model)
 
+        from .pipeline import chunk, chunker
+
+        cutter = f"{chunker(self.agent).name}:{int(self.config.get('memory.chunk_max_chars'))}"
+        if store.get_meta("chunker") != cutter:
+            # another chunker (or chunk size) cut the stored chunks: cut every file again
+            force = force or store.get_meta("chunker") is not None
+            store.set_meta("chunker", cutter)
         found = self.files()
         report.files = len(found)
         stored = store.files()
         max_bytes = int(self.config.get("memory.max_file_bytes"))
-        max_chars = int(self.config.get("memory.chunk_max_chars"))
         pending: list[tuple[FileRecord, list[Any], bool]] = []  # (record, chunks, is_new)
         pending_windows = 0
         total = len(found)
@@ -359,7 +365,7 @@ class MemoryIndex:
                 store.touch_file(record)
                 report.unchanged += 1
                 continue
-            chunks = chunk_text(text, max_chars)
+            chunks = chunk(self.agent, text, mf.path)
             pending.append((record, chunks, old is None))
             pending_windows += len(chunks)
             if pending_windows >= EMBED_GROUP:
@@ -417,13 +423,13 @@ class MemoryIndex:
         transaction (``Store.replace_file``): the path every indexer shares — the agent's
         files here, a user's memory documents in :class:`~soulframe.usermemory.UserMemory`.
 
-        ``pending`` holds ``(record, chunks, is_new)`` per document, ``chunks`` from
-        :func:`~soulframe.chunking.chunk_text`. Vectors come from the embedding cache where
+        ``pending`` holds ``(record, chunks, is_new)`` per document, ``chunks`` from the
+        selected chunker (:func:`soulframe.memory.pipeline.chunk`). Vectors come from the embedding cache where
         the text was embedded before; ``report`` counts what was embedded, cached, added and
         changed. An embedding failure indexes the documents keyword-only (``model=None``, so
         the next sync retries) and is added to ``report.warnings``.
         """
-        from .embedding import EmbeddingCache, EmbeddingError
+        from ..embedding import EmbeddingCache, EmbeddingError
 
         vectors_for: list[list[tuple[Any, ...]]] = [[() for _ in chunks] for _, chunks, _ in pending]
         if provider is not None:
@@ -523,7 +529,7 @@ class MemoryIndex:
             if provider is None:
                 notice = self.embedder_problem
             else:
-                from .embedding import EmbeddingError
+                from ..embedding import EmbeddingError
 
                 try:
                     qv = self._embed_query(provider, query)
@@ -547,7 +553,12 @@ class MemoryIndex:
             vector_weight=float(self.config.get("memory.vector_weight")),
             method=str(self.config.get("memory.fusion", "weighted")),
         )
-        fused = self._rerank(fused, k, session)
+        from .pipeline import rerank
+
+        reranked = rerank(self.agent, query, fused)
+        if reranked.notice:
+            notice = f"{notice}; {reranked.notice}" if notice else reranked.notice
+        fused = self._adjust(reranked.fused, k, session)
         hits = [self._hit(f, terms, qv) for f in [f for f in fused if f.score >= min_score][:k]]
         return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
 
@@ -556,7 +567,7 @@ class MemoryIndex:
         sync above never sees them: a search for a user indexes that user's documents that
         changed (or all of them after ``memory rebuild`` cleared the index, or when another
         app server wrote them). One query when nothing changed."""
-        from .usermemory import UserMemory
+        from .users import UserMemory
 
         try:
             UserMemory(self.agent, user_id).sync()
@@ -580,7 +591,9 @@ class MemoryIndex:
             self._query_vectors[key] = qv
         return qv
 
-    def _rerank(self, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
+    def _adjust(self, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
+        """The user's own copies boosted over the agent's, then (when configured) temporal
+        decay and MMR diversity."""
         boost = float(self.config.get("memory.user_scope_boost"))
         if session is not None and session.user_id and boost != 1.0:
             # a user's own copy of a file wins over the agent's, boosted (seed 000 §15)
@@ -611,7 +624,7 @@ class MemoryIndex:
             path=ch.path, start_line=ch.start_line, end_line=ch.end_line,
             score=round(f.score, 6), snippet=text,
             text_score=f.text_score, vector_score=f.vector_score,
-            scope="user" if ch.scope else "agent",
+            scope="user" if ch.scope else "agent", rerank_score=f.rerank_score,
         )
 
     def _closest_passage_line(self, text: str, qv: Any) -> int | None:
@@ -626,7 +639,7 @@ class MemoryIndex:
             return None
         import numpy as np
 
-        from .embedding import text_hash as cache_key
+        from ..embedding import text_hash as cache_key
 
         try:
             found = self.store.get_many(provider.model_id, [cache_key(w) for w in windows])
@@ -915,7 +928,7 @@ def _read_stable(path: Path, attempts: int = 3) -> bytes | None:
 def _append_locked(path: Path, entry: str, *, heading: str) -> None:
     """Append under an exclusive lock, writing ``heading`` first if the file is new/empty,
     then fsync. The file is created 0600 in a 0700 directory."""
-    from .workspace import ensure_private_dir
+    from ..workspace import ensure_private_dir
 
     ensure_private_dir(path.parent)
     if path.is_symlink():

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from . import plugins as _plugins
-from .model import Skill, SkillSource, SoulframeError
-from .skills_loader import (
+from .. import plugins as _plugins
+from ..model import Skill, SkillSource, SoulframeError
+from .loader import (
     FileSig,
     SkillFileCache,
     SkillProblem,
@@ -44,12 +44,13 @@ from .skills_loader import (
     scan_root,
     sig_of,
 )
-from .skills_prompt import Limits, render_inline, render_search
+from .prompt import Limits, render_inline, render_search
 
 if TYPE_CHECKING:
-    from .model import PromptContext
-    from .skills_search import SkillIndex
-    from .skills_watch import SkillWatcher
+    from ..agent import Agent
+    from ..model import PromptContext
+    from .search import SkillIndex
+    from .watch import SkillWatcher
 
 log = logging.getLogger("soulframe.skills")
 
@@ -163,7 +164,7 @@ class SkillSet:
     'memory-maintenance'
     """
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self.config = agent.config
         self._lock = threading.RLock()
@@ -417,7 +418,7 @@ class SkillSet:
     # ------------------------------------------------------------------ search
 
     def _search_index(self, snap: Snapshot) -> SkillIndex:
-        from .skills_search import SkillIndex
+        from .search import SkillIndex
 
         with self._lock:
             if self._index is None or self._index[0] != snap.version:
@@ -444,8 +445,8 @@ class SkillSet:
         model_id = str(getattr(embedder, "model_id", "") or getattr(embedder, "name", "?"))
         if self._vectors_for == (snap.version, model_id) and index.vectors is not None:
             return True
-        from .embedding import EmbeddingCache
-        from .skills_search import embedding_text
+        from ..embedding import EmbeddingCache
+        from .search import embedding_text
 
         try:
             cache = EmbeddingCache(self._cache_backend())
@@ -463,7 +464,7 @@ class SkillSet:
         backend = getattr(self, "_backend", None)
         if backend is not None:
             return backend
-        from .embedding import InMemoryCacheBackend
+        from ..embedding import InMemoryCacheBackend
 
         backend = InMemoryCacheBackend()
         try:
@@ -522,7 +523,7 @@ class SkillSet:
         (a file touched without a change reports nothing). Stop with :meth:`stop_watching` (or use
         the watcher as a context manager).
         """
-        from .skills_watch import SkillWatcher
+        from .watch import SkillWatcher
 
         with self._lock:
             if on_reload is not None:

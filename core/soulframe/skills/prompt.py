@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from .model import Skill
-from .skills_loader import SkillProblem
+from ..model import Skill
+from .loader import SkillProblem
 
 #: the section heading of seed 001 §4 and seed 002
 HEADING = "## Skills (mandatory)"

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .agentstore import _check_user, context_store
-from .chunking import bytes_hash, chunk_text
-from .model import FileRecord, Session, SoulframeError
+from ..agentstore import _check_user, context_store
+from ..model import FileRecord, Session, SoulframeError
+from .chunking import bytes_hash
+from .pipeline import chunk
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 DAILY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 CURATED = "MEMORY.md"
@@ -45,7 +49,7 @@ def _entry(text: str) -> str:
 class UserMemory:
     """The memory of one user of one agent."""
 
-    def __init__(self, agent: Any, user_id: str) -> None:
+    def __init__(self, agent: Agent, user_id: str) -> None:
         self.agent = agent
         self.user_id = _check_user(user_id)
 
@@ -65,7 +69,7 @@ class UserMemory:
         return self.documents().get(name)
 
     def _today(self) -> _dt.date:
-        from .context import agent_timezone
+        from ..prompt.context import agent_timezone
 
         return _dt.datetime.now(agent_timezone(self.agent)).date()
 
@@ -91,7 +95,7 @@ class UserMemory:
     def sync(self) -> int:
         """Index the user's documents that changed (and drop deleted ones) into the memory
         store with ``scope=<user id>``. Returns how many documents were (re)indexed."""
-        from .memory import SyncReport
+        from .index import SyncReport
 
         index = self.agent.memory
         store = index.store
@@ -99,7 +103,6 @@ class UserMemory:
         stored = store.files(self.user_id)
         provider = index.embedder
         model = index.model_key() if provider is not None else None
-        max_chars = int(self.agent.config.get("memory.chunk_max_chars"))
         pending = []
         for name, text in docs.items():
             data = text.encode("utf-8")
@@ -111,7 +114,7 @@ class UserMemory:
             record = FileRecord(path=name, hash=digest, mtime_ns=0, size=len(data),
                                 private=name == CURATED, day=m.group(1) if m else None,
                                 model=model, scope=self.user_id)
-            pending.append((record, chunk_text(text, max_chars), old is None))
+            pending.append((record, chunk(self.agent, text, name), old is None))
         if pending:
             report = SyncReport()
             # the same embedding path as the agent's own files (windows, cache, one

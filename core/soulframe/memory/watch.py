@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .memory import MemoryIndex, SyncReport
+    from .index import MemoryIndex, SyncReport
 
 
 def _relevant(path: str) -> bool:

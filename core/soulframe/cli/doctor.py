@@ -1,17 +1,20 @@
-"""``soulframe init``, ``soulframe identity`` and ``soulframe doctor``.
+"""``soulframe doctor``: the core's checks of a workspace, and every check plugins offer
+through the ``register_doctor_checks`` hook::
 
-``doctor`` runs every function in :data:`DOCTOR_CHECKS`. A plugin adds its own check by
-appending to that list when it is imported (or with the :func:`doctor_check` decorator)::
+    from soulframe import hookimpl
+    from soulframe.model import Finding
 
-    from soulframe.cli_workspace import Finding, doctor_check
-
-    @doctor_check
     def memory_index(agent):
         if not index_ok(agent):
-            yield Finding("memory", "problem", "the memory index is stale; run soulframe memory sync")
+            yield Finding("memory", "problem", "the memory index is stale; run soulframe memory index")
 
-A check receives the :class:`~soulframe.Agent` and yields :class:`Finding` objects; one that
-raises is reported as a problem of its own, so one broken check never hides the others.
+    @hookimpl
+    def register_doctor_checks():
+        return [memory_index]
+
+A check receives the :class:`~soulframe.Agent` and yields :class:`~soulframe.model.Finding`
+objects; one that raises is reported as a problem of its own, so one broken check never hides
+the others.
 """
 
 from __future__ import annotations
@@ -19,144 +22,20 @@ from __future__ import annotations
 import os
 import stat
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-import attrs
 import click
 
-from .cli import State, echo_json, pass_state
+from ..model import DoctorCheck, Finding
+from .state import State, echo_json, pass_state
 
 if TYPE_CHECKING:
-    from .agent import Agent
-
-Level = Literal["problem", "warning", "info"]
+    from ..agent import Agent
 
 #: files a workspace should have; HEARTBEAT.md and BOOTSTRAP.md are optional
 CORE_FILES: tuple[str, ...] = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md")
-
-
-@attrs.frozen
-class Finding:
-    """One thing ``doctor`` noticed. ``problem`` makes the exit code 1."""
-
-    check: str
-    level: Level
-    message: str
-    path: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-
-DoctorCheck = Callable[["Agent"], Iterable[Finding]]
-
-#: the checks ``soulframe doctor`` runs, in order; append yours
-DOCTOR_CHECKS: list[DoctorCheck] = []
-
-
-def doctor_check(fn: DoctorCheck) -> DoctorCheck:
-    """Register ``fn`` as a doctor check (appends it to :data:`DOCTOR_CHECKS`)."""
-    DOCTOR_CHECKS.append(fn)
-    return fn
-
-
-def add_workspace_commands(cli: click.Group) -> None:
-    cli.add_command(init_command)
-    cli.add_command(identity_command)
-    cli.add_command(doctor_command)
-
-
-# --------------------------------------------------------------------------- init
-
-
-@click.command("init")
-@click.argument("directory", required=False, type=click.Path(file_okay=False))
-@click.option("--type", "agent_type", type=click.Choice(["open", "predefined"]),
-              help="Agent type (default: the configured one). predefined: no BOOTSTRAP.md at "
-                   "agent level — each user gets their own first run.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: {workspace, created, kept, skipped}.")
-@pass_state
-def init_command(state: State, directory: str | None, agent_type: str | None, as_json: bool) -> None:
-    """Create a workspace from the templates, or add the files it is missing.
-
-    Never overwrites a file: run it again at any time. The workspace and memory/ are
-    created with mode 0700 and the files 0600, because they will hold personal memory.
-    BOOTSTRAP.md, the first-run ritual, is only created in a new workspace, so running
-    init again after the first run does not start it over.
-    """
-    from .workspace import seed_workspace, workspace_templates
-
-    if directory is not None:
-        root = Path(directory).expanduser()
-        kind = agent_type or "open"
-        if agent_type is None:
-            try:
-                kind = state.config().agent(state.agent_id).type
-            except Exception:  # no usable config: the default type
-                kind = "open"
-    else:
-        spec = state.config().agent(state.agent_id)
-        root, kind = spec.workspace, agent_type or spec.type
-    templates = [t for t in workspace_templates(state.pm) if kind in t.agent_types]
-    created = seed_workspace(root, agent_type=kind, templates=templates)
-    root = root.resolve()
-    kept = [t.name for t in templates if t.name not in created and _exists(root / t.name)]
-    # not created and not there: BOOTSTRAP.md once the first run is over
-    skipped = [t.name for t in templates if t.name not in created and t.name not in kept]
-    if as_json:
-        echo_json({"workspace": str(root), "agent_type": kind, "created": created, "kept": kept,
-                   "skipped": skipped})
-        return
-    click.echo(f"workspace: {root} ({kind} agent)")
-    for name in created:
-        click.echo(f"  created  {name}")
-    for name in kept:
-        click.echo(f"  kept     {name}")
-    for name in skipped:
-        why = ("the first run is over (it is only created in a new workspace)"
-               if name == "BOOTSTRAP.md" else "see the warning above")
-        click.echo(f"  skipped  {name}: {why}")
-    if created and "BOOTSTRAP.md" in created:
-        click.echo("\nNext: edit SOUL.md, IDENTITY.md and USER.md, or let the agent's first run "
-                   "(BOOTSTRAP.md) fill them in.")
-    elif not created:
-        click.echo("nothing to create: every template file already exists")
-
-
-def _exists(path: Path) -> bool:
-    return path.exists() or path.is_symlink()
-
-
-# --------------------------------------------------------------------------- identity
-
-
-@click.command("identity")
-@click.option("--user", "user_id", metavar="ID", help="Resolve for this user's files (per-user IDENTITY.md).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: identity, sources, warnings.")
-@pass_state
-def identity_command(state: State, user_id: str | None, as_json: bool) -> None:
-    """Show the agent's name, emoji, avatar, creature and vibe, and where each came from
-    (ui.* config, the agent's identity config, IDENTITY.md with its line, or the default)."""
-    from .identity import IdentityWarning, explain_identity
-    from .model import Session
-
-    agent = state.agent()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IdentityWarning)  # listed in the report instead
-        report = explain_identity(agent, session=Session.main(user_id=user_id))
-    if as_json:
-        echo_json(report.to_dict())
-        return
-    for field, value in report.to_dict()["identity"].items():
-        shown = "—" if value is None else value
-        click.echo(f"{field:9} {shown}   ({report.sources[field]})")
-    for w in report.warnings:
-        click.secho(f"warning: {w}", fg="yellow", err=True)
-
-
-# --------------------------------------------------------------------------- doctor
 
 
 @click.command("doctor")
@@ -184,9 +63,19 @@ def doctor_command(state: State, as_json: bool) -> None:
         raise SystemExit(1)
 
 
+def all_checks(agent: Agent) -> list[DoctorCheck]:
+    """The core's checks, then every plugin's (``register_doctor_checks``), in plugin order."""
+    checks: list[DoctorCheck] = list(CORE_CHECKS)
+    for offered in reversed(agent.pm.hook.register_doctor_checks()):  # pluggy calls LIFO
+        for check in offered or ():
+            if check not in checks:
+                checks.append(check)
+    return checks
+
+
 def run_checks(agent: Agent) -> list[Finding]:
     findings: list[Finding] = []
-    for check in list(DOCTOR_CHECKS):
+    for check in all_checks(agent):
         name = getattr(check, "__name__", repr(check))
         try:
             with warnings.catch_warnings():
@@ -201,7 +90,6 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.lstat().st_mode)
 
 
-@doctor_check
 def workspace_permissions(agent: Agent) -> Iterable[Finding]:
     root = agent.root
     if not root.is_dir():
@@ -221,10 +109,9 @@ def workspace_permissions(agent: Agent) -> Iterable[Finding]:
             )
 
 
-@doctor_check
 def bootstrap_files(agent: Agent) -> Iterable[Finding]:
-    from .context import BOOTSTRAP_FILES, MEMORY_FILES
-    from .model import PathEscapeError
+    from ..model import PathEscapeError
+    from ..prompt.context import BOOTSTRAP_FILES, MEMORY_FILES
 
     root = agent.root
     if not root.is_dir():
@@ -277,11 +164,10 @@ def bootstrap_files(agent: Agent) -> Iterable[Finding]:
                           f"{name} is mode {mode:o}; it holds personal data — chmod 600 {path}", name)
 
 
-@doctor_check
 def truncation(agent: Agent) -> Iterable[Finding]:
     """Files the prompt of a main session would cut, and by how much."""
-    from .context import load_merged, order_files, truncation_policy
-    from .model import Session
+    from ..model import Session
+    from ..prompt.context import load_merged, order_files, truncation_policy
 
     if not agent.root.is_dir():
         return
@@ -305,9 +191,8 @@ def truncation(agent: Agent) -> Iterable[Finding]:
         yield Finding("truncation", "problem", f"{n.name} {msg}", n.name)
 
 
-@doctor_check
 def first_run_and_heartbeat(agent: Agent) -> Iterable[Finding]:
-    from .context import heartbeat_has_tasks
+    from ..prompt.context import heartbeat_has_tasks
 
     boot = agent.root / "BOOTSTRAP.md"
     if boot.is_file() and boot.read_bytes().strip():
@@ -321,9 +206,8 @@ def first_run_and_heartbeat(agent: Agent) -> Iterable[Finding]:
                       "HEARTBEAT.md")
 
 
-@doctor_check
 def identity(agent: Agent) -> Iterable[Finding]:
-    from .identity import explain_identity
+    from ..prompt.identity import explain_identity
 
     report = explain_identity(agent)
     for w in report.warnings:
@@ -334,10 +218,9 @@ def identity(agent: Agent) -> Iterable[Finding]:
                       "the agent is called 'Assistant'", "IDENTITY.md")
 
 
-@doctor_check
 def timezone(agent: Agent) -> Iterable[Finding]:
-    from .context import agent_timezone
-    from .model import ConfigError
+    from ..model import ConfigError
+    from ..prompt.context import agent_timezone
 
     try:
         agent_timezone(agent)
@@ -345,15 +228,8 @@ def timezone(agent: Agent) -> Iterable[Finding]:
         yield Finding("config", "problem", str(exc))
 
 
-@doctor_check
-def soul_evil(agent: Agent) -> Iterable[Finding]:
-    if not agent.config.get("soul_evil.enabled"):
-        return
-    name = str(agent.config.get("soul_evil.file") or "SOUL_EVIL.md")
-    if not (agent.root / name).is_file():
-        yield Finding("soul-evil", "problem",
-                      f"soul_evil.enabled is true but {name} does not exist: no swap will happen", name)
-    if agent.config.get("soul_evil.at") is None and not agent.config.get("soul_evil.chance"):
-        yield Finding("soul-evil", "warning",
-                      "soul_evil.enabled is true but neither a window (soul_evil.at + duration) nor "
-                      "soul_evil.chance is set: the alternate persona is never used")
+#: the core's own checks, in the order they report
+CORE_CHECKS: tuple[DoctorCheck, ...] = (
+    workspace_permissions, bootstrap_files, truncation, first_run_and_heartbeat, identity,
+    timezone,
+)

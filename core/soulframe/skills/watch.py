@@ -23,7 +23,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from .skills_loader import IGNORED_DIRS, SKILL_FILE, FileSig, sig_of
+from .loader import IGNORED_DIRS, SKILL_FILE, FileSig, sig_of
 
 log = logging.getLogger("soulframe.skills")
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from .model import Skill
+from ..model import Skill
 
 SKILL_FILE = "SKILL.md"
 #: the placeholder replaced with the skill's absolute directory when a skill is read
@@ -306,7 +306,7 @@ def scan_root(
 
 def read_skill(skill: Skill, *, max_bytes: int) -> str:
     """The SKILL.md text of ``skill`` with ``{baseDir}`` replaced by its absolute directory."""
-    from .model import SoulframeError
+    from ..model import SoulframeError
 
     try:
         size = skill.path.stat().st_size

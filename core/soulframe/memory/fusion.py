@@ -42,7 +42,7 @@ from typing import Any
 
 import attrs
 
-from .model import StoredChunk
+from ..model import StoredChunk
 from .querying import words
 
 FUSION_METHODS: tuple[str, ...] = ("anchored", "weighted", "rrf", "minmax")
@@ -56,6 +56,8 @@ class Fused:
     score: float
     text_score: float | None = None
     vector_score: float | None = None
+    #: the re-ranker's score, when one ran on this candidate
+    rerank_score: float | None = None
 
 
 def term_coverage(text: str, terms: Sequence[str]) -> float:

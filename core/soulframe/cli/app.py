@@ -14,66 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .model import SoulframeError
+from ..model import SoulframeError
+from .state import State, echo_json, pass_state
 
 if TYPE_CHECKING:
-    from .agent import Agent
-    from .config import Config
-    from .plugins import PluginManager
-
-
-class State:
-    """What the top-level options decided, with the agent built on first use."""
-
-    def __init__(self, workspace: str | None, agent_id: str | None, config_path: str | None) -> None:
-        self.workspace = workspace
-        self.agent_id = agent_id
-        self.config_path = config_path
-        self._agent: Agent | None = None
-        self._config: Config | None = None
-        self.pm: PluginManager | None = None
-
-    def config(self) -> Config:
-        if self._config is None:
-            from .config import load_config
-
-            self._config = load_config(self.config_path, workspace=self.workspace, agent_id=self.agent_id)
-        return self._config
-
-    def agent(self) -> Agent:
-        if self._agent is None:
-            from .agent import Agent
-
-            self._agent = Agent(self.config(), agent_id=self.agent_id, pm=self.pm)
-        return self._agent
-
-
-pass_state = click.make_pass_decorator(State)
-
-
-def command_group(cli: click.Group, name: str, help: str) -> click.Group:
-    """The group ``soulframe NAME``, created if no plugin made it yet, so several plugins can
-    add subcommands to one group (``memory``, ``agents``, ``skills``, ``models``)::
-
-        @hookimpl
-        def register_commands(cli):
-            command_group(cli, "memory", "Memory files and the memory index.").add_command(my_cmd)
-
-    Raises :class:`SoulframeError` when NAME is already a plain command.
-    """
-    existing = cli.commands.get(name)
-    if isinstance(existing, click.Group):
-        return existing
-    if existing is not None:
-        raise SoulframeError(f"cannot add to `soulframe {name}`: it is a command, not a group")
-    group = click.Group(name, help=help)
-    cli.add_command(group)
-    return group
-
-
-def echo_json(data: Any) -> None:
-    """Print data as JSON for scripts (stable key order, UTF-8, paths as strings)."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    from ..plugins import PluginManager
 
 
 def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None) -> None:
@@ -139,13 +84,15 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 def _add_core_commands(cli: click.Group) -> None:
     """Commands that belong to the core modules. Each module imports only click at load
     time; what a command needs is imported when it runs."""
-    from .cli_memory import memory_group
-    from .cli_prompt import prompt_command
-    from .cli_skills import skills_group
-    from .cli_tools import tools_group
-    from .cli_workspace import add_workspace_commands
+    from .doctor import doctor_command
+    from .memory import memory_group
+    from .prompt import prompt_command
+    from .skills import skills_group
+    from .tools import tools_group
+    from .workspace import add_workspace_commands
 
-    add_workspace_commands(cli)  # init, identity, doctor
+    add_workspace_commands(cli)  # init, identity
+    cli.add_command(doctor_command)
     cli.add_command(prompt_command)
     cli.add_command(memory_group)
     cli.add_command(skills_group)
@@ -167,7 +114,7 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
     the same entry points); pass --all to include them in JSON output, which by default
     shows third-party plugins only, like `llm plugins`.
     """
-    from . import plugins as p
+    from .. import plugins as p
 
     pm = state.pm
     assert pm is not None
@@ -220,7 +167,7 @@ def _what_each_registers(
 ) -> tuple[dict[str, dict[str, list[str]]], dict[str, list[str]]]:
     """For each plugin: the named things it registers, by kind; and the registrations of
     another plugin it replaces (same name, later plugin wins)."""
-    from . import plugins as p
+    from .. import plugins as p
 
     out: dict[str, dict[str, list[str]]] = {}
     overrides: dict[str, list[str]] = {}
@@ -256,10 +203,8 @@ def config_group() -> None:
 @pass_state
 def config_show(state: State, as_json: bool) -> None:
     """Print every setting, its value and where it came from (default, file:line, $ENV)."""
-    from .config import DEFAULTS
-
     cfg = state.config()
-    data = {k: {"value": cfg.get(k), "origin": cfg.origin(k)} for k in DEFAULTS}
+    data = {k: {"value": cfg.get(k), "origin": cfg.origin(k)} for k in cfg.keys}
     agents = [
         {"id": a.id, "workspace": str(a.workspace), "type": a.type, "identity": dict(a.identity),
          "prompt_mode": a.prompt_mode}
@@ -282,7 +227,7 @@ def config_show(state: State, as_json: bool) -> None:
 @pass_state
 def config_path(state: State) -> None:
     """Print the config file in use (or where one would be looked for)."""
-    from .config import user_config_dir
+    from ..config import user_config_dir
 
     cfg = state.config()
     click.echo(str(cfg.path) if cfg.path else f"(none) — looked in the workspace and {user_config_dir()}")
@@ -299,12 +244,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"soulframe, version {_version()}")
         return
     warnings.showwarning = _show_warning
-    from .model import ConfigError
-    from .plugins import make_plugin_manager
+    from ..model import ConfigError
 
     try:
-        disabled = _disabled_from_config(args)
-        pm = make_plugin_manager(disabled)
+        pm = _plugins_for(args)
     except ConfigError as exc:
         click.secho(f"Error: {exc}", fg="red", err=True)
         sys.exit(2)
@@ -312,10 +255,11 @@ def main(argv: list[str] | None = None) -> None:
     cli.main(args=args, prog_name="soulframe")
 
 
-def _disabled_from_config(args: list[str]) -> list[str]:
-    """``plugins.disabled`` must be known before plugins load (they add the commands), so
-    the config is read once, early, with the same lookup the CLI options use."""
-    from .config import load_config
+def _plugins_for(args: list[str]) -> PluginManager:
+    """The plugins the config enables. ``plugins.disabled`` must be known before plugins load
+    (they add the commands), so the config is read once, early, with the same lookup the CLI
+    options use; the plugin manager it loaded serves every command."""
+    from ..config import load_config
 
     def opt(*names: str) -> str | None:
         for i, a in enumerate(args):
@@ -327,7 +271,8 @@ def _disabled_from_config(args: list[str]) -> list[str]:
         return None
 
     cfg = load_config(opt("--config"), workspace=opt("-w", "--workspace"))
-    return list(cfg.get("plugins.disabled") or [])
+    pm: PluginManager = cfg.pm
+    return pm
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from .cli import State, echo_json, pass_state
-from .model import SoulframeError
+from ..model import SoulframeError
+from .state import State, echo_json, pass_state
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _TIERS = {"workspace": ("skills",), "project": (".agents", "skills")}
@@ -153,8 +153,8 @@ def new_command(state: State, name: str, description: str | None, tier: str) -> 
     """Scaffold a new skill: <tier dir>/NAME/SKILL.md with valid front matter."""
     import yaml
 
-    from .skills_loader import SKILL_FILE, parse_skill_text
-    from .workspace import create_exclusive, ensure_private_dir
+    from ..skills.loader import SKILL_FILE, parse_skill_text
+    from ..workspace import create_exclusive, ensure_private_dir
 
     if not _NAME_RE.match(name):
         raise SoulframeError(

@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from .model import Skill
+from ..model import Skill
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -26,12 +26,12 @@ import difflib
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import plugins as _plugins
-from .model import (
+from .. import plugins as _plugins
+from ..model import (
     PROMPT_MODES,
     ConfigError,
     ContextFile,
@@ -45,6 +45,9 @@ from .model import (
     SystemPrompt,
     TruncationNotice,
 )
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 DEFAULT_BOUNDARY = "<!-- SOULFRAME_CACHE_BOUNDARY -->"
 #: the notice the core adds when something was cut; sits just before the recency reminders
@@ -68,7 +71,7 @@ def _check_mode(mode: str, where: str) -> PromptMode:
     return mode  # type: ignore[return-value]
 
 
-def resolve_mode(agent: Any, session: Session, override: str | None = None) -> PromptMode:
+def resolve_mode(agent: Agent, session: Session, override: str | None = None) -> PromptMode:
     """The prompt mode for ``session``, in seed 002's order.
 
     1. a runtime override (``override``, then ``session.mode``);
@@ -105,10 +108,10 @@ class SectionTable:
     by_mode: dict[str, tuple[Section, ...]]
 
 
-def section_table(agent: Any) -> SectionTable:
+def section_table(agent: Agent) -> SectionTable:
     """Collected once per agent (and again if ``prompt.disabled_sections`` changes)."""
     disabled = tuple(agent.config.get("prompt.disabled_sections") or ())
-    cached: SectionTable | None = agent.__dict__.get("_prompt_sections")
+    cached = agent.cache.sections
     if cached is not None and cached.disabled == disabled:
         return cached
     found: dict[str, Section] = _plugins.collect_named(agent.pm, "register_prompt_sections")
@@ -128,20 +131,20 @@ def section_table(agent: Any) -> SectionTable:
         sections=tuple(kept),
         by_mode={m: tuple(s for s in kept if m in s.modes) for m in PROMPT_MODES},
     )
-    agent.__dict__["_prompt_sections"] = table
+    agent.cache.sections = table
     return table
 
 
 # --------------------------------------------------------------------------- building
 
 
-def _memo_estimator(agent: Any, estimate: Callable[[str], int]) -> Callable[[str], int]:
+def _memo_estimator(agent: Agent, estimate: Callable[[str], int]) -> Callable[[str], int]:
     """``estimate`` remembered per text: most sections render the same text build after
     build, and a warm build should not re-scan them."""
-    cached = agent.__dict__.get("_prompt_token_memo")
+    cached = agent.cache.token_memo
     if cached is None or cached[0] is not estimate:
         cached = (estimate, {})
-        agent.__dict__["_prompt_token_memo"] = cached
+        agent.cache.token_memo = cached
     memo: dict[str, int] = cached[1]
 
     def memo_estimate(text: str) -> int:
@@ -155,22 +158,22 @@ def _memo_estimator(agent: Any, estimate: Callable[[str], int]) -> Callable[[str
     return memo_estimate
 
 
-def _identity(agent: Any, files: Sequence[ContextFile]) -> Identity:
+def _identity(agent: Agent, files: Sequence[ContextFile]) -> Identity:
     """The resolved identity, re-parsed only when IDENTITY.md changes (the config it also
     reads is fixed for the agent's lifetime)."""
     from .identity import resolve_identity
 
     f = next((f for f in files if f.name == "IDENTITY.md"), None)
     key = None if f is None else (f.scope, f.content)
-    cached = agent.__dict__.get("_prompt_identity")
+    cached = agent.cache.identity
     if cached is not None and cached[0] == key:
-        return cached[1]  # type: ignore[no-any-return]
+        return cached[1]
     identity = resolve_identity(agent, files)
-    agent.__dict__["_prompt_identity"] = (key, identity)
+    agent.cache.identity = (key, identity)
     return identity
 
 
-def _timezone_name(agent: Any, now: Any) -> str:
+def _timezone_name(agent: Agent, now: Any) -> str:
     name = agent.spec.timezone or agent.config.get("timezone")
     return str(name) if name else str(now.tzname() or "local time")
 
@@ -230,7 +233,7 @@ def notice_text(
 
 
 def _fit(
-    agent: Any, rendered: list[RenderedSection], budget: int, estimate: Callable[[str], int],
+    agent: Agent, rendered: list[RenderedSection], budget: int, estimate: Callable[[str], int],
     context_notices: Sequence[TruncationNotice],
 ) -> tuple[list[RenderedSection], tuple[TruncationNotice, ...]]:
     """Budget enforcement plus the notice. The notice itself costs tokens, so when adding
@@ -283,7 +286,7 @@ def effective_budget(budget_tokens: int, config: Any) -> int:
 
 
 def build_system_prompt(
-    agent: Any,
+    agent: Agent,
     session: Session,
     *,
     mode: str | None = None,

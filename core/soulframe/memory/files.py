@@ -21,8 +21,8 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
-from .model import ConfigError, PathEscapeError
-from .workspace import Workspace
+from ..model import ConfigError, PathEscapeError
+from ..workspace import Workspace
 
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 _DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .cli import State, echo_json, pass_state
-from .model import SESSION_KINDS, Session
+from ..model import SESSION_KINDS, Session
+from .state import State, echo_json, pass_state
 
 if TYPE_CHECKING:
-    from .memory import MemoryIndex, SyncReport
+    from ..memory.index import MemoryIndex, SyncReport
 
 
 @click.group("memory")
@@ -66,7 +66,7 @@ def _warnings_in_report() -> Iterator[None]:
     """A sync's warnings are printed from its report, once: not also by ``warnings``."""
     import warnings
 
-    from .memory import MemoryWarning
+    from ..memory.index import MemoryWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MemoryWarning)
@@ -219,11 +219,11 @@ def memory_remember(state: State, text: str, curated: bool, user_id: str | None,
       soulframe memory remember "Prefers dark-mode screenshots"
       soulframe memory remember --curated "Lease renewed until 2027-10"
     """
-    from .agentstore import effective_user
+    from ..agentstore import effective_user
 
     user = effective_user(state.agent(), user_id)
     if user:
-        from .usermemory import UserMemory
+        from ..memory.users import UserMemory
 
         name = UserMemory(state.agent(), user).remember(text, curated=curated)
         if as_json:
@@ -288,7 +288,7 @@ def memory_status(state: State, deep: bool, as_json: bool) -> None:
 @pass_state
 def memory_watch(state: State, debounce_ms: int | None) -> None:
     """Re-index whenever a memory file changes (Ctrl-C to stop)."""
-    from .memory_watch import watch
+    from ..memory.watch import watch
 
     mem = _index(state)
     debounce = (debounce_ms if debounce_ms is not None else int(state.config().get("memory.watch_debounce_ms"))) / 1000
@@ -320,7 +320,7 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
     GOLDEN is JSON lines: {"id", "query", "relevant": [{"path", "contains"}], "kind"}; a hit
     is relevant when it is in that file and its text contains that string.
     """
-    from .memory_eval import evaluate, load_golden
+    from ..memory.evaluation import evaluate, load_golden
 
     mem = _index(state)
     queries = load_golden(golden)

@@ -1,0 +1,71 @@
+"""What every command shares: the top-level options' :class:`State` (the agent built on first
+use), ``pass_state``, ``echo_json`` and ``command_group`` — the helpers a plugin's commands use."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..model import SoulframeError
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..config import Config
+    from ..plugins import PluginManager
+
+
+class State:
+    """What the top-level options decided, with the agent built on first use."""
+
+    def __init__(self, workspace: str | None, agent_id: str | None, config_path: str | None) -> None:
+        self.workspace = workspace
+        self.agent_id = agent_id
+        self.config_path = config_path
+        self._agent: Agent | None = None
+        self._config: Config | None = None
+        self.pm: PluginManager | None = None
+
+    def config(self) -> Config:
+        if self._config is None:
+            from ..config import load_config
+
+            self._config = load_config(self.config_path, workspace=self.workspace,
+                                       agent_id=self.agent_id, pm=self.pm)
+        return self._config
+
+    def agent(self) -> Agent:
+        if self._agent is None:
+            from ..agent import Agent
+
+            self._agent = Agent(self.config(), agent_id=self.agent_id, pm=self.pm)
+        return self._agent
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+def command_group(cli: click.Group, name: str, help: str) -> click.Group:
+    """The group ``soulframe NAME``, created if no plugin made it yet, so several plugins can
+    add subcommands to one group (``memory``, ``agents``, ``skills``, ``models``)::
+
+        @hookimpl
+        def register_commands(cli):
+            command_group(cli, "memory", "Memory files and the memory index.").add_command(my_cmd)
+
+    Raises :class:`SoulframeError` when NAME is already a plain command.
+    """
+    existing = cli.commands.get(name)
+    if isinstance(existing, click.Group):
+        return existing
+    if existing is not None:
+        raise SoulframeError(f"cannot add to `soulframe {name}`: it is a command, not a group")
+    group = click.Group(name, help=help)
+    cli.add_command(group)
+    return group
+
+
+def echo_json(data: Any) -> None:
+    """Print data as JSON for scripts (stable key order, UTF-8, paths as strings)."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
