@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from .agent import Agent
     from .config import Key
-    from .memory.index import SyncReport
+    from .memory.results import SyncReport
     from .model import (
         ContextFile,
         DoctorCheck,

@@ -1,6 +1,6 @@
 """``soulframe doctor`` checks for memory and skills (seed 003 §8.4, §8.10).
 
-Added to :data:`soulframe.cli_workspace.DOCTOR_CHECKS` when the CLI is built. Each one is
+Offered to `soulframe doctor` through the ``register_doctor_checks`` hook. Each one is
 cheap — no embedding is computed, no model is loaded, no index is created — and reports
 through findings; one that raises is shown by doctor as a problem of its own.
 """

@@ -7,7 +7,7 @@ symlink leading out of the workspace is refused. Contents are cached per process
 on the next prompt (seed 001 §2 "mtime cache").
 
 Nothing here raises for a bad file: it is skipped or repaired, with a
-:class:`~soulframe.context.ContextWarning` naming it.
+:class:`~soulframe.prompt.context.ContextWarning` naming it.
 """
 
 from __future__ import annotations

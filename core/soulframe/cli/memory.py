@@ -14,7 +14,8 @@ from ..model import SESSION_KINDS, Session
 from .state import State, echo_json, pass_state
 
 if TYPE_CHECKING:
-    from ..memory.index import MemoryIndex, SyncReport
+    from ..memory.index import MemoryIndex
+    from ..memory.results import SyncReport
 
 
 @click.group("memory")
@@ -66,7 +67,7 @@ def _warnings_in_report() -> Iterator[None]:
     """A sync's warnings are printed from its report, once: not also by ``warnings``."""
     import warnings
 
-    from ..memory.index import MemoryWarning
+    from ..memory.results import MemoryWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MemoryWarning)

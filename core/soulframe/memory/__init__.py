@@ -6,6 +6,9 @@ provider's."""
 
 from __future__ import annotations
 
-from .index import MemoryDisabledError, MemoryIndex, MemoryWarning, SearchResults, SyncReport
+from .index import MemoryIndex
+from .results import MemoryDisabledError, MemoryExcerpt, MemoryWarning, SearchResults, SyncReport
 
-__all__ = ["MemoryDisabledError", "MemoryIndex", "MemoryWarning", "SearchResults", "SyncReport"]
+__all__ = [
+    "MemoryDisabledError", "MemoryExcerpt", "MemoryIndex", "MemoryWarning", "SearchResults", "SyncReport",
+]

@@ -30,7 +30,7 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from .chunking import bytes_hash, text_hash
 from .files import Discovery, MemoryFile
 from .fusion import Fused, cosine_lookup, fuse, mmr, temporal_decay
 from .querying import best_lines, query_terms, snippet
+from .results import MemoryDisabledError, MemoryExcerpt, MemoryWarning, SearchResults, SyncReport
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -54,91 +55,6 @@ EMBED_GROUP = 256
 POOL_FACTOR = 8
 POOL_MIN = 40
 BINARY_SNIFF = 8192
-
-
-class MemoryWarning(UserWarning):
-    """A memory file was skipped or repaired, or search ran keyword-only."""
-
-
-class MemoryDisabledError(SoulframeError):
-    pass
-
-
-# --------------------------------------------------------------------------- results
-
-
-@attrs.define
-class SyncReport:
-    """What one sync did (also passed to the ``memory_indexed`` hook)."""
-
-    files: int = 0
-    added: list[str] = attrs.field(factory=list)
-    changed: list[str] = attrs.field(factory=list)
-    removed: list[str] = attrs.field(factory=list)
-    unchanged: int = 0
-    chunks: int = 0
-    #: windows embedded by the provider now / served from the embedding cache
-    embedded: int = 0
-    cached: int = 0
-    skipped: list[tuple[str, str]] = attrs.field(factory=list)
-    warnings: list[str] = attrs.field(factory=list)
-    #: (old, new) embedding model when it changed and everything was re-embedded
-    model_changed: tuple[str | None, str | None] | None = None
-    #: set when the store was corrupted and rebuilt
-    recovered_from: str | None = None
-    seconds: float = 0.0
-    model: str | None = None
-
-    @property
-    def changed_anything(self) -> bool:
-        return bool(self.added or self.changed or self.removed)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = attrs.asdict(self)
-        d["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
-        return d
-
-
-class SearchResults(list[SearchHit]):
-    """The hits of one search, best first, plus how the search ran.
-
-    ``mode`` is ``"hybrid"``, ``"keyword-only"`` or ``"vector-only"``; ``notice`` says why
-    when semantic search was not available (never silent).
-    """
-
-    def __init__(self, hits: Sequence[SearchHit] = (), *, query: str = "", mode: str = "hybrid",
-                 notice: str | None = None, terms: Sequence[str] = ()) -> None:
-        super().__init__(hits)
-        self.query = query
-        self.mode = mode
-        self.notice = notice
-        self.terms = list(terms)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "notice": self.notice,
-            "results": [h.to_dict() for h in self],
-        }
-
-
-@attrs.frozen
-class MemoryExcerpt:
-    """Lines of a memory file, from ``memory_get``."""
-
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    total_lines: int
-
-    @property
-    def citation(self) -> str:
-        return f"{self.path}#L{self.start_line}-L{self.end_line}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self) | {"citation": self.citation}
 
 
 _CITATION = re.compile(r"^(?P<path>.+?)#L(?P<a>\d+)(?:-L?(?P<b>\d+))?$")
@@ -421,7 +337,7 @@ class MemoryIndex:
     ) -> None:
         """Embed the chunks of ``pending`` documents and write each document in one
         transaction (``Store.replace_file``): the path every indexer shares — the agent's
-        files here, a user's memory documents in :class:`~soulframe.usermemory.UserMemory`.
+        files here, a user's memory documents in :class:`~soulframe.memory.users.UserMemory`.
 
         ``pending`` holds ``(record, chunks, is_new)`` per document, ``chunks`` from the
         selected chunker (:func:`soulframe.memory.pipeline.chunk`). Vectors come from the embedding cache where

@@ -95,7 +95,7 @@ class UserMemory:
     def sync(self) -> int:
         """Index the user's documents that changed (and drop deleted ones) into the memory
         store with ``scope=<user id>``. Returns how many documents were (re)indexed."""
-        from .index import SyncReport
+        from .results import SyncReport
 
         index = self.agent.memory
         store = index.store

@@ -3,7 +3,7 @@
 ``build_system_prompt(agent, session)``:
 
 1. resolves the prompt mode (:func:`resolve_mode`);
-2. collects the context files the session may see (:func:`soulframe.context.collect_context`)
+2. collects the context files the session may see (:func:`soulframe.prompt.context.collect_context`)
    and the agent's display identity;
 3. renders every section registered through ``register_prompt_sections`` whose ``modes``
    include the mode, in ``(order, name)`` order, skipping those that render nothing and

@@ -17,8 +17,8 @@ skills), where that check costs milliseconds, it runs at most every ten times it
 :meth:`SkillSet.watch`.
 
 Nothing here imports numpy, rank-bm25 or watchdog at module level: a prompt build needs
-none of them. Search imports :mod:`soulframe.skills_search`, watching
-:mod:`soulframe.skills_watch`.
+none of them. Search imports :mod:`soulframe.skills.search`, watching
+:mod:`soulframe.skills.watch`.
 """
 
 from __future__ import annotations
