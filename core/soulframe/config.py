@@ -10,6 +10,9 @@ Lookup order for the config file (the first that exists is used):
 ``--config PATH`` > ``$SOULFRAME_CONFIG`` > ``<workspace>/soulframe.toml`` (or ``.json``) >
 the user config dir (``platformdirs.user_config_dir("soulframe")/soulframe.toml``) > (when no
 workspace is given) the default workspace's ``soulframe.toml``.
+
+One module, over the usual size, because loading, validating and locating a value are one
+job over one table of keys; the key table is most of its length.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ Hooks fall into four groups:
 * **chains** (``transform_context_files``) pass a value through every plugin in turn;
 * **observers** (``prompt_built``, ``memory_indexed``, ``before_compaction``) are told about
   an event; their return values are ignored.
+
+One module, over the usual size, because it is the whole contract in one place (as
+pytest's and pluggy's hookspecs are): a plugin author reads this file and nothing else.
 """
 
 from __future__ import annotations

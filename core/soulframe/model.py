@@ -3,6 +3,10 @@
 Everything here is a plain attrs class (frozen where the value never changes after it is
 built) or a :class:`typing.Protocol` a plugin implements. Nothing here imports a heavy
 dependency: numpy arrays appear only in type annotations.
+
+One module, over the usual size, because it is a catalogue: every value type and protocol
+the core and the plugins share, and nothing else, so a plugin imports its types from one
+place.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ In managed mode these skills are tier 4 (global) of the skill hierarchy
 (:func:`managed_skill_source`): each accessible skill's files are written to a private cache
 directory (``<state_dir>/managed-skills/<slug>/v<version>/``) so ``{baseDir}`` and
 ``skill_read`` work as for a skill on disk.
+
+One module, over the usual size, because visibility, grants and pins are one set of rules
+that every query here applies together.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ scope covers the agent's memory and that user's, and the core's fusion boosts th
   the agent/user/visibility filter does not leave results short;
 * every write of one file is one transaction (``Database.run``), retried once if the
   connection is lost before the commit: a killed server leaves the old file or the new one.
+
+One module, over the usual size, because it is one thing: the ``Store`` protocol on
+PostgreSQL, every method a transaction against the same schema.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@
   searches that instead);
 * a corrupted file is detected on open, moved aside as ``<name>.corrupt-<timestamp>`` and
   a fresh index is created; the memory index then rebuilds it from the Markdown.
+
+One module, over the usual size, because it is one thing: the ``Store`` protocol on one
+SQLite file, every method a transaction against the same schema (the vector scan and the
+per-user files live in their own modules).
 """
 
 from __future__ import annotations

@@ -159,6 +159,8 @@ _REGISTRY_HOOKS = {
     "register_embedding_providers": "embedding providers",
     "register_tools": "tools",
     "register_chat_models": "chat models",
+    "register_chunkers": "chunkers",
+    "register_rerankers": "re-rankers",
 }
 
 
