@@ -83,11 +83,14 @@ def resolve_api_key(
 ) -> tuple[Secret | None, str | None]:
     """The API key a config gives, by the precedence every plugin uses: the key itself
     (``api_key``), else the environment variable the config names (``api_key_env``), else
-    the plugin's default variable (``OPENAI_API_KEY``...). A named variable that is unset
-    does not fall back to the default: a key meant for one place is never sent to another.
+    the plugin's default variable (``OPENAI_API_KEY``...), else the key stored under that
+    variable's name with ``soulframe keys set`` (:mod:`soulframe.keys`). A named variable
+    that is unset does not fall back to the default: a key meant for one place is never sent
+    to another.
 
-    Returns the key (None when there is none) and the environment variable that was read
-    (None when the key was given literally, or there was no variable to read).
+    Returns the key (None when there is none) and the variable that was read (None when the
+    key was given literally, or there was no variable to read); :func:`key_source` says
+    where a found key came from.
     """
     if value:
         return Secret(str(value)), None
@@ -95,7 +98,19 @@ def resolve_api_key(
     if not name:
         return None, None
     found = (os.environ if environ is None else environ).get(name)
+    if not found:
+        from .keys import stored_key
+
+        found = stored_key(name)
     return (Secret(found) if found else None), name
+
+
+def key_source(env_name: str, *, environ: Mapping[str, str] | None = None) -> str:
+    """Where :func:`resolve_api_key` found a key for ``env_name``: the environment variable,
+    or the keys file (for messages; never the key)."""
+    if (os.environ if environ is None else environ).get(env_name):
+        return f"environment variable {env_name}"
+    return f"keys file ({env_name}, set with `soulframe keys set`)"
 
 
 @attrs.frozen

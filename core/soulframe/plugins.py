@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.metadata as md
+import logging
 import os
 import warnings
 from collections.abc import Iterable, Sequence
@@ -24,6 +25,7 @@ from .model import ConfigError, Registration, UnknownNameError
 GROUP = "soulframe"
 OWN_DIST = "soulframe"
 DISABLE_ENV = "SOULFRAME_DISABLE_PLUGINS"
+log = logging.getLogger("soulframe.plugins")
 TRACE_ENV = "SOULFRAME_TRACE_PLUGINS"
 
 
@@ -127,6 +129,7 @@ def make_plugin_manager(
                 )
     for name in blocked:
         pm.set_blocked(name)
+        log.info("plugin %s is disabled (blocked before loading)", name)
 
     for ep in eps:
         if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
@@ -150,6 +153,7 @@ def make_plugin_manager(
             )
             continue
         pm.dists[ep.name] = (dist, version)
+        log.debug("loaded plugin %s from %s %s", ep.name, dist, version)
 
     for plugin in plugins:
         name = getattr(plugin, "__name__", None) or type(plugin).__name__

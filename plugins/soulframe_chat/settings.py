@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from soulframe.http import Secret, resolve_api_key
+from soulframe.http import Secret, key_source, resolve_api_key
 
 from .errors import ChatConfigError
 
@@ -149,7 +149,7 @@ def resolve_settings(
     )
     source: str | None = None
     if key is not None:
-        source = f"environment variable {env_name}" if env_name else "[model] api_key"
+        source = key_source(env_name, environ=environ) if env_name else "[model] api_key"
     elif table.get("api_key_env"):
         raise ChatConfigError(
             f"[model] api_key_env names the environment variable {env_name}, which is not set"
@@ -157,7 +157,8 @@ def resolve_settings(
     if key is None and preset.key_required:
         raise ChatConfigError(
             f"provider {provider!r} needs an API key: set the environment variable "
-            f"{preset.key_env}, or name another one in [model] api_key_env"
+            f"{preset.key_env}, store it with `soulframe keys set {preset.key_env}`, or name "
+            "another variable in [model] api_key_env"
         )
     max_retries = _number(table, "max_retries", int, 3)
     return ModelSettings(

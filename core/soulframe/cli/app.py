@@ -8,6 +8,8 @@ the embedding model. Plugins add commands through the ``register_commands(cli)``
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -46,6 +48,8 @@ def _version() -> str:
 
 def build_cli(pm: PluginManager | None = None) -> click.Group:
     """A fresh CLI group with the core commands and every plugin's commands."""
+    from .install import install_command, uninstall_command
+    from .keys import keys_group
 
     @click.group(cls=SoulframeGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.option("-w", "--workspace", type=click.Path(file_okay=False), envvar="SOULFRAME_WORKSPACE",
@@ -53,9 +57,13 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
     @click.option("--agent", "agent_id", metavar="ID", help="Which [[agents]] entry of the config to use.")
     @click.option("--config", "config_path", type=click.Path(dir_okay=False),
                   help="Config file (default: $SOULFRAME_CONFIG, <workspace>/soulframe.toml, user config dir).")
+    @click.option("-v", "--verbose", count=True,
+                  help="Log what happens on stderr (-v info, -vv debug; or SOULFRAME_LOG=debug). "
+                  "Secrets are masked.")
     @click.version_option(_version(), "--version", prog_name="soulframe")
     @click.pass_context
-    def cli(ctx: click.Context, workspace: str | None, agent_id: str | None, config_path: str | None) -> None:
+    def cli(ctx: click.Context, workspace: str | None, agent_id: str | None, config_path: str | None,
+            verbose: int) -> None:
         """soulframe — identity, memory and skills for personal AI agents.
 
         An agent's identity and memory live in plain Markdown files in a workspace
@@ -69,12 +77,19 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
           soulframe -w ~/agent prompt       print the system prompt
           soulframe -w ~/agent memory search "what did we decide about X"
         """
+        if verbose:
+            from ..logs import configure
+
+            configure(verbose)
         state = State(workspace, agent_id, config_path)
         state.pm = pm
         ctx.obj = state
 
     cli.add_command(plugins_command)
     cli.add_command(config_group)
+    cli.add_command(keys_group)
+    cli.add_command(install_command)
+    cli.add_command(uninstall_command)
     _add_core_commands(cli)
     if pm is not None:
         pm.hook.register_commands(cli=cli)
@@ -103,16 +118,15 @@ def _add_core_commands(cli: click.Group) -> None:
 
 
 @click.command("plugins")
-@click.option("--all", "show_all", is_flag=True, help="Include soulframe's own default plugins.")
+@click.option("--all", "show_all", is_flag=True, help="Include soulframe's own default plugins (text and JSON alike).")
 @click.option("--hook", "hook_filter", metavar="NAME", help="Only plugins implementing this hook.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_state
 def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_json: bool) -> None:
     """List installed plugins: distribution, version, hooks and what each registers.
 
-    soulframe's own default plugins are listed too (they are ordinary plugins loaded from
-    the same entry points); pass --all to include them in JSON output, which by default
-    shows third-party plugins only, like `llm plugins`.
+    Third-party plugins only, like `llm plugins`; --all adds soulframe's own default
+    plugins (ordinary plugins loaded from the same entry points), in text and JSON alike.
     """
     from .. import plugins as p
 
@@ -121,11 +135,13 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
     infos = p.list_plugins(pm)
     registered, overrides = _what_each_registers(pm)
     rows: list[dict[str, Any]] = []
+    hidden = 0
     for info in infos:
         if hook_filter and hook_filter not in info.hooks:
             continue
         own = info.dist is not None and info.dist.lower() == "soulframe"
-        if as_json and not show_all and own:
+        if not show_all and own:
+            hidden += 1
             continue
         rows.append({
             "name": info.name,
@@ -146,6 +162,10 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
             click.echo(f"    {kind}: {', '.join(names)}")
         for line in row["overrides"]:
             click.secho(f"    overrides {line}", fg="yellow")
+    if not rows:
+        click.echo("no third-party plugins installed")
+    if hidden:
+        click.echo(f"({hidden} of soulframe's own default plugins not shown: --all lists them)")
     for line in pm.load_errors:
         click.echo(f"not loaded: {line}")
 
@@ -246,7 +266,12 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"soulframe, version {_version()}")
         return
     warnings.showwarning = _show_warning
+    from ..logs import ENV, configure
     from ..model import ConfigError
+
+    verbosity = _verbosity(args)
+    if verbosity or ENV in os.environ:  # before plugins load, so their loading is logged
+        configure(verbosity)
 
     try:
         pm = _plugins_for(args)
@@ -255,6 +280,20 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     cli = build_cli(pm)
     cli.main(args=args, prog_name="soulframe")
+
+
+def _verbosity(args: list[str]) -> int:
+    """How many ``-v`` the top-level options hold (``-v``, ``-vv``, ``--verbose``), before
+    the first command name."""
+    n = 0
+    for a in args:
+        if a == "--verbose":
+            n += 1
+        elif re.fullmatch(r"-v+", a):
+            n += len(a) - 1
+        elif not a.startswith("-"):
+            break
+    return n
 
 
 def _plugins_for(args: list[str]) -> PluginManager:
