@@ -95,3 +95,33 @@ def test_install_needs_a_package(cli) -> None:
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip(reason="the throwaway environment uses bin/python")
+
+
+def test_shell_completion_completes_commands_and_plugin_subcommands(tmp_path: Path) -> None:
+    env = {**os.environ, "_SOULFRAME_COMPLETE": "bash_source"}
+    script = subprocess.run([sys.executable, "-m", "soulframe"], env=env, capture_output=True,
+                            text=True, timeout=60, cwd=tmp_path)
+    assert "_soulframe_completion" in script.stdout
+    env = {**os.environ, "_SOULFRAME_COMPLETE": "bash_complete", "COMP_WORDS": "soulframe memory se",
+           "COMP_CWORD": "2"}
+    done = subprocess.run([sys.executable, "-m", "soulframe"], env=env, capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert "plain,search" in done.stdout.splitlines()
+
+
+def test_without_pip_uv_is_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import importlib.util
+
+    from soulframe.cli import install
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real(name, *a))
+    fake_uv = tmp_path / "uv"
+    fake_uv.write_text("#!/bin/sh\n")
+    fake_uv.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert install.pip_command(["install", "x"]) == [str(fake_uv), "pip", "install", "--python", sys.executable, "x"]
+    assert install.pip_command(["uninstall", "x", "-y"]) == [str(fake_uv), "pip", "uninstall", "--python", sys.executable, "x"]
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(Exception, match="uv is not on PATH"):
+        install.pip_command(["install", "x"])

@@ -5,6 +5,8 @@ of the plugins that appeared or went."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import shutil
 import subprocess
 import sys
 
@@ -21,8 +23,24 @@ def plugin_names() -> dict[str, str]:
     return {ep.name: ep.dist.name if ep.dist is not None else "?" for ep in ordered_entry_points()}
 
 
+def pip_command(args: list[str]) -> list[str]:
+    """pip for the interpreter soulframe runs on; ``uv pip`` for it in an environment that
+    has no pip (``uv tool install`` makes those)."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip", *args]
+    uv = shutil.which("uv")
+    if uv is None:
+        raise click.ClickException(
+            f"pip is not installed in {sys.prefix} and uv is not on PATH: install pip there "
+            f"({sys.executable} -m ensurepip) or use your tool's own command (pipx inject, "
+            "uv tool install --with)")
+    if args and args[0] == "uninstall":
+        args = [a for a in args if a not in ("-y", "--yes")]  # uv does not ask
+    return [uv, "pip", *args[:1], "--python", sys.executable, *args[1:]]
+
+
 def _pip(args: list[str], as_json: bool) -> int:
-    cmd = [sys.executable, "-m", "pip", *args]
+    cmd = pip_command(args)
     # pip's own progress goes to the terminal; with --json it goes to stderr so stdout
     # holds only the report
     done = subprocess.run(cmd, stdout=sys.stderr if as_json else None)
