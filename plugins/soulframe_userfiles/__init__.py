@@ -114,14 +114,19 @@ def register_commands(cli: click.Group) -> None:
     @context.command("show")
     @click.argument("name", type=names)
     @click.option("--user", "user_id", help="Show this user's copy (falls back to the agent's).")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON: {name, user, content}.")
     @click.pass_obj
-    def show(state: Any, name: str, user_id: str | None) -> None:
+    def show(state: Any, name: str, user_id: str | None, as_json: bool) -> None:
         """Print context file NAME as the agent sees it."""
         from soulframe.agentstore import read_context_file
+        from soulframe.cli import echo_json
 
         content = read_context_file(state.agent(), user_id, name)
         if content is None:
             raise click.ClickException(f"{name}: none" + (f" for user {user_id!r}" if user_id else ""))
+        if as_json:
+            echo_json({"name": name, "user": user_id, "content": content})
+            return
         click.echo(content, nl=not content.endswith("\n"))
 
     @context.command("set")

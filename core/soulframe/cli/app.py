@@ -246,12 +246,17 @@ def config_show(state: State, as_json: bool) -> None:
 
 
 @config_group.command("path")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {config_file, user_config_dir}.")
 @pass_state
-def config_path(state: State) -> None:
+def config_path(state: State, as_json: bool) -> None:
     """Print the config file in use (or where one would be looked for)."""
     from ..config import user_config_dir
 
     cfg = state.config()
+    if as_json:
+        echo_json({"config_file": str(cfg.path) if cfg.path else None,
+                   "user_config_dir": str(user_config_dir())})
+        return
     click.echo(str(cfg.path) if cfg.path else f"(none) — looked in the workspace and {user_config_dir()}")
 
 

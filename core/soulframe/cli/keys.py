@@ -60,10 +60,14 @@ def keys_list(as_json: bool) -> None:
 
 
 @keys_group.command("path")
-def keys_path_command() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {path, exists}.")
+def keys_path_command(as_json: bool) -> None:
     """Print where keys are stored."""
     from ..keys import keys_path
 
+    if as_json:
+        echo_json({"path": str(keys_path()), "exists": keys_path().exists()})
+        return
     click.echo(str(keys_path()))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -286,17 +287,28 @@ def memory_status(state: State, deep: bool, as_json: bool) -> None:
 
 @memory_group.command("watch")
 @click.option("--debounce-ms", type=int, default=None, help="Default memory.watch_debounce_ms (1,500).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object per sync (JSON Lines), as `memory index --json` does.")
 @pass_state
-def memory_watch(state: State, debounce_ms: int | None) -> None:
+def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
     """Re-index whenever a memory file changes (Ctrl-C to stop)."""
     from ..memory.watch import watch
 
     mem = _index(state)
     debounce = (debounce_ms if debounce_ms is not None else int(state.config().get("memory.watch_debounce_ms"))) / 1000
     with _warnings_in_report():
-        _print_report(mem.sync())
+        first = mem.sync()
+    if as_json:
+        click.echo(json.dumps(first.to_dict(), ensure_ascii=False, default=str), nl=True)
+    else:
+        _print_report(first)
 
     def on_sync(report: SyncReport) -> None:
+        if as_json:
+            if report.changed_anything or report.warnings:
+                click.echo(json.dumps(report.to_dict(), ensure_ascii=False, default=str))
+                sys.stdout.flush()
+            return
         if report.changed_anything or report.warnings:
             stamp = time.strftime("%H:%M:%S")
             click.echo(f"[{stamp}] ", nl=False)

@@ -127,12 +127,21 @@ def search_command(state: State, query: str, k: int | None, keyword_only: bool, 
 @skills_group.command("show")
 @click.argument("name")
 @click.option("--raw", is_flag=True, help="Print only the SKILL.md text ({baseDir} substituted).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {name, description, tier, tier_name, path, shadows, text}.")
 @pass_state
-def show_command(state: State, name: str, raw: bool) -> None:
+def show_command(state: State, name: str, raw: bool, as_json: bool) -> None:
     """Print a skill's SKILL.md with {baseDir} replaced, and where it came from."""
     skills = state.agent().skills
     text = skills.read(name)
     skill = skills.get(name)
+    if as_json and skill is not None:
+        echo_json({"name": skill.name, "description": skill.description, "tier": skill.tier,
+                   "tier_name": skill.tier_name, "path": str(skill.path),
+                   "shadows": [{"tier": s.tier, "tier_name": s.tier_name, "path": str(s.path)}
+                               for s in skills.shadowed(name)],
+                   "text": text})
+        return
     if not raw and skill is not None:
         click.secho(f"# {skill.name} — tier {skill.tier} ({skill.tier_name})", bold=True, err=False)
         click.echo(f"# location: {skill.path}")
@@ -148,8 +157,9 @@ def show_command(state: State, name: str, raw: bool) -> None:
               help="One line: what the skill does and when to use it (the model picks skills by it).")
 @click.option("--tier", type=click.Choice(sorted(_TIERS)), default="workspace", show_default=True,
               help="workspace = <workspace>/skills/, project = <workspace>/.agents/skills/.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {path, name, tier, wins, overrides}.")
 @pass_state
-def new_command(state: State, name: str, description: str | None, tier: str) -> None:
+def new_command(state: State, name: str, description: str | None, tier: str, as_json: bool) -> None:
     """Scaffold a new skill: <tier dir>/NAME/SKILL.md with valid front matter."""
     import yaml
 
@@ -182,8 +192,13 @@ def new_command(state: State, name: str, description: str | None, tier: str) -> 
         raise SoulframeError(f"{path} already exists; edit it, or pick another name")
     skills = agent.skills
     skills.reload()
-    click.echo(f"created {path}")
     winner = skills.get(name)
+    if as_json:
+        echo_json({"path": str(path), "name": name, "tier": tier,
+                   "wins": winner is not None and winner.path == path,
+                   "overrides": [str(s.path) for s in skills.shadowed(name) if s.path != path]})
+        return
+    click.echo(f"created {path}")
     if winner is not None and winner.path != path:
         click.secho(f"note: {winner.tier_name} skill {winner.path} has the same name and a "
                     "higher tier; it wins", fg="yellow")
