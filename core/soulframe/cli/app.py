@@ -209,6 +209,14 @@ def _what_each_registers(
             if previous is not None and previous != plugin_name:
                 overrides.setdefault(plugin_name, []).append(f"{label}: {name} (replaces {previous}'s)")
             owner[name] = plugin_name
+    try:
+        declared = p.call_in_order(pm, "register_config_keys")
+    except Exception as exc:
+        click.secho(f"warning: register_config_keys failed: {exc}", fg="yellow", err=True)
+        declared = []
+    for plugin_name, keys in declared:
+        if keys:
+            out.setdefault(plugin_name, {})["config keys"] = sorted(keys)
     return out, overrides
 
 
