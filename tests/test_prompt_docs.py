@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import os
 
-from soulframe.config import DEFAULTS
+from soulframe.config import key_catalogue
 from soulframe_sections.catalog import SECTIONS
 from test_prompt_helpers import GOLDEN, REPO, updating
 
 DOC = REPO / "docs" / "prompt.md"
+#: every key: the core's and the default plugins' (delegation.*, model.* are plugins' own)
+KEYS_BY_NAME = key_catalogue()
 MODES = ("full", "task", "minimal", "none")
 
 #: the keys that shape the prompt, in the order the page lists them
 KEYS = (
-    *(k for k in DEFAULTS if k.startswith("prompt.")),
+    *(k for k in KEYS_BY_NAME if k.startswith("prompt.")),
     "bootstrap.max_chars_per_file", "bootstrap.total_max_chars", "bootstrap.truncation",
     "timezone", "ui.assistant_name", "ui.assistant_emoji",
     "sandbox.enabled", "sandbox.container_dir", "sandbox.access",
@@ -47,7 +49,7 @@ def sections_table() -> str:
 def keys_table() -> str:
     rows = ["| key | default | meaning |", "|---|---|---|"]
     for key in KEYS:
-        spec = DEFAULTS[key]
+        spec = KEYS_BY_NAME[key]
         default = "—" if spec.default is None else f"`{spec.default!r}`"
         meaning = spec.help.replace("|", "\\|")
         if spec.choices:
@@ -86,7 +88,7 @@ def test_prompt_doc_is_current() -> None:
 
 def test_every_prompt_key_is_documented() -> None:
     text = DOC.read_text(encoding="utf-8")
-    for key in DEFAULTS:
+    for key in KEYS_BY_NAME:
         if key.startswith("prompt."):
             assert f"`{key}`" in text, key
 

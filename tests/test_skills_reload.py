@@ -121,11 +121,11 @@ def test_while_watching_a_prompt_build_does_not_stat_the_skill_files(agent: Agen
     agent.skills.prompt_block(ctx)
     time.sleep(0.3)  # let the debounce window that watch() opened (if any) close
     agent.skills.prompt_block(ctx)
-    from soulframe import skills_loader
+    from soulframe.skills import loader as skills_loader
 
     calls: list[Any] = []
     real = skills_loader.sig_of
-    monkeypatch.setattr("soulframe.skills.sig_of", lambda p: calls.append(p) or real(p))
+    monkeypatch.setattr("soulframe.skills.skillset.sig_of", lambda p: calls.append(p) or real(p))
     for _ in range(10):
         agent.skills.prompt_block(ctx)
     assert calls == []
