@@ -19,15 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from soulframe import SkillSource, ToolContext, ToolSpec, hookimpl
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 #: the built-in skills (package data: each a directory with a SKILL.md)
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 
 
-def _dir(agent: Any, value: Any) -> Path | None:
+def _dir(agent: Agent, value: Any) -> Path | None:
     if value is None or not str(value).strip():
         return None
     path = Path(str(value)).expanduser()
@@ -36,7 +39,7 @@ def _dir(agent: Any, value: Any) -> Path | None:
 
 
 @hookimpl
-def register_skill_sources(agent: Any) -> Iterable[SkillSource]:
+def register_skill_sources(agent: Agent) -> Iterable[SkillSource]:
     cfg = agent.config
     sources = [
         SkillSource(name="workspace", tier=1, root=agent.root / "skills"),

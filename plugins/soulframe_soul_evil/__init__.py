@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from soulframe import hookimpl
 from soulframe.config import K, Key
 from soulframe.model import ContextFile, DoctorCheck, Finding, Session
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 
 class SoulEvilWarning(UserWarning):
@@ -28,7 +31,7 @@ class SoulEvilWarning(UserWarning):
 
 
 @hookimpl
-def transform_context_files(agent: Any, session: Session, files: list[ContextFile]) -> list[ContextFile] | None:
+def transform_context_files(agent: Agent, session: Session, files: list[ContextFile]) -> list[ContextFile] | None:
     if not agent.config.get("soul_evil.enabled"):
         return None
     from soulframe.prompt.context import session_now, visible_in_session
@@ -72,7 +75,7 @@ def transform_context_files(agent: Any, session: Session, files: list[ContextFil
     return out
 
 
-def _read_alternate(agent: Any, name: str) -> str | None:
+def _read_alternate(agent: Agent, name: str) -> str | None:
     from soulframe.model import PathEscapeError
 
     try:
@@ -117,7 +120,7 @@ def register_config_keys() -> dict[str, Key]:
     }
 
 
-def soul_evil(agent: Any) -> Iterable[Finding]:
+def soul_evil(agent: Agent) -> Iterable[Finding]:
     """The alternate persona is enabled but can never be used."""
     if not agent.config.get("soul_evil.enabled"):
         return

@@ -8,7 +8,7 @@ file out (``soulframe.prompt.context.collect_context``), so onboarding is not di
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 from soulframe import hookimpl
@@ -16,6 +16,9 @@ from soulframe.config import K, Key
 from soulframe.model import ContextFile, Registration, Session
 
 from .render import delegation_md, team_md
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 SOURCE_NAME = "virtual"
 VIRTUAL_NAMES = ("DELEGATION.md", "TEAM.md")
@@ -29,11 +32,11 @@ class VirtualFiles:
     files: tuple[ContextFile, ...]
     name: str = SOURCE_NAME
 
-    def load(self, agent: Any, session: Session) -> Sequence[ContextFile]:
+    def load(self, agent: Agent, session: Session) -> Sequence[ContextFile]:
         return self.files
 
 
-def build(agent: Any) -> VirtualFiles:
+def build(agent: Agent) -> VirtualFiles:
     spec = agent.spec
     inline_max = int(agent.config.get("delegation.inline_max_targets") or 15)
     files = []

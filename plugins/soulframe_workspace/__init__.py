@@ -4,15 +4,18 @@ new workspace is seeded with (``soulframe init``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from soulframe import hookimpl
 from soulframe.model import Registration, WorkspaceTemplate
 
 from .templates import default_templates
 
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
-def _source(agent: Any) -> Any:
+
+def _source(agent: Agent) -> Any:
     from .source import WorkspaceSource
 
     return WorkspaceSource(agent)

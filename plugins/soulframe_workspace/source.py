@@ -17,7 +17,7 @@ import stat
 import threading
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe.model import ContextFile, PathEscapeError, Session
@@ -29,6 +29,9 @@ from soulframe.prompt.context import (
     visible_in_session,
 )
 from soulframe.workspace import Workspace
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 
 @attrs.frozen
@@ -183,10 +186,10 @@ class WorkspaceSource:
 
     name = "workspace"
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
         self.agent = agent
 
-    def names(self, agent: Any, session: Session) -> list[str]:
+    def names(self, agent: Agent, session: Session) -> list[str]:
         wanted = list(BOOTSTRAP_FILES)
         # private memory is not even read for a session that may not see it
         if visible_in_session("MEMORY.md", session, agent.config):
@@ -194,7 +197,7 @@ class WorkspaceSource:
             wanted += daily_log_names(agent, session)
         return [n for n in wanted if visible_in_session(n, session, agent.config)]
 
-    def load(self, agent: Any, session: Session) -> list[ContextFile]:
+    def load(self, agent: Agent, session: Session) -> list[ContextFile]:
         ws: Workspace = agent.workspace
         cap = read_cap(agent.config)
         out: list[ContextFile] = []
