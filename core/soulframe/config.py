@@ -122,6 +122,7 @@ DEFAULTS: dict[str, Key] = {
         "context files shown above the cache boundary; the others (USER.md, BOOTSTRAP.md, MEMORY.md, daily logs) go below it",
         seed="002",
     ),
+    "model.aliases": K({}, "short names for chat models, used by -m: {fast = \"openai/gpt-4o-mini\"}"),
     "model.context_window": K(200_000, "the chat model's context window in tokens: the prompt budget scales down to fit a small one", min=1),
     # ----------------------------------------------------------------- identity
     "ui.assistant_name": K(None, "display name override (highest in the identity chain)", types=(str, NONE), seed="003 §1.3"),

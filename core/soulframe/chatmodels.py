@@ -1,0 +1,80 @@
+"""Choosing a chat model by name, as ``llm`` users expect: ``-m NAME`` on every command that
+calls one, aliases (``[model] aliases``), and a default set with ``soulframe models default``.
+
+A NAME is an alias, ``provider/model`` (``anthropic/claude-haiku-4-5``,
+``openrouter/meta-llama/llama-3.1-8b``: the part before the first ``/`` is a provider only when
+a registered chat-model provider has that name), or a bare model id for the configured provider.
+The choice overrides ``model.provider`` / ``model.name`` for that run only; everything else in
+``[model]`` (base_url, keys, timeouts) still applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .model import ConfigError
+
+if TYPE_CHECKING:
+    from .config import Config
+
+
+def default_model_path() -> Path:
+    from .config import user_config_dir
+
+    return user_config_dir() / "default_model.txt"
+
+
+def default_model() -> str | None:
+    """The model ``soulframe models default NAME`` set, if any."""
+    try:
+        text = default_model_path().read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def set_default_model(name: str) -> Path:
+    from .workspace import atomic_write, ensure_private_dir
+
+    path = default_model_path()
+    ensure_private_dir(path.parent)
+    atomic_write(path, name.strip() + "\n")
+    return path
+
+
+def resolve(name: str, providers: Iterable[str], aliases: dict[str, str] | None = None) -> tuple[str | None, str]:
+    """``(provider or None, model id)`` for NAME (see the module docstring)."""
+    name = name.strip()
+    if not name:
+        raise ConfigError("-m/--model: the model name is empty")
+    seen = set()
+    while aliases and name in aliases and name not in seen:  # an alias may name another
+        seen.add(name)
+        name = str(aliases[name]).strip()
+    head, sep, rest = name.partition("/")
+    if sep and rest and head in set(providers):
+        return head, rest
+    return None, name
+
+
+def choose(config: Config, name: str | None, providers: Iterable[str]) -> Config:
+    """``config`` with the model NAME picks; without NAME, the default model when the config
+    names none."""
+    if name is None:
+        if config.get("model.name") or config.get("model.provider"):
+            return config
+        name = default_model()
+        if name is None:
+            return config
+    aliases = config.get("model.aliases") or {}
+    provider, model = resolve(name, providers, dict(aliases))
+    overrides = {"model__name": model}
+    if provider is not None:
+        overrides["model__provider"] = provider
+    elif not config.get("model.provider"):
+        raise ConfigError(
+            f"-m {name}: no provider for it: write provider/model (e.g. openai/{model}), or set "
+            "[model] provider in soulframe.toml")
+    return config.evolve(**overrides)

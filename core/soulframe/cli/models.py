@@ -1,0 +1,125 @@
+"""``soulframe models``: every model soulframe can use — chat models (``register_chat_models``)
+and embedding providers (``register_embedding_providers``) — and the default chat model.
+Plugins add subcommands to the group (``models install`` comes with the offline model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .state import State, command_group, echo_json, pass_state
+
+
+def add_models_commands(cli: click.Group) -> None:
+    group = command_group(cli, "models", "Chat models and embedding providers: list them, "
+                          "pick the default chat model.")
+    group.add_command(list_command)
+    group.add_command(default_command)
+
+
+def _chat_rows(state: State) -> dict[str, Any]:
+    from ..chatmodels import default_model
+    from ..plugins import collect_named
+
+    config = state.config()
+    pm = state.pm if state.pm is not None else config.pm
+    providers = collect_named(pm, "register_chat_models") if pm is not None else {}
+    selected = config.get("model.provider")
+    return {
+        "provider": selected,
+        "name": config.get("model.name"),
+        "default": default_model(),
+        "aliases": dict(config.get("model.aliases") or {}),
+        "providers": [{"name": n, "description": r.description, "plugin": r.plugin,
+                       "selected": n == selected} for n, r in sorted(providers.items())],
+    }
+
+
+def _embedding_rows(state: State) -> dict[str, Any]:
+    from ..embedding import explain_providers
+    from ..plugins import collect_named
+
+    config = state.config()
+    pm = state.pm if state.pm is not None else config.pm
+    rows = explain_providers(config, collect_named(pm, "register_embedding_providers"))
+    selected = _selected(config, rows)
+    for row in rows:
+        row["selected"] = row["name"] == selected
+    return {"provider": config.get("embedding.provider"), "selected": selected, "providers": rows}
+
+
+@click.command("list")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {chat: {provider, name, default, aliases, providers}, embedding: "
+              "{provider, selected, providers}} (embedding's keys also at the top level).")
+@pass_state
+def list_command(state: State, as_json: bool) -> None:
+    """List chat models (providers, the configured model, aliases, the default) and embedding
+    providers (available or why not, model id, dimensions, which one is selected)."""
+    chat = _chat_rows(state)
+    emb = _embedding_rows(state)
+    if as_json:
+        echo_json({**emb, "chat": chat, "embedding": emb})
+        return
+    click.secho("chat models", bold=True)
+    chosen = f"{chat['provider']}/{chat['name']}" if chat["provider"] and chat["name"] else None
+    click.echo(f"  [model] = {chosen or 'not set'}"
+               + (f"; default: {chat['default']}" if chat["default"] else ""))
+    for alias, target in sorted(chat["aliases"].items()):
+        click.echo(f"  alias {alias} -> {target}")
+    for p in chat["providers"]:
+        mark = "*" if p["selected"] else " "
+        click.echo(f"{mark} {p['name']}  {p['description']}".rstrip())
+    click.echo()
+    click.secho("embedding providers", bold=True)
+    click.echo(f"embedding.provider = {emb['provider']!r}"
+               f" -> {emb['selected'] or 'none (semantic search off)'}")
+    for row in emb["providers"]:
+        mark = "*" if row["selected"] else " "
+        state_txt = "available" if row["available"] else "unavailable"
+        dims = row.get("dimensions") or "?"
+        click.secho(f"{mark} {row['name']}", bold=True, nl=False)
+        click.echo(f"  [{state_txt}]  model: {row.get('model_id') or '-'}  dims: {dims}")
+        where = row.get("weights") or row.get("endpoint")
+        if where:
+            click.echo(f"    {'weights' if row.get('weights') else 'endpoint'}: {where}")
+        if not row["available"] and row.get("reason"):
+            click.echo(f"    why: {row['reason']}")
+
+
+@click.command("default")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {default, path}.")
+def default_command(name: str | None, as_json: bool) -> None:
+    """Show or set the chat model used when a workspace's config names none (and no -m is
+    given): an alias, provider/model, or a model id.
+
+    \b
+      soulframe models default anthropic/claude-haiku-4-5
+      soulframe models default          # show it
+    """
+    from ..chatmodels import default_model, default_model_path, set_default_model
+
+    if name:
+        set_default_model(name)
+    current = default_model()
+    if as_json:
+        echo_json({"default": current, "path": str(default_model_path())})
+    elif name:
+        click.echo(f"default chat model: {current} (in {default_model_path()})")
+    else:
+        click.echo(current or "no default chat model; set one with `soulframe models default NAME`")
+
+
+def _selected(config: Any, rows: list[dict[str, Any]]) -> str | None:
+    name = str(config.get("embedding.provider") or "auto")
+    if name == "none":
+        return None
+    by_name = {r["name"]: r for r in rows}
+    if name != "auto":
+        return name if by_name.get(name, {}).get("available") else None
+    for candidate in config.get("embedding.auto_order") or ():
+        if by_name.get(candidate, {}).get("available"):
+            return str(candidate)
+    return None

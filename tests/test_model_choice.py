@@ -1,0 +1,84 @@
+"""``-m/--model`` on the commands that call a chat model, aliases, ``models default`` and
+``models list`` (chat models beside embedding providers). The model is a real HTTP server on
+127.0.0.1; what it was asked for is read from the requests it received."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fakes.llm_server import FakeLLMServer, say
+from soulframe.chatmodels import resolve
+from soulframe.model import ConfigError
+from soulframe.workspace import seed_workspace
+
+
+def _ws(workspace: Path, srv: FakeLLMServer, model: str = 'provider = "openai"\nname = "gpt-configured"\n') -> Path:
+    seed_workspace(workspace)
+    (workspace / "HEARTBEAT.md").write_text("# HEARTBEAT.md\n\n- Check the backups.\n")
+    (workspace / "soulframe.toml").write_text(
+        f'[model]\n{model}base_url = "{srv.openai_base_url}"\napi_key = "sk-test-0123456789abcd"\n'
+        'max_retries = 0\n[model.aliases]\nfast = "openai/gpt-fast"\n')
+    return workspace
+
+
+def _asked(srv: FakeLLMServer) -> str:
+    return str(srv.requests[-1].json["model"])
+
+
+def test_m_overrides_the_configured_model(cli, workspace: Path) -> None:
+    with FakeLLMServer([say("HEARTBEAT_OK"), say("HEARTBEAT_OK"), say("HEARTBEAT_OK")]) as srv:
+        ws = _ws(workspace, srv)
+        cli("-w", str(ws), "heartbeat", check=True)
+        assert _asked(srv) == "gpt-configured"
+        cli("-w", str(ws), "heartbeat", "-m", "gpt-other", check=True)
+        assert _asked(srv) == "gpt-other"
+        cli("-w", str(ws), "heartbeat", "--model", "fast", check=True)  # an alias
+        assert _asked(srv) == "gpt-fast"
+
+
+def test_models_default_is_used_when_the_config_names_no_model(cli, workspace: Path) -> None:
+    out = json.loads(cli("models", "default", "openai/gpt-default", "--json", check=True).stdout)
+    assert out["default"] == "openai/gpt-default"
+    with FakeLLMServer([say("HEARTBEAT_OK")]) as srv:
+        ws = _ws(workspace, srv, model="")
+        cli("-w", str(ws), "heartbeat", check=True)
+        assert _asked(srv) == "gpt-default"
+    assert cli("models", "default", check=True).stdout.strip() == "openai/gpt-default"
+
+
+def test_every_chat_model_command_takes_m() -> None:
+    from soulframe.cli import build_cli
+    from soulframe.plugins import make_plugin_manager
+
+    cli = build_cli(make_plugin_manager())
+    for path in (["heartbeat"], ["boot"], ["agents", "summon"], ["memory", "flush"]):
+        cmd = cli
+        for part in path:
+            cmd = cmd.commands[part]  # type: ignore[attr-defined]
+        opts = {o for p in cmd.params for o in getattr(p, "opts", [])}
+        assert {"-m", "--model"} <= opts, path
+
+
+def test_models_list_shows_chat_models_and_embedding_providers(cli, workspace: Path) -> None:
+    (workspace / "soulframe.toml").write_text('[model]\nprovider = "anthropic"\nname = "claude-x"\n'
+                                              '[model.aliases]\nfast = "openai/gpt-fast"\n')
+    data = json.loads(cli("-w", str(workspace), "models", "list", "--json", check=True).stdout)
+    names = {p["name"] for p in data["chat"]["providers"]}
+    assert {"openai", "anthropic", "ollama"} <= names
+    assert data["chat"]["provider"] == "anthropic" and data["chat"]["aliases"] == {"fast": "openai/gpt-fast"}
+    assert any(r["name"] == "local" for r in data["embedding"]["providers"])
+    text = cli("-w", str(workspace), "models", "list", check=True).stdout
+    assert "chat models" in text and "embedding providers" in text and "alias fast -> openai/gpt-fast" in text
+
+
+def test_resolve_names() -> None:
+    providers = ["openai", "anthropic", "openrouter"]
+    assert resolve("anthropic/claude-haiku", providers) == ("anthropic", "claude-haiku")
+    assert resolve("openrouter/meta-llama/llama-3", providers) == ("openrouter", "meta-llama/llama-3")
+    assert resolve("meta-llama/llama-3", providers) == (None, "meta-llama/llama-3")
+    assert resolve("fast", providers, {"fast": "cheap", "cheap": "openai/gpt-mini"}) == ("openai", "gpt-mini")
+    assert resolve("loop", providers, {"loop": "loop"}) == (None, "loop")
+    with pytest.raises(ConfigError):
+        resolve(" ", providers)
