@@ -214,3 +214,32 @@ def seed_workspace(
         if create_exclusive(path, t.content):
             created.append(t.name)
     return created
+
+
+# --------------------------------------------------------------------------- locks
+
+
+def lock_fd(fd: int, *, blocking: bool = True) -> bool:
+    """Take an exclusive advisory lock (``flock``) on an open file: the one lock helper
+    every writer and indexer uses, so two processes never interleave an append or a sync.
+    Returns ``False`` when ``blocking`` is false and another process holds it. Where there is
+    no ``fcntl`` (Windows) it returns ``True`` at once: one small ``O_APPEND`` write is
+    atomic enough there, and the sync lock is only an optimisation."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    return True
+
+
+def unlock_fd(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)
+

@@ -1,0 +1,80 @@
+"""Writing memory: an entry appended to today's log or to MEMORY.md, under the one file
+lock, fsynced, never through a symlink."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..model import SoulframeError
+from ..workspace import lock_fd, unlock_fd
+
+if TYPE_CHECKING:
+    from .index import MemoryIndex
+
+def append_daily(index: MemoryIndex, text: str, *, when: _dt.datetime | None = None) -> Path:
+    """Append ``- text`` to today's log ``memory/YYYY-MM-DD.md`` (agent time zone),
+    creating it with a ``# YYYY-MM-DD`` heading. Atomic against concurrent writers:
+    lock, append, fsync."""
+    index._check_enabled()
+    entry = _entry(text)
+    day = (when or index._now()).date().isoformat()
+    path = index.agent.workspace.resolve(f"memory/{day}.md")
+    _append_locked(path, entry, heading=f"# {day}\n\n")
+    return path
+
+
+def remember(index: MemoryIndex, text: str, *, curated: bool = False) -> Path:
+    """Append to today's log, or with ``curated`` to MEMORY.md (``- text (added
+    YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2)."""
+    if not curated:
+        return append_daily(index, text)
+    index._check_enabled()
+    entry = _entry(text)
+    day = index._today().isoformat()
+    if not entry.rstrip().endswith(")"):
+        entry = entry.rstrip("\n") + f" (added {day})\n"
+    ws = index.agent.workspace
+    existing = index.discovery.root_memory()
+    path = existing if existing is not None else ws.resolve("MEMORY.md")
+    _append_locked(path, entry, heading="# MEMORY.md\n\n")
+    return path
+
+
+def _entry(text: str) -> str:
+    text = " ".join((text or "").split())  # one entry, one line
+    if not text:
+        raise SoulframeError("memory remember: the text is empty")
+    return f"- {text}\n"
+
+
+def _append_locked(path: Path, entry: str, *, heading: str) -> None:
+    """Append under an exclusive lock, writing ``heading`` first if the file is new/empty,
+    then fsync. The file is created 0600 in a 0700 directory."""
+    from ..workspace import ensure_private_dir
+
+    ensure_private_dir(path.parent)
+    if path.is_symlink():
+        raise SoulframeError(f"{path.name}: refusing to append through a symlink")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        lock_fd(fd)
+        try:
+            size = os.fstat(fd).st_size
+            payload = entry
+            if size == 0:
+                payload = heading + entry
+            else:
+                # make sure the entry starts on its own line
+                with open(path, "rb") as fh:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        payload = "\n" + entry
+            os.write(fd, payload.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            unlock_fd(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,216 @@
+"""Searching memory: the keyword and vector channels (in parallel), fusion, the re-ranker
+seam, the user-scope boost, optional decay and MMR, ``min_score`` and the cut to k; each hit
+with its snippet showing the line that matched."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from ..model import SearchHit, Session, SoulframeError, StoredChunk
+from .fusion import Fused, cosine_lookup, fuse, mmr, temporal_decay
+from .querying import best_lines, query_terms, snippet
+from .results import MemoryWarning, SearchResults
+
+if TYPE_CHECKING:
+    from ..model import EmbeddingProvider
+    from .index import MemoryIndex
+
+log = logging.getLogger("soulframe.memory")
+
+POOL_MIN = 40
+
+
+#: candidates each channel contributes before fusion (per requested result)
+POOL_FACTOR = 8
+
+
+def search(index: MemoryIndex, query: str,
+    k: int | None = None,
+    session: Session | None = None,
+    *,
+    min_score: float | None = None,
+    channels: str = "hybrid",
+    sync: bool = True,
+) -> SearchResults:
+    """Search memory. ``session`` decides visibility: only a main, private session (or
+    ``None``, the owner calling the API) sees MEMORY.md and other private files.
+
+    :param k: results wanted (default ``memory.max_results``).
+    :param min_score: drop hits below this fused score (default ``memory.min_score``).
+    :param channels: ``"hybrid"`` (default), ``"keyword"`` or ``"vector"``.
+    """
+    index._check_enabled()
+    if channels not in ("hybrid", "keyword", "vector"):
+        raise ValueError(f"channels = {channels!r} — expected hybrid, keyword or vector")
+    k = int(index.config.get("memory.max_results")) if k is None else int(k)
+    if k < 1:
+        raise SoulframeError(f"memory search: k = {k}: ask for at least one result")
+    min_score = float(index.config.get("memory.min_score")) if min_score is None else float(min_score)
+    query = (query or "").strip()
+    if not query:
+        raise SoulframeError("memory search: the query is empty")
+    private = session is None or session.is_private
+    scope = session.user_id if session is not None else None
+    if sync:
+        index.sync(blocking=False)
+        if scope:
+            _sync_user(index, scope)
+    terms = query_terms(query)
+    pool = max(k * POOL_FACTOR, POOL_MIN)
+    store = index.store
+
+    notice: str | None = None
+    text_hits: list[StoredChunk] = []
+    vector_hits: list[StoredChunk] = []
+    qv: Any = None
+    provider = index.embedder if channels in ("hybrid", "vector") else None
+    text_job = None
+    if channels in ("hybrid", "keyword"):
+        if provider is not None:
+            # the channels are independent: SQLite and numpy both release the GIL, so
+            # the keyword query runs while the vectors are scanned
+            text_job = _pool(index).submit(
+                store.search_text, terms, pool, include_private=private, scope=scope)
+        else:
+            text_hits = store.search_text(terms, pool, include_private=private, scope=scope)
+    if channels in ("hybrid", "vector"):
+        if provider is None:
+            notice = index.embedder_problem
+        else:
+            from ..embedding import EmbeddingError
+
+            try:
+                qv = embed_query(index, provider, query)
+                vector_hits = store.search_vector(qv, pool, include_private=private, scope=scope)
+            except EmbeddingError as exc:
+                notice = f"the vector channel failed ({exc}); keyword-only for this search"
+            finally:
+                if text_job is not None:
+                    text_hits = text_job.result()
+    if channels == "hybrid":
+        mode = "hybrid" if notice is None else "keyword-only"
+    else:
+        mode = f"{channels}-only"
+    if notice and str(index.config.get("embedding.provider")) != "none":
+        # switched off on purpose: said in the result and in status, not warned each time
+        warnings.warn(notice, MemoryWarning, stacklevel=2)
+
+    fused = fuse(
+        text_hits, vector_hits, terms,
+        text_weight=float(index.config.get("memory.text_weight")),
+        vector_weight=float(index.config.get("memory.vector_weight")),
+        method=str(index.config.get("memory.fusion", "weighted")),
+    )
+    from .pipeline import rerank
+
+    reranked = rerank(index.agent, query, fused)
+    if reranked.notice:
+        notice = f"{notice}; {reranked.notice}" if notice else reranked.notice
+    fused = _adjust(index, reranked.fused, k, session)
+    hits = [_hit(index, f, terms, qv) for f in [f for f in fused if f.score >= min_score][:k]]
+    return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+
+
+def _sync_user(index: MemoryIndex, user_id: str) -> None:
+    """A user's memory documents live in the store, not in the workspace, so the file
+    sync above never sees them: a search for a user indexes that user's documents that
+    changed (or all of them after ``memory rebuild`` cleared the index, or when another
+    app server wrote them). One query when nothing changed."""
+    from .users import UserMemory
+
+    try:
+        UserMemory(index.agent, user_id).sync()
+    except SoulframeError as exc:  # a store without per-user files: nothing to index
+        log.debug("no per-user memory for %s: %s", user_id, exc)
+
+
+def _pool(index: MemoryIndex) -> Any:
+    if index._executor is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        index._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="soulframe-memory")
+    return index._executor
+
+
+def embed_query(index: MemoryIndex, provider: EmbeddingProvider, query: str) -> Any:
+    key = (index.model_key(), query)
+    qv = index._query_vectors.get(key)
+    if qv is None:
+        qv = provider.embed_query(query)
+        if len(index._query_vectors) >= 512:
+            index._query_vectors.pop(next(iter(index._query_vectors)))
+        index._query_vectors[key] = qv
+    return qv
+
+
+def _adjust(index: MemoryIndex, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
+    """The user's own copies boosted over the agent's, then (when configured) temporal
+    decay and MMR diversity."""
+    boost = float(index.config.get("memory.user_scope_boost"))
+    if session is not None and session.user_id and boost != 1.0:
+        # a user's own copy of a file wins over the agent's, boosted (seed 000 §15)
+        for f in fused:
+            if f.chunk.scope:
+                f.score *= boost
+        mine = {(f.chunk.path, f.chunk.start_line) for f in fused if f.chunk.scope}
+        fused = [f for f in fused if f.chunk.scope or (f.chunk.path, f.chunk.start_line) not in mine]
+        fused.sort(key=lambda f: -f.score)
+    if index.config.get("memory.temporal_decay"):
+        fused = temporal_decay(fused, index._today(), float(index.config.get("memory.half_life_days")))
+    if index.config.get("memory.mmr") and len(fused) > 1:
+        head = fused[: max(k * 4, 20)]
+        vectors = {}
+        with contextlib.suppress(Exception):
+            vectors = index.store.chunk_vectors([f.chunk.id for f in head])
+        fused = mmr(head, len(head), float(index.config.get("memory.mmr_lambda")), cosine_lookup(vectors))
+    return fused
+
+
+def _hit(index: MemoryIndex, f: Fused, terms: list[str], qv: Any = None) -> SearchHit:
+    ch = f.chunk
+    focus = None
+    if qv is not None and f.vector_score is not None and best_lines(ch.text, terms)[0] < 0:
+        # found by meaning alone: show the passage that matched, not the chunk's start
+        focus = _closest_passage_line(index, ch.text, qv)
+    text, _offset = snippet(ch.text, terms, focus=focus)
+    return SearchHit(
+        path=ch.path, start_line=ch.start_line, end_line=ch.end_line,
+        score=round(f.score, 6), snippet=text,
+        text_score=f.text_score, vector_score=f.vector_score,
+        scope="user" if ch.scope else "agent", rerank_score=f.rerank_score,
+    )
+
+
+def _closest_passage_line(index: MemoryIndex, text: str, qv: Any) -> int | None:
+    """The 0-based line of ``text`` where its passage closest to the query vector
+    starts. The passages' vectors come from the embedding cache (by model and text
+    hash, as indexing stored them): nothing is embedded again."""
+    provider = index.embedder
+    if provider is None:
+        return None
+    windows = index._windows(text, provider)
+    if len(windows) < 2:
+        return None
+    import numpy as np
+
+    from ..embedding import text_hash as cache_key
+
+    try:
+        found = index.store.get_many(provider.model_id, [cache_key(w) for w in windows])
+    except Exception:  # a store without the cache: the default snippet will do
+        return None
+    q = np.asarray(qv, dtype=np.float32)
+    best, best_sim = None, -2.0
+    for w in windows:
+        v = found.get(cache_key(w))
+        if v is not None:
+            sim = float(np.asarray(v, dtype=np.float32) @ q)
+            if sim > best_sim:
+                best, best_sim = w, sim
+    if best is None:
+        return None
+    head = best.split("\n", 1)[0].strip()
+    return next((i for i, ln in enumerate(text.split("\n")) if head and head in ln), None)

@@ -1,0 +1,72 @@
+"""What ``memory status`` reports: files, chunks, provider, model, vector backend, stale
+and skipped files, and the store's health."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .sync import _skip_reason
+
+if TYPE_CHECKING:
+    from .index import MemoryIndex
+
+def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dict[str, Any]:
+    """Files, chunks, provider, model, dimensions, vector backend, stale files and health."""
+    index._check_enabled()
+    if sync:
+        index.sync()
+    store = index.store
+    found = index.files()
+    stored = store.files()
+    stale: list[str] = []
+    skipped: list[dict[str, str]] = []
+    model = index.model_key()
+    max_bytes = int(index.config.get("memory.max_file_bytes"))
+    for mf in found:
+        old = stored.get(mf.path)
+        try:
+            st = mf.abspath.stat()
+        except OSError:
+            continue
+        if old is None:
+            # a file a sync skips (too big, binary) is not "stale": indexing again
+            # would skip it again; say why instead
+            reason = _skip_reason(mf.abspath, st.st_size, max_bytes)
+            if reason is not None:
+                skipped.append({"path": mf.path, "reason": reason})
+                continue
+        if old is None or old.mtime_ns != st.st_mtime_ns or old.size != st.st_size or (
+            model is not None and old.model != model
+        ):
+            stale.append(mf.path)
+    stale += sorted(set(stored) - {f.path for f in found})
+    stats = store.stats()
+    provider = index.embedder
+    problems = store.check(deep=deep)
+    out: dict[str, Any] = {
+        "agent": index.agent.id,
+        "workspace": str(index.agent.root),
+        "store": getattr(store, "name", "?"),
+        "location": getattr(store, "location", None),
+        "files": len(found),
+        "indexed_files": stats.get("files"),
+        "chunks": stats.get("chunks"),
+        "embedded_chunks": stats.get("embedded_chunks"),
+        "provider": provider.name if provider is not None else None,
+        "model": provider.model_id if provider is not None else None,
+        "dimensions": provider.dimensions if provider is not None else None,
+        "index_dimensions": stats.get("dimensions"),
+        "mode": "hybrid" if provider is not None else "keyword-only",
+        "notice": None if provider is not None else index.embedder_problem,
+        "vector_backend": stats.get("vector_backend"),
+        "text_backend": stats.get("text_backend"),
+        "fusion": str(index.config.get("memory.fusion", "weighted")),
+        "stale_files": stale,
+        "skipped_files": skipped,
+        "cached_embeddings": stats.get("cached_embeddings"),
+        "schema_version": stats.get("schema_version"),
+        "bytes": stats.get("bytes"),
+        "health": "ok" if not problems else "problems",
+        "problems": problems,
+    }
+    return out
