@@ -18,6 +18,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 #: word pieces per forward batch (batch x padded length); bounds the attention scores'
 #: memory (batch x 12 heads x length^2 floats: 25 MB per worker at 256-long windows)
 TOKEN_BUDGET = 2048
+#: jobs up to this many word pieces run with a single-threaded BLAS (see ``_map``)
+SMALL_JOB_TOKENS = 256
 
 
 def _auto_threads() -> int:
@@ -52,8 +55,16 @@ class LocalProvider:
         *,
         batch_size: int = 32,
         threads: int = 0,
+        weight_cache: bool = True,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._weights = _weights.locate(model_path)
+        #: memory-map the arranged weights from ``cache_dir`` (default: the user cache
+        #: directory); see :mod:`.weightcache`
+        self.weight_cache = bool(weight_cache)
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        #: what the weight cache did on load: "hit", "built", "rebuilt", "off", "unwritable"
+        self.weight_cache_status: str | None = None
         # the cache asks for this on every call; for a model_path it stats and reads files
         self._model_id = self._weights.model_id
         self.batch_size = max(1, int(batch_size))
@@ -140,7 +151,12 @@ class LocalProvider:
                 if self._model is None:
                     if not self._weights.found:
                         raise EmbeddingUnavailableError(self._weights.problem or _weights.INSTALL_HINT)
-                    self._model = _Model.load(self._weights)
+                    cache_dir = None
+                    if self.weight_cache:
+                        from .weightcache import default_dir
+
+                        cache_dir = self.cache_dir or default_dir()
+                    self._model, self.weight_cache_status = _Model.load(self._weights, cache_dir)
         return self._model
 
     def count_tokens(self, text: str) -> int:
@@ -197,7 +213,8 @@ class LocalProvider:
             return model.encoder.embed(ids_arr, mask, normalize=False)
 
         pooled = np.zeros((len(windows), dims), dtype=np.float32)
-        for batch, out in zip(batches, self._map(run, batches), strict=True):
+        tokens = sum(len(w[1]) for w in windows)
+        for batch, out in zip(batches, self._map(run, batches, tokens), strict=True):
             pooled[batch] = out
         # token-weighted mean of each text's windows; one window -> that window's mean pool
         weights = np.array([len(w[1]) for w in windows], dtype=np.float32)
@@ -211,10 +228,17 @@ class LocalProvider:
             raise EmbeddingError("the local model produced non-finite values (corrupt weights?)")
         return result
 
-    def _map(self, fn: Any, batches: list[list[int]]) -> list[Any]:
+    def _map(self, fn: Any, batches: list[list[int]], tokens: int) -> list[Any]:
+        from .blas import single_threaded_blas
+
+        if tokens <= SMALL_JOB_TOKENS:
+            # a query or a few short texts: matrices this small gain nothing from BLAS
+            # threads, and waking them costs more than the work (measured: ~25 ms vs
+            # 0.1-0.7 s for one query on a busy 2-core machine)
+            with single_threaded_blas():
+                return [fn(b) for b in batches]
         if self.threads <= 1 or len(batches) < 2:
             return [fn(b) for b in batches]
-        from .blas import single_threaded_blas
 
         with single_threaded_blas() as limited:
             if not limited:  # a BLAS we cannot tune: threads would fight over the cores
@@ -243,12 +267,14 @@ class _Model:
         self.sep_id = sep_id
 
     @classmethod
-    def load(cls, weights: _weights.Weights) -> _Model:
+    def load(cls, weights: _weights.Weights, cache_dir: Path | None) -> tuple[_Model, str]:
+        """The model, and what the weight cache did (see :mod:`.weightcache`)."""
         assert weights.path is not None
         try:
             from tokenizers import Tokenizer
 
-            from .minilm import BertEncoder
+            from . import weightcache
+            from .minilm import BertConfig, BertEncoder
         except ImportError as exc:  # pragma: no cover - core dependencies
             raise EmbeddingUnavailableError(
                 f"the local embedding model needs {exc.name}: pip install numpy tokenizers safetensors"
@@ -258,11 +284,16 @@ class _Model:
             # the file pads/truncates to 128 for training; windows are handled here instead
             tokenizer.no_truncation()
             tokenizer.no_padding()
-            encoder = BertEncoder.from_dir(weights.path)
+            config = BertConfig.from_json(weights.path / "config.json")
+            cached = weightcache.load(weights.path, config, directory=cache_dir,
+                                      expected_sha256=weights.sha256)
+            encoder = BertEncoder.from_arranged(config, cached.tensors)
+        except weightcache.WeightsMismatchError as exc:
+            raise EmbeddingUnavailableError(str(exc)) from exc
         except Exception as exc:
             raise EmbeddingError(f"cannot load the embedding model from {weights.path}: {exc}") from exc
         cls_id = tokenizer.token_to_id("[CLS]")
         sep_id = tokenizer.token_to_id("[SEP]")
         if cls_id is None or sep_id is None:
             raise EmbeddingError(f"{weights.path / 'tokenizer.json'}: no [CLS]/[SEP] tokens (not a BERT tokenizer)")
-        return cls(tokenizer, encoder, cls_id, sep_id)
+        return cls(tokenizer, encoder, cls_id, sep_id), cached.status
