@@ -234,7 +234,7 @@ def test_missing_package_names_the_install_command(tmp_path: Path) -> None:
     site = Path(np.__file__).resolve().parent.parent
     libs = tmp_path / "libs"
     libs.mkdir()
-    for name in ("attrs", "attr", "pluggy"):
+    for name in ("attrs", "attr", "pluggy", "platformdirs"):
         (libs / name).symlink_to(site / name)
     path = os.pathsep.join([str(REPO / "core"), str(REPO / "plugins"), str(libs)])
     code = (
