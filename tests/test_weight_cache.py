@@ -31,9 +31,9 @@ def reference() -> np.ndarray:
 
 def _mapped(arr: np.ndarray) -> bool:
     """Whether the array's memory is a memory-mapped file."""
-    base = arr
-    while isinstance(base, np.ndarray):
-        base = base.base
+    base: object = arr
+    while isinstance(base, np.ndarray | memoryview):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
     return isinstance(base, mmap.mmap)
 
 

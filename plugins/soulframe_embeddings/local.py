@@ -32,12 +32,15 @@ if TYPE_CHECKING:
     from soulframe.model import Vector
 
     from .minilm import BertEncoder
+    from .querytokens import QueryTokenizer
 
 #: word pieces per forward batch (batch x padded length); bounds the attention scores'
 #: memory (batch x 12 heads x length^2 floats: 25 MB per worker at 256-long windows)
 TOKEN_BUDGET = 2048
 #: jobs up to this many word pieces run with a single-threaded BLAS (see ``_map``)
 SMALL_JOB_TOKENS = 256
+#: at most this many texts per call are tokenized without the tokenizers library
+QUICK_TEXTS = 4
 
 
 def _auto_threads() -> int:
@@ -179,11 +182,10 @@ class LocalProvider:
         if not texts:
             return np.zeros((0, dims), dtype=np.float32)
         span = self.max_tokens
-        encodings = model.tokenizer.encode_batch([str(t) for t in texts], add_special_tokens=False)
+        encodings = model.token_ids([str(t) for t in texts])
         # windows: (text index, word-piece ids with [CLS] ... [SEP])
         windows: list[tuple[int, list[int]]] = []
-        for i, enc in enumerate(encodings):
-            ids = enc.ids
+        for i, ids in enumerate(encodings):
             for start in range(0, max(len(ids), 1), span):
                 windows.append((i, [model.cls_id, *ids[start : start + span], model.sep_id]))
         # longest first: similar lengths share a batch, so little padding is computed, and the
@@ -258,32 +260,72 @@ class LocalProvider:
 
 
 class _Model:
-    """The loaded tokenizer and encoder."""
+    """The loaded encoder and tokenizers. The ``tokenizers`` library is loaded on first
+    use: a short ASCII query is tokenized without it (:mod:`.querytokens`)."""
 
-    def __init__(self, tokenizer: Any, encoder: BertEncoder, cls_id: int, sep_id: int) -> None:
-        self.tokenizer = tokenizer
+    def __init__(self, path: Path, encoder: BertEncoder, query_tokenizer: QueryTokenizer | None) -> None:
+        self.path = path
         self.encoder = encoder
-        self.cls_id = cls_id
-        self.sep_id = sep_id
+        self.query_tokenizer = query_tokenizer
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        if query_tokenizer is not None:
+            self.cls_id = query_tokenizer.ids["[CLS]"]
+            self.sep_id = query_tokenizer.ids["[SEP]"]
+        else:
+            self.cls_id, self.sep_id = self._special_ids(self.tokenizer)
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            with self._lock:
+                if self._tokenizer is None:
+                    self._tokenizer = self._load_tokenizer()
+        return self._tokenizer
+
+    def _load_tokenizer(self) -> Any:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - core dependencies
+            raise EmbeddingUnavailableError(
+                f"the local embedding model needs {exc.name}: pip install numpy tokenizers safetensors"
+            ) from exc
+        try:
+            tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+        except Exception as exc:
+            raise EmbeddingError(f"cannot load the embedding model's tokenizer from {self.path}: {exc}") from exc
+        # the file pads/truncates to 128 for training; windows are handled here instead
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        return tokenizer
+
+    def _special_ids(self, tokenizer: Any) -> tuple[int, int]:
+        cls_id = tokenizer.token_to_id("[CLS]")
+        sep_id = tokenizer.token_to_id("[SEP]")
+        if cls_id is None or sep_id is None:
+            raise EmbeddingError(f"{self.path / 'tokenizer.json'}: no [CLS]/[SEP] tokens (not a BERT tokenizer)")
+        return int(cls_id), int(sep_id)
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Word-piece ids of each text, without [CLS]/[SEP]."""
+        if self.query_tokenizer is not None and len(texts) <= QUICK_TEXTS:
+            quick = [self.query_tokenizer.encode(t) for t in texts]
+            if all(ids is not None for ids in quick):
+                return [ids for ids in quick if ids is not None]
+        return [list(e.ids) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
 
     @classmethod
     def load(cls, weights: _weights.Weights, cache_dir: Path | None) -> tuple[_Model, str]:
         """The model, and what the weight cache did (see :mod:`.weightcache`)."""
         assert weights.path is not None
         try:
-            from tokenizers import Tokenizer
-
-            from . import weightcache
+            from . import querytokens, weightcache
             from .minilm import BertConfig, BertEncoder
         except ImportError as exc:  # pragma: no cover - core dependencies
             raise EmbeddingUnavailableError(
                 f"the local embedding model needs {exc.name}: pip install numpy tokenizers safetensors"
             ) from exc
         try:
-            tokenizer = Tokenizer.from_file(str(weights.path / "tokenizer.json"))
-            # the file pads/truncates to 128 for training; windows are handled here instead
-            tokenizer.no_truncation()
-            tokenizer.no_padding()
             config = BertConfig.from_json(weights.path / "config.json")
             cached = weightcache.load(weights.path, config, directory=cache_dir,
                                       expected_sha256=weights.sha256)
@@ -292,8 +334,4 @@ class _Model:
             raise EmbeddingUnavailableError(str(exc)) from exc
         except Exception as exc:
             raise EmbeddingError(f"cannot load the embedding model from {weights.path}: {exc}") from exc
-        cls_id = tokenizer.token_to_id("[CLS]")
-        sep_id = tokenizer.token_to_id("[SEP]")
-        if cls_id is None or sep_id is None:
-            raise EmbeddingError(f"{weights.path / 'tokenizer.json'}: no [CLS]/[SEP] tokens (not a BERT tokenizer)")
-        return cls(tokenizer, encoder, cls_id, sep_id), cached.status
+        return cls(weights.path, encoder, querytokens.load(weights.path, cache_dir)), cached.status
