@@ -9,6 +9,7 @@ so the figures are medians, printed as ratios against the baseline measured in t
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -23,13 +24,18 @@ pytestmark = pytest.mark.skipif(not LocalProvider().available(), reason="offline
 RUNS = 9
 
 
-def timed(args: list[str], env: dict[str, str]) -> float:
-    samples = []
+def timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Median wall-clock and CPU (user + system) seconds of a process. CPU time moves less
+    than wall time when other jobs share the machine."""
+    wall, cpu = [], []
     for _ in range(RUNS):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(args, check=True, capture_output=True, env=env)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        wall.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def test_memory_search_process_beside_version(tmp_path: Path) -> None:
@@ -48,10 +54,13 @@ def test_memory_search_process_beside_version(tmp_path: Path) -> None:
     version = timed([*soulframe, "--version"], env)
     hybrid = timed(search, env)
     keyword = timed([*search, "--channel", "keyword"], env)
-    print(f"\n  soulframe --version                {version * 1000:7.1f} ms (baseline)")
+    print(f"\n  {'':34} {'wall':>9}  {'':16}  {'CPU':>9}")
+    print(f"  {'soulframe --version':34} {version[0] * 1000:6.1f} ms  {'(baseline)':16}"
+          f"  {version[1] * 1000:6.1f} ms  (baseline)")
     for label, t in (("memory search (hybrid, model)", hybrid), ("memory search --channel keyword", keyword)):
-        print(f"  {label:34} {t * 1000:7.1f} ms  ({t / version:4.2f}x --version)")
-    print("  target: hybrid <= 3.00x --version")
+        print(f"  {label:34} {t[0] * 1000:6.1f} ms  ({t[0] / version[0]:4.2f}x --version)"
+              f"  {t[1] * 1000:6.1f} ms  ({t[1] / version[1]:4.2f}x)")
+    print("  target: hybrid wall time <= 3.00x --version")
 
 
 def _load_seconds(cache_dir: Path | None) -> float:
