@@ -136,10 +136,9 @@ def load(model_dir: Path, directory: Path | None) -> QueryTokenizer | None:
         st = source.stat()
     except OSError:
         return None
-    key = hashlib.sha256(
-        f"v1;{source.resolve()};{st.st_size};{st.st_mtime_ns};{st.st_ino}".encode()
-    ).hexdigest()[:24]
-    cached = directory / f"vocab-{key}.txt" if directory is not None else None
+    where = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"v1;{st.st_size};{st.st_mtime_ns};{st.st_ino}".encode()).hexdigest()[:24]
+    cached = directory / f"vocab-{where}-{key}.txt" if directory is not None else None
     if cached is not None:
         try:
             text = cached.read_text("utf-8")
@@ -161,11 +160,16 @@ def load(model_dir: Path, directory: Path | None) -> QueryTokenizer | None:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write atomically, then remove the vocabularies of earlier versions of the file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".txt", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
+        prefix = path.name.rsplit("-", 1)[0] + "-"
+        for other in path.parent.glob(f"{prefix}*.txt"):
+            if other != path:
+                other.unlink(missing_ok=True)
     except OSError:
         pass  # only the speed-up is lost

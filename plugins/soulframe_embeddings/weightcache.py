@@ -214,4 +214,7 @@ def _remove_stale(current: Path) -> None:
     prefix = current.name.split("-", 1)[0] + "-"
     for other in current.parent.glob(f"{prefix}*.weights"):
         if other != current:
-            other.unlink(missing_ok=True)
+            try:
+                other.unlink(missing_ok=True)
+            except OSError:  # still mapped by a running process (Windows): next time
+                pass
