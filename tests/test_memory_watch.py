@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from soulframe.agent import Agent
 from soulframe.config import load_config
-from soulframe.memory_watch import watch
+from soulframe.memory.watch import watch
 from soulframe.plugins import make_plugin_manager
 
 DEBOUNCE = 0.2
