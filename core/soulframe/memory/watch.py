@@ -22,7 +22,8 @@ from .files import SKIP_DIRS
 
 if TYPE_CHECKING:
     from .files import Discovery
-    from .index import MemoryIndex, SyncReport
+    from .index import MemoryIndex
+    from .results import SyncReport
 
 
 #: what changes a file; "opened" and "closed_no_write" are reads (the sync's own among them)
