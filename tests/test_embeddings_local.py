@@ -219,7 +219,7 @@ def test_nothing_heavy_is_imported_until_the_first_embed() -> None:
         "for p in providers: p.available(); p.model_id; p.dimensions\n"
         "heavy = [m for m in ('numpy', 'tokenizers', 'safetensors') if m in sys.modules]\n"
         "print('before', heavy)\n"
-        "providers[0].embed_query('hi')\n"
+        "providers[0].embed_documents(['hi', 'naïve café'])\n"
         "print('after', 'numpy' in sys.modules, 'tokenizers' in sys.modules)\n"
     )
     out = _run(code)
@@ -234,7 +234,7 @@ def test_missing_package_names_the_install_command(tmp_path: Path) -> None:
     site = Path(np.__file__).resolve().parent.parent
     libs = tmp_path / "libs"
     libs.mkdir()
-    for name in ("attrs", "attr", "pluggy"):
+    for name in ("attrs", "attr", "pluggy", "platformdirs"):
         (libs / name).symlink_to(site / name)
     path = os.pathsep.join([str(REPO / "core"), str(REPO / "plugins"), str(libs)])
     code = (

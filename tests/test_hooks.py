@@ -112,6 +112,26 @@ def test_hook_register_workspace_templates(tmp_path: Path) -> None:
     assert (tmp_path / "new" / "STYLE.md").read_text().startswith("# House style")
 
 
+def test_hook_workspace_initialized(tmp_path: Path) -> None:
+    seen: list[tuple[Path, bool]] = []
+
+    class P:
+        __name__ = "fetcher"
+
+        @hookimpl
+        def workspace_initialized(self, root, download, echo):
+            seen.append((root, download))
+            echo("fetcher: ready")
+
+    cli = build_cli(make_plugin_manager(plugins=[P()], load_entrypoints=False))
+    result = CliRunner().invoke(cli, ["init", str(tmp_path / "agent")])
+    assert result.exit_code == 0, result.output
+    assert seen == [((tmp_path / "agent").resolve(), True)]
+    assert "fetcher: ready" in result.output
+    result = CliRunner().invoke(cli, ["init", str(tmp_path / "agent"), "--no-download"])
+    assert seen[-1] == ((tmp_path / "agent").resolve(), False)
+
+
 def test_hook_register_truncation_policies(ws: Path) -> None:
     class FirstLines:
         name = "first-lines"

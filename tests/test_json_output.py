@@ -16,7 +16,7 @@ NO_DATA = {
     "keys set": "stores a secret; prints only where",
     "keys remove": "an action; its exit status is the answer",
     "context set": "writes a file; its exit status is the answer",
-    "models install": "runs pip; pip prints its own progress",
+    "models install": "an action (a download, or pip with --pip); its exit status is the answer",
     "quiet-hours": "the example third-party plugin's command",
     "tools export": "its output is JSON already (tool schemas)",
     "tools call": "its output is JSON already (the tool's result)",

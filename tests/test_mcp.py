@@ -128,6 +128,33 @@ def test_stdio_server_with_the_sdk_client(served_workspace: Path) -> None:
     anyio.run(main)
 
 
+def test_serve_indexes_memory_before_the_first_query(served_workspace: Path) -> None:
+    # a long-lived server warms up in the background: index synced (and the model loaded)
+    # while the client has not asked anything yet
+    import sqlite3
+
+    state = Path(os.environ["HOME"]) / ".soulframe" / "state" / "memory"
+
+    def indexed() -> list[str]:
+        for db in state.glob("*.sqlite"):
+            try:
+                with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                    return [r[0] for r in conn.execute("SELECT path FROM files")]
+            except sqlite3.Error:
+                return []
+        return []
+
+    async def main() -> None:
+        async with Client(stdio_params(served_workspace), read_timeout_seconds=120):
+            for _ in range(600):
+                if "MEMORY.md" in indexed():
+                    return
+                await anyio.sleep(0.1)
+
+    anyio.run(main)
+    assert "MEMORY.md" in indexed()
+
+
 def test_remember_can_be_turned_off(served_workspace: Path) -> None:
     async def main() -> None:
         async with Client(stdio_params(served_workspace, "--no-remember"), read_timeout_seconds=120) as client:

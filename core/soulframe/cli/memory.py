@@ -151,8 +151,12 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
       soulframe memory search "what did we decide about the lease?"
       soulframe memory search "INC-4821" -k 3 --json
     """
+    import os
     import warnings
 
+    # one query in a short-lived process: starting BLAS worker threads (when numpy loads)
+    # costs more than they could save on a single small forward pass and vector scan
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     mem = _index(state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once, in the output itself

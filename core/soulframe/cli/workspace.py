@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,14 +30,22 @@ def add_workspace_commands(cli: click.Group) -> None:
               help="Agent type (default: the configured one). predefined: no BOOTSTRAP.md at "
                    "agent level — each user gets their own first run.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {workspace, created, kept, skipped}.")
+@click.option("--no-download", is_flag=True, envvar="SOULFRAME_NO_DOWNLOAD",
+              help="Download nothing (the offline embedding model is otherwise fetched once, "
+                   "~84 MB, if it is not installed). Also $SOULFRAME_NO_DOWNLOAD=1.")
 @pass_state
-def init_command(state: State, directory: str | None, agent_type: str | None, as_json: bool) -> None:
+def init_command(state: State, directory: str | None, agent_type: str | None, as_json: bool,
+                 no_download: bool) -> None:
     """Create a workspace from the templates, or add the files it is missing.
 
     Never overwrites a file: run it again at any time. The workspace and memory/ are
     created with mode 0700 and the files 0600, because they will hold personal memory.
     BOOTSTRAP.md, the first-run ritual, is only created in a new workspace, so running
     init again after the first run does not start it over.
+
+    Then plugins finish the set-up: the offline embedding model (all-MiniLM-L6-v2) is
+    downloaded once per user, checked against a pinned SHA-256, so memory search is
+    semantic from the start (--no-download to skip).
     """
     from ..workspace import seed_workspace, workspace_templates
 
@@ -61,6 +69,7 @@ def init_command(state: State, directory: str | None, agent_type: str | None, as
     if as_json:
         echo_json({"workspace": str(root), "agent_type": kind, "created": created, "kept": kept,
                    "skipped": skipped})
+        _finish_setup(state, root, download=not no_download)
         return
     click.echo(f"workspace: {root} ({kind} agent)")
     for name in created:
@@ -76,6 +85,22 @@ def init_command(state: State, directory: str | None, agent_type: str | None, as
                    "(BOOTSTRAP.md) fill them in.")
     elif not created:
         click.echo("nothing to create: every template file already exists")
+    _finish_setup(state, root, download=not no_download)
+
+
+def _finish_setup(state: State, root: Path, *, download: bool) -> None:
+    """The ``workspace_initialized`` hook (the offline model's download lives there)."""
+    if state.pm is None:
+        return
+    try:
+        config: Any = state.config()
+    except Exception:  # init works without a usable config; plugins get the defaults
+        config = None
+
+    def echo(line: str) -> None:
+        click.echo(line, err=True)
+
+    state.pm.hook.workspace_initialized(config=config, root=root, download=download, echo=echo)
 
 
 def _exists(path: Path) -> bool:

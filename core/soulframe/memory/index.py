@@ -76,10 +76,12 @@ class MemoryIndex:
     def embedder(self) -> EmbeddingProvider | None:
         """The embedding provider, or ``None`` (then :attr:`embedder_problem` says why)."""
         if not self._embedder_checked:
-            from ..embedding import NO_PROVIDER_MESSAGE
+            from ..embedding import NO_PROVIDER_MESSAGE, caller_reports_unavailability
 
             try:
-                self._embedder = self.agent.embedder
+                # the index says it itself, once: in each result's notice and status
+                with caller_reports_unavailability():
+                    self._embedder = self.agent.embedder
                 if self._embedder is None:
                     off = str(self.config.get("embedding.provider")) == "none"
                     self._embedder_problem = (
