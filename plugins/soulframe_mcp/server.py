@@ -108,7 +108,25 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
                 continue
             if path.is_file():
                 names.append(name)
-        return names
+        return names + _daily_logs()
+
+    def _daily_logs() -> list[str]:
+        """Today's and yesterday's logs, for every session that sees them in its prompt
+        (seed 003 §1.2: daily logs are read in every session; sub-agents and cron keep
+        their two-file allowlist)."""
+        from soulframe.context import daily_log_names, visible_in_session
+
+        out = []
+        for name in daily_log_names(agent, session):
+            if not visible_in_session(name, session, agent.config):
+                continue
+            try:
+                path = agent.workspace.resolve(name)
+            except Exception:
+                continue
+            if path.is_file():
+                out.append(name)
+        return out
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[
