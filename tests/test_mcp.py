@@ -275,5 +275,6 @@ def test_a_missing_workspace_is_named_on_stderr(tmp_path: Path) -> None:
     missing = tmp_path / "typo"
     out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(missing), "serve"],
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout == ""  # stdout is the protocol channel
+    # an error, not an empty agent served in silence; stdout is the protocol channel
+    assert out.returncode == 2 and out.stdout == ""
     assert f"the workspace {missing} does not exist" in out.stderr and "soulframe init" in out.stderr
