@@ -172,7 +172,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.rerank_candidates": K(30, "how many fused candidates the re-ranker sees", min=1, max=1000),
     "memory.rerank_timeout_s": K(5.0, "a slower re-ranker is skipped (the fused order is kept, and the result says so)", min=0),
     # ----------------------------------------------------------------- store
-    "store.backend": K("sqlite", "storage backend (see `soulframe plugins`)"),
+    "store.backend": K("sqlite", "storage backend (see `soulframe plugins`); postgres when only $SOULFRAME_DSN is set"),
     "store.path": K(None, "SQLite file; default <state_dir>/memory/<agent>.sqlite", types=(str, NONE), path=True),
     "store.dsn": K(None, "PostgreSQL DSN (or $SOULFRAME_DSN)", types=(str, NONE)),
     # ----------------------------------------------------------------- embeddings
@@ -516,6 +516,11 @@ def load_config(
         if os.environ.get(env):
             values[key] = os.environ[env]
             origins[key] = f"${env}"
+    if os.environ.get("SOULFRAME_DSN") and "store.backend" not in values:
+        # a DSN alone means PostgreSQL (what `db start` suggests); a backend set in a
+        # config file, or by an override below, still wins
+        values["store.backend"] = "postgres"
+        origins["store.backend"] = "$SOULFRAME_DSN"
     for key, value in (overrides or {}).items():
         if key not in keys and not key.startswith(FREEFORM_PREFIXES):
             raise ConfigError(f"override: unknown key {key!r}{_did_you_mean(key, list(keys))}")
