@@ -215,11 +215,17 @@ def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: 
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
                           read_only=read_only)
     # A server lives long: watch the skill tiers so an edited or new SKILL.md is served
-    # without a restart (memory needs no watcher: every search syncs changed files first).
+    # without a restart, and keep the memory index fresh — at start and on an interval, as
+    # well as before every search (seed 001 "Memory Sync").
     try:
         agent.skills.watch()
     except Exception as exc:  # no inotify, too many watches: serve anyway, say so
         print(f"soulframe: warning: skills hot reload is off ({exc})", file=sys.stderr, flush=True)
+    from .periodic import PeriodicSync
+
+    syncer = PeriodicSync.for_agent(agent)
+    if syncer is not None:
+        syncer.start()
     try:
         if port is None:
             if sys.stdin.isatty():  # someone ran it by hand: say what it is waiting for
@@ -235,6 +241,8 @@ def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: 
         _say(f"serving MCP on http://{shown}:{port}/mcp (Ctrl-C to stop)")
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
+        if syncer is not None:
+            syncer.stop()
         agent.close()
 
 
