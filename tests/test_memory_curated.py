@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from soulframe import Agent
-from soulframe.memory_curated import file_note
+from soulframe.memory.curated import file_note
 
 from .conftest import run_cli
 

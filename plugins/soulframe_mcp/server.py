@@ -114,7 +114,7 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
         """Today's and yesterday's logs, for every session that sees them in its prompt
         (seed 003 §1.2: daily logs are read in every session; sub-agents and cron keep
         their two-file allowlist)."""
-        from soulframe.context import daily_log_names, visible_in_session
+        from soulframe.prompt.context import daily_log_names, visible_in_session
 
         out = []
         for name in daily_log_names(agent, session):

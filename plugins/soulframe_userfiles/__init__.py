@@ -97,7 +97,7 @@ def _read(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_virtual(ctx: Any, name: str) -> dict[str, Any]:
-    from soulframe.context import load_merged
+    from soulframe.prompt.context import load_merged
 
     present = any(f.name == name and f.kind == "virtual" for f in load_merged(ctx.agent, ctx.session))
     if present:

@@ -660,7 +660,7 @@ class MemoryIndex:
     def remember(self, text: str, *, curated: bool = False) -> Path:
         """Append to today's log, or with ``curated`` to MEMORY.md (``- text (added
         YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2), in its ``## Notes``
-        section (:mod:`soulframe.memory_curated`)."""
+        section (:mod:`soulframe.memory.curated`)."""
         if not curated:
             return self.append_daily(text)
         self._check_enabled()
@@ -672,7 +672,7 @@ class MemoryIndex:
         existing = self.discovery.root_memory()
         path = existing if existing is not None else ws.resolve("MEMORY.md")
         # under "## Notes", not under whatever heading is last (see memory_curated)
-        from .memory_curated import file_note_locked
+        from .curated import file_note_locked
 
         file_note_locked(path, entry, heading="# MEMORY.md\n\n")
         return path

@@ -216,7 +216,7 @@ class SkillSet:
     def for_session(self, session: Any) -> SkillSet:
         """:meth:`for_user` for the session's user (the owner of a standalone workspace is
         the agent itself, as for per-user files)."""
-        from .agentstore import effective_user
+        from ..agentstore import effective_user
 
         user = getattr(session, "user_id", None)
         return self.for_user(effective_user(self.agent, user) if user else None)

@@ -58,16 +58,15 @@ def file_note_locked(path: Path, entry: str, *, heading: str = "# MEMORY.md\n\n"
     """:func:`file_note` on the file at ``path``, under an exclusive lock (concurrent
     writers — another ``remember``, a flush — wait rather than lose a note), then fsync.
     Created 0600 in a 0700 directory, never written through a symlink."""
-    from .memory import _lock, _unlock
-    from .model import SoulframeError
-    from .workspace import ensure_private_dir
+    from ..model import SoulframeError
+    from ..workspace import ensure_private_dir
 
     ensure_private_dir(path.parent)
     if path.is_symlink():
         raise SoulframeError(f"{path.name}: refusing to write through a symlink")
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        _lock(fd)
+        _flock(fd, True)
         try:
             size = os.fstat(fd).st_size
             old = os.pread(fd, size, 0).decode("utf-8", errors="replace") if size else ""
@@ -79,6 +78,14 @@ def file_note_locked(path: Path, entry: str, *, heading: str = "# MEMORY.md\n\n"
                 os.ftruncate(fd, len(new))
             os.fsync(fd)
         finally:
-            _unlock(fd)
+            _flock(fd, False)
     finally:
         os.close(fd)
+
+
+def _flock(fd: int, lock: bool) -> None:
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; one small write is atomic enough
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX if lock else fcntl.LOCK_UN)
