@@ -162,7 +162,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.user_scope_boost": K(1.2, "boost of a user's own memories over the agent's", seed="000 §15"),
     "memory.citations": K("auto", "cite path#lines in answers", choices=("on", "off", "auto"), seed="001 §3"),
     "memory.watch_debounce_ms": K(1_500, "watcher debounce", seed="000 §13"),
-    "memory.sync_interval_s": K(300.0, "a long-lived `serve` syncs memory at start and every this many seconds (0: only at start and on search)", types=(int, float), seed="001"),
+    "memory.sync_interval_s": K(300.0, "a long-lived `serve` syncs memory at start and every this many seconds (0: only at start and on search)", types=(int, float), min=0, seed="001"),
     "memory.mmr": K(False, "diversify results with maximal marginal relevance"),
     "memory.mmr_lambda": K(0.7, "MMR relevance/diversity trade-off"),
     "memory.temporal_decay": K(False, "dated daily logs decay with age; MEMORY.md is evergreen"),
