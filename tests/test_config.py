@@ -145,6 +145,20 @@ def test_environment_dsn(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cfg.origin("store.dsn") == "$SOULFRAME_DSN"
 
 
+def test_the_environment_dsn_alone_selects_postgres(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`db start` prints `or: export SOULFRAME_DSN=...`: that alone switches the store."""
+    monkeypatch.setenv("SOULFRAME_DSN", "postgresql:///x")
+    cfg = load_config(search=False)
+    assert cfg.get("store.backend") == "postgres"
+    assert cfg.origin("store.backend") == "$SOULFRAME_DSN"
+    # a backend chosen explicitly still wins, in a file or as an override
+    (tmp_path / "soulframe.toml").write_text('[store]\nbackend = "sqlite"\n')
+    assert load_config(tmp_path / "soulframe.toml").get("store.backend") == "sqlite"
+    assert load_config(search=False, overrides={"store.backend": "sqlite"}).get("store.backend") == "sqlite"
+    monkeypatch.delenv("SOULFRAME_DSN")
+    assert load_config(search=False).get("store.backend") == "sqlite"
+
+
 def test_every_default_has_help_and_a_valid_value() -> None:
     for key, spec in key_catalogue().items():
         assert spec.help, key
@@ -183,6 +197,7 @@ def test_the_workspace_is_found_from_the_current_directory(cli, tmp_path: Path) 
     assert json.loads(out.stdout)["agents"][0]["workspace"] == str(ws.resolve())
     # -w still wins
     other = tmp_path / "other"
+    other.mkdir()  # a -w that does not exist is an error
     out = cli("-w", str(other), "config", "show", "--json", cwd=ws, check=True)
     assert json.loads(out.stdout)["agents"][0]["workspace"] == str(other)
 

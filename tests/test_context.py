@@ -52,7 +52,9 @@ MATRIX = {
     "subagent": ["AGENTS.md", "TOOLS.md"],
     "cron": ["AGENTS.md", "TOOLS.md"],
     "heartbeat": ["AGENTS.md", "TOOLS.md", "HEARTBEAT.md"],
-    "group": ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md"],
+    # daily logs are read in every session (seed 003 §1.2); MEMORY.md and USER.md are not
+    "group": ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md",
+              "memory/2026-03-14.md", "memory/2026-03-15.md"],
 }
 
 
@@ -67,7 +69,9 @@ def test_heartbeat_without_light_context_still_gets_no_private_memory(workspace:
     write_all(workspace)
     agent = agent_for(workspace, prompt__heartbeat_light_context=False)
     got = names(agent, Session.heartbeat(now=NOW))
-    assert got == ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md"]
+    # the daily logs are there to consolidate (seed 003 §2.5); MEMORY.md stays private
+    assert got == ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
+                   "memory/2026-03-14.md", "memory/2026-03-15.md"]
 
 
 class LeakyTransform:
@@ -86,7 +90,8 @@ def test_filter_runs_after_transforms_so_nothing_leaks(workspace: Path, kind: st
     write_all(workspace)
     result = collect_context(agent_for(workspace, LeakyTransform()), Session(kind=kind, now=NOW))  # type: ignore[arg-type]
     assert "MEMORY.md" not in result.names
-    assert not any(n.startswith("memory/") for n in result.names)
+    if kind != "group":  # a group session reads the daily logs (seed 003 §1.2)
+        assert not any(n.startswith("memory/") for n in result.names)
     assert all("secret" not in f.content for f in result.files)
 
 

@@ -90,9 +90,11 @@ def test_text_output_and_exit_code(tmp_path: Path, cli) -> None:  # type: ignore
 
 
 def test_a_missing_workspace_is_one_clear_problem(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    code, data = doctor(cli, tmp_path / "nope")
-    assert code == 1
-    assert data["findings"][0]["message"].endswith("does not exist; run `soulframe init`")
+    # like every command but init: exit 2, the path named, `soulframe init` suggested
+    out = cli("-w", str(tmp_path / "nope"), "doctor", "--json")
+    assert out.returncode == 2 and out.stdout == ""
+    assert f"the workspace {tmp_path / 'nope'} does not exist" in out.stderr
+    assert f"soulframe init {tmp_path / 'nope'}" in out.stderr
 
 
 def test_soul_evil_without_its_file_is_a_problem(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

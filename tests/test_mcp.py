@@ -302,5 +302,42 @@ def test_a_missing_workspace_is_named_on_stderr(tmp_path: Path) -> None:
     missing = tmp_path / "typo"
     out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(missing), "serve"],
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout == ""  # stdout is the protocol channel
+    # an error, not an empty agent served in silence; stdout is the protocol channel
+    assert out.returncode == 2 and out.stdout == ""
     assert f"the workspace {missing} does not exist" in out.stderr and "soulframe init" in out.stderr
+
+
+def _status(workspace: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(workspace), "memory", "status", "--json"],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout)
+
+
+def _until(check, seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def test_a_long_lived_server_syncs_at_start_and_on_an_interval(served_workspace: Path) -> None:
+    """Seed 001 "Memory Sync": on startup, on search, periodically. No search is made here:
+    the index must still follow the files."""
+    (served_workspace / "soulframe.toml").write_text(
+        'state_dir = "state"\n[memory]\nsync_interval_s = 1\n[embedding]\nprovider = "none"\n')
+    assert _status(served_workspace)["stale_files"]  # nothing indexed before serve
+
+    async def main() -> None:
+        async with Client(stdio_params(served_workspace), read_timeout_seconds=120) as client:
+            await client.list_resources()  # the server is up; no search is made
+            assert await anyio.to_thread.run_sync(
+                lambda: _until(lambda: not _status(served_workspace)["stale_files"])), "no sync at start"
+            (served_workspace / "memory").mkdir(exist_ok=True)
+            (served_workspace / "memory" / "2026-01-02.md").write_text("# 2026-01-02\n\n- Paid the studio rent.\n")
+            assert await anyio.to_thread.run_sync(
+                lambda: _until(lambda: not _status(served_workspace)["stale_files"])), "no periodic sync"
+            assert _status(served_workspace)["indexed_files"] >= 2
+
+    anyio.run(main)

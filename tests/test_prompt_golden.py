@@ -62,7 +62,8 @@ def test_group_chat_never_sees_long_term_memory_or_the_user_profile(tmp_path: Pa
     assert 'name="MEMORY.md"' not in text
     assert "Prefers dark-mode screenshots" not in text
     assert 'name="USER.md"' not in text
-    assert "memory/2026-04-04.md" not in text
+    # daily logs are episodic and read in every session, groups included (seed 003 §1.2)
+    assert '<context_file name="memory/2026-04-04.md">' in text
 
 
 def test_group_title_is_sanitised(tmp_path: Path) -> None:
@@ -77,6 +78,10 @@ def test_boundary_splits_stable_from_dynamic(case: str, tmp_path: Path) -> None:
     text, stable, dynamic = _built(case, tmp_path)
     assert text.count("<!-- SOULFRAME_CACHE_BOUNDARY -->") == 1
     assert text == f"{stable}\n\n<!-- SOULFRAME_CACHE_BOUNDARY -->\n\n{dynamic}"
+    if case == "none":  # seed 002: identity line only
+        assert stable.startswith("You are a personal assistant") and "\n" not in stable.strip()
+        assert dynamic == ""
+        return
     assert "## Safety" in stable and "## Current Date & Time" not in stable
 
 

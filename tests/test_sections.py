@@ -55,10 +55,12 @@ MATRIX = {
     "task": ["identity", "persona", "tooling", "execution_bias", "safety", "skills", "workspace",
              "delegation_targets", "project_context", "memory_recall", "time",
              "project_context_dynamic", "runtime"],
+    # seed 000 §5: sub-agent spawning is "Conditional" in PromptMinimal too
     "minimal": ["identity", "tooling", "safety", "workspace", "delegation_targets",
-                "project_context", "memory_recall", "time", "project_context_dynamic", "runtime"],
-    "none": ["identity", "tooling", "safety", "workspace", "project_context",
-             "project_context_dynamic"],
+                "project_context", "memory_recall", "time", "project_context_dynamic",
+                "subagent_spawning", "runtime"],
+    # seed 002: none is "Identity line only"
+    "none": ["identity"],
 }
 
 
@@ -162,7 +164,7 @@ def test_tooling_lists_the_session_tools(tmp_path: Path) -> None:
 def test_safety_is_full_in_full_mode_and_slim_elsewhere(tmp_path: Path) -> None:
     full = section(build(tmp_path / "f"), "safety")
     assert full.count("\n- ") == 6
-    for mode in ("task", "minimal", "none"):
+    for mode in ("task", "minimal"):
         slim = section(build(tmp_path / mode, mode=mode), "safety")
         assert slim.startswith("## Safety\nNo independent goals") and len(slim) < len(full) / 2
 

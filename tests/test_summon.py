@@ -248,3 +248,20 @@ def test_cli_summon_that_changed_nothing_exits_1(workspace, cli):
     assert out.returncode == 1
     assert "Could not summon with the model" in out.stderr and "Kept existing" in out.stdout
     assert all((workspace / name).read_text().endswith("mine\n") for name in SUMMON_FILES)
+
+
+def test_cli_summon_right_after_init(workspace, cli):
+    """`init` seeds the five templates; they are not yet personalised, so summoning right
+    after is not a conflict: with a model they are replaced without --force, without one the
+    templates are already what the fallback would write (exit 0, no "Kept existing")."""
+    assert cli("init", str(workspace)).returncode == 0
+    out = cli("-w", str(workspace), "agents", "summon", "sarcastic Rust reviewer")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "no chat model configured" in out.stderr
+    assert "Kept existing" not in out.stdout and "already in place" in out.stdout
+    assert "--force" not in out.stdout
+    with FakeLLMServer([say(GOOD)]) as srv:
+        write_config(workspace, srv)
+        out = cli("-w", str(workspace), "agents", "summon", "sarcastic Rust reviewer")
+    assert out.returncode == 0, out.stderr
+    assert all("sarcastic" in (workspace / n).read_text() for n in SUMMON_FILES)

@@ -104,3 +104,21 @@ def test_in_the_prompt_they_are_system_context_in_their_own_sections(tmp_path: P
 def test_sub_agents_do_not_get_them(tmp_path: Path) -> None:
     got = files(tmp_path, Session.subagent(now=NOW), options={"team": LEAD})
     assert set(got) == {"AGENTS.md", "TOOLS.md"}
+
+
+def test_context_read_of_a_virtual_file_says_it_is_already_in_context(tmp_path: Path) -> None:
+    """Seed 000 §5: virtual files are rendered in <system_context> "so the LLM does not
+    attempt to read or write them as files" — a model that tries anyway gets a short answer,
+    not a schema error; and it still cannot write them."""
+    from soulframe.tools import ToolError, dispatch
+
+    agent = example_agent(tmp_path, options={"delegation_targets": TARGETS, "team": LEAD})
+    for name in ("DELEGATION.md", "TEAM.md"):
+        got = dispatch(agent, "context_read", {"name": name})
+        assert got["exists"] is True and got["virtual"] is True
+        assert "already in your context" in got["note"] and name in got["note"]
+        with pytest.raises(ToolError, match="DELEGATION.md|TEAM.md"):
+            dispatch(agent, "context_write", {"name": name, "content": "x"})
+    bare = example_agent(tmp_path / "bare", options={"delegation_targets": []})
+    got = dispatch(bare, "context_read", {"name": "TEAM.md"})
+    assert got["exists"] is False and "no team" in got["note"]

@@ -234,10 +234,11 @@ def test_commit_outside_a_repository_says_to_init(ws: Path, cli: Any) -> None:
 
 def test_backup_of_a_workspace_that_does_not_exist(tmp_path: Path, cli: Any) -> None:
     missing = tmp_path / "nope"
-    out = run(cli, missing, "backup", "init")
-    assert out.returncode == 1 and "does not exist" in out.stderr and "soulframe init" in out.stderr
-    out = run(cli, missing, "backup", "status")
-    assert out.returncode == 0 and "does not exist" in out.stdout
+    # like every command but init: exit 2, the path named, `soulframe init` suggested
+    for args in (("backup", "init"), ("backup", "status")):
+        out = run(cli, missing, *args)
+        assert out.returncode == 2 and f"{missing} does not exist" in out.stderr
+        assert f"soulframe init {missing}" in out.stderr
     assert not missing.exists()
 
 

@@ -183,6 +183,10 @@ class Agent:
         tools = list(named.values())
         if session is not None:
             tools = [t for t in tools if session.kind in t.sessions]
+        from .sandbox import workspace_access
+
+        if workspace_access(self) != "rw":  # a read-only sandbox offers no tool that writes
+            tools = [t for t in tools if not t.writes]
         return tools
 
     def system_prompt(self, session: Session | None = None, **kw: Any) -> SystemPrompt:

@@ -162,6 +162,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.user_scope_boost": K(1.2, "boost of a user's own memories over the agent's", seed="000 §15"),
     "memory.citations": K("auto", "cite path#lines in answers", choices=("on", "off", "auto"), seed="001 §3"),
     "memory.watch_debounce_ms": K(1_500, "watcher debounce", seed="000 §13"),
+    "memory.sync_interval_s": K(300.0, "a long-lived `serve` syncs memory at start and every this many seconds (0: only at start and on search)", types=(int, float), min=0, seed="001"),
     "memory.mmr": K(False, "diversify results with maximal marginal relevance"),
     "memory.mmr_lambda": K(0.7, "MMR relevance/diversity trade-off"),
     "memory.temporal_decay": K(False, "dated daily logs decay with age; MEMORY.md is evergreen"),
@@ -172,7 +173,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.rerank_candidates": K(30, "how many fused candidates the re-ranker sees", min=1, max=1000),
     "memory.rerank_timeout_s": K(5.0, "a slower re-ranker is skipped (the fused order is kept, and the result says so)", min=0),
     # ----------------------------------------------------------------- store
-    "store.backend": K("sqlite", "storage backend (see `soulframe plugins`)"),
+    "store.backend": K("sqlite", "storage backend (see `soulframe plugins`); postgres when only $SOULFRAME_DSN is set"),
     "store.path": K(None, "SQLite file; default <state_dir>/memory/<agent>.sqlite", types=(str, NONE), path=True),
     "store.dsn": K(None, "PostgreSQL DSN (or $SOULFRAME_DSN)", types=(str, NONE)),
     # ----------------------------------------------------------------- embeddings
@@ -516,6 +517,11 @@ def load_config(
         if os.environ.get(env):
             values[key] = os.environ[env]
             origins[key] = f"${env}"
+    if os.environ.get("SOULFRAME_DSN") and "store.backend" not in values:
+        # a DSN alone means PostgreSQL (what `db start` suggests); a backend set in a
+        # config file, or by an override below, still wins
+        values["store.backend"] = "postgres"
+        origins["store.backend"] = "$SOULFRAME_DSN"
     for key, value in (overrides or {}).items():
         if key not in keys and not key.startswith(FREEFORM_PREFIXES):
             raise ConfigError(f"override: unknown key {key!r}{_did_you_mean(key, list(keys))}")

@@ -374,6 +374,13 @@ class SkillSource:
     #: for a ``load``-backed source (a database, a remote store): returns a value that
     #: changes whenever its skills do, so the skill set knows to reload without a watcher
     version: Callable[[], object] | None = None
+    #: the skills as one user's session sees them (managed mode: the skills private to that
+    #: user or granted to them, seed 000 §12); ``load`` is the view without a user
+    load_user: Callable[[str], Sequence[Skill]] | None = None
+    #: a store-backed tier that *replaces* the filesystem tier of the same number (seed 000
+    #: §12: "in managed mode, global skills are loaded from the skills table instead of the
+    #: filesystem") rather than sitting beside it
+    replaces_filesystem_tier: bool = False
 
 
 # --------------------------------------------------------------------------- tools

@@ -120,6 +120,25 @@ def find_tool(tools: Sequence[ToolSpec], name: str) -> ToolSpec:
     raise ToolError(f"unknown tool {name!r}; available: {available}")
 
 
+def _refuse_writes_in_a_read_only_sandbox(agent: Any, name: str, available: Sequence[ToolSpec]) -> None:
+    """A write tool called anyway (the model remembered it, a client cached the list, a
+    caller passed its own tools) is refused by name, with the reason."""
+    from .sandbox import read_only_reason, workspace_access
+
+    pm = getattr(agent, "pm", None)
+    if pm is None:
+        return
+    access = workspace_access(agent)
+    if access == "rw":
+        return
+    from . import plugins as _plugins
+
+    registered = _plugins.collect_named(pm, "register_tools")
+    spec = next((t for t in available if t.name == name), None) or registered.get(name)
+    if spec is not None and spec.writes:
+        raise ToolError(f"{name}: {read_only_reason(access)}")
+
+
 def dispatch(
     agent: Agent,
     name: str,
@@ -140,6 +159,7 @@ def dispatch(
     """
     session = session or Session.main()
     available = list(tools) if tools is not None else agent.tools(session)
+    _refuse_writes_in_a_read_only_sandbox(agent, name, available)
     tool = find_tool(available, name)
     if arguments is None or arguments == "":
         args: Any = {}

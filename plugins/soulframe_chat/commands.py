@@ -155,7 +155,9 @@ def summon_command(
     The model writes SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md and HEARTBEAT.md. If no
     model is configured, the call fails or the reply is not the expected XML, the
     embedded templates are written instead (existing files are never replaced by them)
-    and the reason is printed; exit 1 if that left every file as it was.
+    and the reason is printed; exit 1 if that left every file as it was and some of them
+    are your own (files still identical to their template, as after `soulframe init`, count
+    as templates in place, and are replaced by a successful summon without --force).
     """
     from .summon import DEFAULT_TIMEOUT_S, summon
 
@@ -163,7 +165,7 @@ def summon_command(
     result = summon(agent, description, force=force, timeout=timeout or DEFAULT_TIMEOUT_S)
     if as_json:
         echo_json({"agent": agent.id, "workspace": str(agent.workspace.root), **result.to_dict()})
-        if result.source != "model" and not result.written:
+        if result.source != "model" and not result.written and not result.unchanged:
             sys.exit(1)
         return
     where = "the store" if result.target == "store" else str(agent.workspace.root)
@@ -173,10 +175,14 @@ def summon_command(
     click.secho(f"Could not summon with the model: {result.reason}", fg="yellow", err=True)
     if result.written:
         click.echo(f"Wrote the embedded templates instead: {', '.join(result.written)} to {where}")
+    if result.unchanged:
+        click.echo(f"The embedded templates are already in place: {', '.join(result.unchanged)}")
     if result.kept:
         click.echo(f"Kept existing: {', '.join(result.kept)}")
-    click.echo("Edit the files by hand, or fix the model and run summon again with --force.")
-    if not result.written:
+        click.echo("Edit the files by hand, or fix the model and run summon again with --force.")
+    else:
+        click.echo("Edit the files by hand, or fix the model and run summon again.")
+    if not result.written and not result.unchanged:
         # nothing changed on disk: a script must not take this for a summoned agent
         sys.exit(1)
 
@@ -199,7 +205,8 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
     (or nothing to do: HEARTBEAT.md has only headings and empty items, so no model call is
     made; --force calls it anyway), 1 the agent reported something that needs attention,
     2 the model could not be called (none configured in [model], no key, HTTP error,
-    timeout). Each run is logged as a line in memory/YYYY-MM-DD.md.
+    timeout). Each run the model answered is logged as a line in memory/YYYY-MM-DD.md;
+    a failed run is not logged, only reported on stderr and by the exit status.
 
     \b
     From cron:
@@ -210,7 +217,9 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
     result = run_heartbeat(state.agent(), force=force, timeout=timeout)
     if as_json:
         echo_json(result.to_dict())
-    else:
+    if result.status == "error":
+        click.echo(result.line(), err=True)
+    elif not as_json:
         click.echo(result.line())
     sys.exit(result.exit_code)
 

@@ -386,7 +386,10 @@ def run_flush(
     deadline = started + settings.timeout_s
     moment = agent_now(timezone, now)
     private = session is None or session.is_private
-    files = MemoryFiles(workspace, private=private)
+    from soulframe.sandbox import workspace_access
+
+    files = MemoryFiles(workspace, private=private,
+                        access=workspace_access(agent) if agent is not None else "rw")
     tools = memory_tools(files, allow_exec=settings.allow_exec, deadline=deadline)
     instructions = flush_instructions(
         moment, timezone, allow_exec=settings.allow_exec, private=private
@@ -456,6 +459,11 @@ def maybe_flush(
     settings = FlushSettings.from_config(agent.config)
     if not settings.enabled:
         return FlushResult(False, "disabled")
+    from soulframe.sandbox import read_only_reason, workspace_access
+
+    access = workspace_access(agent)
+    if access != "rw":  # a flush only writes memory files; the sandbox forbids that
+        return FlushResult(False, read_only_reason(access))
     total = int(_usage_value(usage, "total_tokens", "tokens") or 0)
     window = int(_usage_value(usage, "context_window") or settings.context_window)
     count = _usage_value(usage, "compaction_count", "compactions")

@@ -3,8 +3,9 @@ agent in a heartbeat session; the agent works through HEARTBEAT.md and answers e
 ``HEARTBEAT_OK`` when nothing needs attention.
 
 There is no timer here: a scheduler (cron, systemd, a monitoring probe) runs
-``soulframe heartbeat`` and reads its exit code. Each run that reaches the model is logged as
-one line in today's daily log, ``memory/YYYY-MM-DD.md``. A HEARTBEAT.md with nothing but
+``soulframe heartbeat`` and reads its exit code. Each run the model answered is logged as
+one line in today's daily log, ``memory/YYYY-MM-DD.md``; a failed run (no model, no key, an
+HTTP error, a timeout) is not — it is reported on stderr and by the exit status. A HEARTBEAT.md with nothing but
 headings, comments and empty bullets is "nothing to do": no model call, no tokens spent
 (but the model must still be configured: no model, or no key, is an error, exit 2).
 """
@@ -151,8 +152,10 @@ def run_heartbeat(
         prompt = agent.system_prompt(Session.heartbeat()).text
         reply = model.chat([m.system(prompt), m.user(message)], timeout=timeout)
     except (ChatModelError, SoulframeError) as exc:
-        result = HeartbeatResult("error", error=str(exc), elapsed_s=time.monotonic() - started)
-        entry = f"heartbeat: failed — {_first_line(str(exc))}"
+        # not logged: the daily log is loaded into every prompt, and a cron job whose model
+        # is missing or down would fill it (and the next prompts) with the same error line;
+        # the exit status and stderr are where a scheduler looks for failures
+        return HeartbeatResult("error", error=str(exc), elapsed_s=time.monotonic() - started)
     else:
         status = "ok" if is_heartbeat_ok(reply.text) else "attention"
         result = HeartbeatResult(

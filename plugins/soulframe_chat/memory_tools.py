@@ -51,12 +51,15 @@ def is_memory_path(relative: str) -> bool:
 class MemoryFiles:
     """The memory files of one workspace, as the flush tools see them."""
 
-    def __init__(self, workspace: Workspace | Path | str, *, private: bool = True) -> None:
+    def __init__(self, workspace: Workspace | Path | str, *, private: bool = True,
+                 access: str = "rw") -> None:
         self.workspace = (
             workspace if isinstance(workspace, Workspace) else Workspace(Path(workspace))
         )
         #: a main, one-to-one session: the only kind that may see or change MEMORY.md
         self.private = private
+        #: the sandbox's workspace access: ``ro`` and ``none`` refuse every write
+        self.access = access
         self.written: list[str] = []
 
     @property
@@ -109,6 +112,10 @@ class MemoryFiles:
         return text
 
     def write(self, path: Any, content: Any, append: Any = False) -> str:
+        if self.access != "rw":
+            from soulframe.sandbox import read_only_reason
+
+            raise ToolRefused(read_only_reason(self.access))
         relative, full = self.resolve(path)
         if not isinstance(content, str):
             raise ToolRefused("content must be a string")
@@ -183,6 +190,8 @@ def memory_tools(
             summary="write MEMORY.md or memory/*.md",
         ),
     ]
+    if files.access != "rw":  # a read-only sandbox: the write tool is not even offered
+        tools = [t for t in tools if t.name != "write_file"]
     if allow_exec:
 
         def exec_(ctx: ToolContext, args: dict[str, Any]) -> str:

@@ -80,6 +80,9 @@ class SummonResult:
     source: str
     written: tuple[str, ...]
     kept: tuple[str, ...] = ()
+    #: on fallback: files that already were their untouched template (right after
+    #: ``soulframe init``) — the fallback's result is in place, nothing personal was kept
+    unchanged: tuple[str, ...] = ()
     #: why summoning fell back to templates (None when it did not)
     reason: str | None = None
     #: "workspace" or "store"
@@ -91,6 +94,7 @@ class SummonResult:
             "source": self.source,
             "written": list(self.written),
             "kept": list(self.kept),
+            "unchanged": list(self.unchanged),
             "fallback_reason": self.reason,
             "target": self.target,
             "chars": dict(self.chars),
@@ -261,7 +265,7 @@ def summon(
         for name in SUMMON_FILES:
             target.write(name, files[name])
         return SummonResult(
-            "model", SUMMON_FILES, (), None, target.name, {n: len(t) for n, t in files.items()}
+            "model", SUMMON_FILES, (), (), None, target.name, {n: len(t) for n, t in files.items()}
         )
 
     # fallback: the templates, only where there is no file yet (seeding never overwrites)
@@ -280,11 +284,13 @@ def summon(
             if not (target.read(t.name) or "").strip():
                 target.write(t.name, t.content)
                 written.append(t.name)
-    kept = tuple(n for n in SUMMON_FILES if n not in written)
+    untouched = [n for n in SUMMON_FILES if n not in written and target.read(n) == templates[n].content]
+    kept = tuple(n for n in SUMMON_FILES if n not in written and n not in untouched)
     return SummonResult(
         "templates",
         tuple(written),
         kept,
+        tuple(untouched),
         reason,
         target.name,
         {n: len(templates[n].content) for n in written},

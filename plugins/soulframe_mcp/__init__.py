@@ -94,7 +94,15 @@ def register_commands(cli: click.Group) -> None:
         Claude Desktop / Claude Code / Cursor: run it as a stdio server, e.g.
           {"command": "soulframe", "args": ["-w", "/path/to/agent", "serve"]}
         """
-        from .server import run
+        try:
+            from .server import run
+        except ModuleNotFoundError as exc:
+            from soulframe.model import SoulframeError
+
+            raise SoulframeError(
+                f"`soulframe serve` needs the MCP SDK, which is not installed (no module "
+                f"{exc.name!r}): pip install 'soulframe[mcp]'"
+            ) from None
 
         agent = ctx.obj.agent()
         allow_remember = bool(agent.config.get("serve.allow_remember")) and not no_remember

@@ -109,7 +109,25 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
                 continue
             if path.is_file():
                 names.append(name)
-        return names
+        return names + _daily_logs()
+
+    def _daily_logs() -> list[str]:
+        """Today's and yesterday's logs, for every session that sees them in its prompt
+        (seed 003 §1.2: daily logs are read in every session; sub-agents and cron keep
+        their two-file allowlist)."""
+        from soulframe.prompt.context import daily_log_names, visible_in_session
+
+        out = []
+        for name in daily_log_names(agent, session):
+            if not visible_in_session(name, session, agent.config):
+                continue
+            try:
+                path = agent.workspace.resolve(name)
+            except Exception:
+                continue
+            if path.is_file():
+                out.append(name)
+        return out
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[
@@ -217,7 +235,8 @@ def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: 
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
                           read_only=read_only)
     # A server lives long: watch the skill tiers so an edited or new SKILL.md is served
-    # without a restart (memory needs no watcher: every search syncs changed files first).
+    # without a restart, and keep the memory index fresh — at start and on an interval, as
+    # well as before every search (seed 001 "Memory Sync").
     try:
         agent.skills.watch()
     except Exception as exc:  # no inotify, too many watches: serve anyway, say so
@@ -225,6 +244,11 @@ def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: 
     # ... and load the embedding model and bring the index up to date now, in the
     # background, so the client's first memory_search does not pay for them
     threading.Thread(target=_warm_memory, args=(agent,), name="soulframe-warm", daemon=True).start()
+    from .periodic import PeriodicSync
+
+    syncer = PeriodicSync.for_agent(agent)
+    if syncer is not None:
+        syncer.start()
     try:
         if port is None:
             if sys.stdin.isatty():  # someone ran it by hand: say what it is waiting for
@@ -240,6 +264,8 @@ def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: 
         _say(f"serving MCP on http://{shown}:{port}/mcp (Ctrl-C to stop)")
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
+        if syncer is not None:
+            syncer.stop()
         agent.close()
 
 

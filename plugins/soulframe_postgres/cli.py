@@ -105,7 +105,7 @@ def db_start(ctx: click.Context, data_dir: str | None, port: int | None, as_json
         '  backend = "postgres"',
         f'  dsn = "{dsn}"',
         "",
-        f"or: export SOULFRAME_DSN='{dsn}'",
+        f"or: export SOULFRAME_DSN='{dsn}'   (selects PostgreSQL unless store.backend is set)",
         f"Stop it with: soulframe db stop --data-dir {info.data_dir}",
     ]))
 

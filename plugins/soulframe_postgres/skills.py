@@ -439,9 +439,11 @@ def materialise(skill: ManagedSkill, cache_dir: Path) -> Path:
 def managed_skill_source(agent: Any) -> SkillSource:
     """Tier 4 in managed mode: the skills the agent may use, from the ``skills`` table.
 
-    The skill set has no user, so "accessible" here means to the agent: public skills,
-    internal ones granted to it, and those private to, or granted to, one of its
-    ``owner_ids``. ``list_accessible(agent_id, user_id)`` answers for a given user.
+    Without a user, "accessible" means to the agent: public skills, internal ones granted to
+    it, and those private to, or granted to, one of its ``owner_ids``. A user's sessions get
+    ``load_user(user)``: public skills, those granted to the agent (at its pinned version),
+    and those private to or granted to that user — never another user's. The source
+    replaces the filesystem global tier rather than sitting beside it (seed 000 §12).
     """
     cache_dir = Path(str(agent.config.get("state_dir"))).expanduser() / "managed-skills"
 
@@ -449,11 +451,17 @@ def managed_skill_source(agent: Any) -> SkillSource:
         return agent.store.skills()  # type: ignore[no-any-return]
 
     def load() -> list[Skill]:
+        return load_for(list(agent.spec.owner_ids))
+
+    def load_user(user_id: str) -> list[Skill]:
+        return load_for([user_id])
+
+    def load_for(users: list[str]) -> list[Skill]:
         from soulframe.skills.loader import SkillProblem, parse_skill_text
 
         store = agent.store
         out: list[Skill] = []
-        for ms in skills_api().list_accessible(store.agent_id, list(agent.spec.owner_ids)):
+        for ms in skills_api().list_accessible(store.agent_id, users):
             path = materialise(ms, cache_dir)
             parsed = parse_skill_text(ms.content, path, tier=4, tier_name="managed", digest=ms.digest)
             if isinstance(parsed, SkillProblem):
@@ -467,4 +475,5 @@ def managed_skill_source(agent: Any) -> SkillSource:
     def version() -> object:
         return skills_api().generation()
 
-    return SkillSource(name="managed", tier=4, load=load, version=version)
+    return SkillSource(name="managed", tier=4, load=load, version=version, load_user=load_user,
+                       replaces_filesystem_tier=True)

@@ -81,18 +81,9 @@ def option(ctx: PromptContext, key: str, default: Any = None) -> Any:
 def sandbox(ctx: PromptContext) -> dict[str, Any] | None:
     """The effective sandbox settings (config ``sandbox.*``, overridden by the agent's
     ``options.sandbox`` table), or ``None`` when the agent is not sandboxed."""
-    cfg = ctx.config
-    merged: dict[str, Any] = {
-        "enabled": bool(cfg.get("sandbox.enabled")),
-        "container_dir": str(cfg.get("sandbox.container_dir")),
-        "access": str(cfg.get("sandbox.access")),
-    }
-    over = option(ctx, "sandbox")
-    if isinstance(over, Mapping):
-        merged.update(over)
-    elif isinstance(over, bool):
-        merged["enabled"] = over
-    return merged if merged["enabled"] else None
+    from soulframe.sandbox import sandbox_settings
+
+    return sandbox_settings(ctx.config, ctx.spec)
 
 
 _TAG = re.compile(r"<[^<>]*>")

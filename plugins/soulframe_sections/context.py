@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from soulframe.model import ContextFile, PromptContext
 
-from ._common import is_stable_file, shown_elsewhere, tag_for, wrap
+from ._common import is_stable_file, sandbox, shown_elsewhere, tag_for, wrap
 
 
 def extra_context(ctx: PromptContext) -> str | None:
@@ -61,11 +61,28 @@ def _render(ctx: PromptContext, files: list[ContextFile], title: str, intro: str
     return "\n\n".join([head, *(wrap(ctx, f) for f in files)])
 
 
+def missing_markers(ctx: PromptContext) -> str | None:
+    """One line per expected file nobody provided (seed 003 §2.4 "mark missing ones",
+    §3.1 "missing files produce only a marker comment"), naming where it was expected —
+    the container path when sandboxed, as the workspace section shows."""
+    missing = ctx.extras.get("missing_files") or ()
+    if not missing:
+        return None
+    box = sandbox(ctx)
+    lines = []
+    for name, path in missing:
+        where = f"{str(box['container_dir']).rstrip('/')}/{name}" if box else str(path)
+        lines.append(f"<!-- [MISSING] {name}: expected at {where} -->")
+    return "\n".join(lines)
+
+
 def project_context(ctx: PromptContext) -> str | None:
-    return _render(
-        ctx, _files(ctx, stable=True), "# Project Context",
-        "These workspace files have been loaded for you.",
-    )
+    files = _files(ctx, stable=True)
+    markers = missing_markers(ctx)
+    if not files:
+        return None if markers is None else f"# Project Context\n{markers}"
+    text = _render(ctx, files, "# Project Context", "These workspace files have been loaded for you.")
+    return text if markers is None else f"{text}\n\n{markers}"
 
 
 def project_context_dynamic(ctx: PromptContext) -> str | None:

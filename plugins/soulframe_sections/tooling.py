@@ -133,6 +133,9 @@ def skills(ctx: PromptContext) -> str | None:
         skill_set: Any = ctx.agent.skills
     except (ImportError, AttributeError):  # no skills module or plugin installed
         return None
+    view = getattr(skill_set, "for_session", None)
+    if view is not None:  # the session's user may have private or granted skills
+        skill_set = view(ctx.session)
     block = getattr(skill_set, "prompt_block", None)
     if block is None:
         return None

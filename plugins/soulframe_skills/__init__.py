@@ -10,9 +10,10 @@ Tiers, highest first (a higher tier overrides a same-named skill below it):
    ``skills.extra_dirs``              (``extra:<dir>``)
 5. the built-in skills shipped in this package (``builtin``)
 
-Setting ``skills.personal_dir`` or ``skills.global_dir`` to ``""`` turns that tier off — a
-managed-mode store plugin does so and offers tier 4 itself as a ``SkillSource`` with
-``load`` and ``version`` callables.
+Setting ``skills.personal_dir`` or ``skills.global_dir`` to ``""`` turns that tier off. A
+managed-mode store plugin offers tier 4 itself as a ``SkillSource`` with ``load``, ``version``
+and ``load_user`` callables and ``replaces_filesystem_tier=True``: the global directory is
+then not read at all (seed 000 §12).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def _search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     k = arguments.get("k", None)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 50):
         raise ValueError("skill_search: 'k' must be an integer from 1 to 50")
-    hits = ctx.agent.skills.search(query, k)
+    hits = ctx.agent.skills.for_session(ctx.session).search(query, k)
     return {
         "query": query,
         "results": [h.to_dict() for h in hits],
@@ -82,7 +83,7 @@ def _read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     name = arguments.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ValueError("skill_read: 'name' must be a non-empty string")
-    skills = ctx.agent.skills
+    skills = ctx.agent.skills.for_session(ctx.session)  # the user's private and granted skills too
     # raises SoulframeError with a did-you-mean for an unknown name, as the CLI does
     content = skills.read(name.strip())
     skill = skills.get(name.strip())

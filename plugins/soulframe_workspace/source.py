@@ -23,6 +23,7 @@ import attrs
 from soulframe.model import ContextFile, PathEscapeError, Session
 from soulframe.prompt.context import (
     BOOTSTRAP_FILES,
+    EXTRA_CONTEXT_FILES,
     MEMORY_FILES,
     ContextWarning,
     daily_log_names,
@@ -190,11 +191,11 @@ class WorkspaceSource:
         self.agent = agent
 
     def names(self, agent: Agent, session: Session) -> list[str]:
-        wanted = list(BOOTSTRAP_FILES)
-        # private memory is not even read for a session that may not see it
+        wanted = [*BOOTSTRAP_FILES, *EXTRA_CONTEXT_FILES]
+        # memory is not even read for a session that may not see it
         if visible_in_session("MEMORY.md", session, agent.config):
             wanted.append(_memory_file_name(agent.workspace.root))
-            wanted += daily_log_names(agent, session)
+        wanted += daily_log_names(agent, session)
         return [n for n in wanted if visible_in_session(n, session, agent.config)]
 
     def load(self, agent: Agent, session: Session) -> list[ContextFile]:

@@ -81,6 +81,8 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
             from ..logs import configure
 
             configure(verbose)
+        if workspace is not None and ctx.invoked_subcommand not in (None, "init"):
+            _require_workspace(ctx, workspace)
         state = State(workspace, agent_id, config_path)
         state.pm = pm
         ctx.obj = state
@@ -94,6 +96,21 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
     if pm is not None:
         pm.hook.register_commands(cli=cli)
     return cli
+
+
+def _require_workspace(ctx: click.Context, workspace: str) -> None:
+    """A workspace named with ``-w`` (or $SOULFRAME_WORKSPACE) must exist: a typo would
+    otherwise print a generic prompt, search nothing, or create the directory on the first
+    write. ``init`` is the one command that creates it."""
+    from pathlib import Path
+
+    path = Path(workspace).expanduser()
+    if path.is_dir():
+        return
+    what = "is not a directory" if path.exists() else "does not exist"
+    click.secho(f"Error: the workspace {path} {what}; create one with `soulframe init {path}`",
+                fg="red", err=True)
+    ctx.exit(2)
 
 
 def _add_core_commands(cli: click.Group) -> None:

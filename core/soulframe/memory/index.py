@@ -242,7 +242,8 @@ class MemoryIndex:
 
     def remember(self, text: str, *, curated: bool = False) -> Path:
         """Append to today's log, or with ``curated`` to MEMORY.md (``- text (added
-        YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2)."""
+        YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2), in its ``## Notes``
+        section (:mod:`soulframe.memory.curated`)."""
         from .journal import remember
 
         return remember(self, text, curated=curated)

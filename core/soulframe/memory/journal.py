@@ -28,7 +28,9 @@ def append_daily(index: MemoryIndex, text: str, *, when: _dt.datetime | None = N
 
 def remember(index: MemoryIndex, text: str, *, curated: bool = False) -> Path:
     """Append to today's log, or with ``curated`` to MEMORY.md (``- text (added
-    YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2)."""
+    YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2), at the end of its
+    ``## Notes`` section (:mod:`soulframe.memory.curated`), never under whatever heading
+    happens to be last."""
     if not curated:
         return append_daily(index, text)
     index._check_enabled()
@@ -39,7 +41,9 @@ def remember(index: MemoryIndex, text: str, *, curated: bool = False) -> Path:
     ws = index.agent.workspace
     existing = index.discovery.root_memory()
     path = existing if existing is not None else ws.resolve("MEMORY.md")
-    _append_locked(path, entry, heading="# MEMORY.md\n\n")
+    from .curated import file_note_locked
+
+    file_note_locked(path, entry, heading="# MEMORY.md\n\n")
     return path
 
 

@@ -302,7 +302,7 @@ def build_system_prompt(
 
     resolved = resolve_mode(agent, session, mode)
     table = section_table(agent)
-    context = collect_context(agent, session)
+    context = collect_context(agent, session, resolved)
     now = session_now(agent, session)
     estimate = _memo_estimator(agent, get_estimator(agent))
     ctx = PromptContext(
@@ -316,7 +316,10 @@ def build_system_prompt(
         identity=_identity(agent, context.files),
         now=now,
         bootstrapping=context.bootstrapping,
-        extras={"timezone": _timezone_name(agent, now)},
+        extras={
+            "timezone": _timezone_name(agent, now),
+            "missing_files": [(n, agent.workspace.root / n) for n in context.missing],
+        },
     )
 
     rendered = [r for s in table.by_mode[resolved] if (r := _render(s, ctx, estimate)) is not None]

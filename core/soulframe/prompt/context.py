@@ -7,8 +7,9 @@
    same name; files only one side has are kept (seed 000 §6);
 3. the ``transform_context_files`` chain (soul-evil swaps SOUL.md here);
 4. the session filter — in the core, so no source or transform can leak private files:
-   sub-agent and cron sessions see only AGENTS.md and TOOLS.md; MEMORY.md and the daily
-   logs only a main private session; light heartbeats only HEARTBEAT.md, AGENTS.md, TOOLS.md;
+   sub-agent and cron sessions see only AGENTS.md and TOOLS.md; MEMORY.md only a main
+   private session, the daily logs of today and yesterday every other session too (seed 003
+   §1.2 "Every session (today + yesterday)"); light heartbeats only HEARTBEAT.md, AGENTS.md, TOOLS.md;
    BOOT.md (the startup ritual) no session at all;
 5. the truncation policy named by ``bootstrap.truncation``.
 """
@@ -40,12 +41,19 @@ BOOTSTRAP_FILES: tuple[str, ...] = (
     "BOOTSTRAP.md",
 )
 MEMORY_FILES: tuple[str, ...] = ("MEMORY.md", "memory.md")
-ORDER: tuple[str, ...] = (*BOOTSTRAP_FILES, "MEMORY.md")
+#: more stable files seed 002 names (AGENTS.md's mode variants, CAPABILITIES.md,
+#: USER_PREDEFINED.md); which mode uses which is :mod:`soulframe.prompt.mode_files`
+EXTRA_CONTEXT_FILES: tuple[str, ...] = ("AGENTS_CORE.md", "AGENTS_TASK.md", "CAPABILITIES.md", "USER_PREDEFINED.md")
+ORDER: tuple[str, ...] = (
+    "AGENTS.md", "AGENTS_CORE.md", "AGENTS_TASK.md", "CAPABILITIES.md",
+    *BOOTSTRAP_FILES[1:5], "USER_PREDEFINED.md", *BOOTSTRAP_FILES[5:], "MEMORY.md",
+)
 
-#: what sub-agent and cron sessions see (seed 000 §1 "minimalAllowlist")
-MINIMAL_ALLOWLIST: frozenset[str] = frozenset({"AGENTS.md", "TOOLS.md"})
+#: what sub-agent and cron sessions see (seed 000 §1 "minimalAllowlist"); the lean copies of
+#: AGENTS.md (AGENTS_CORE.md, AGENTS_TASK.md) count as AGENTS.md
+MINIMAL_ALLOWLIST: frozenset[str] = frozenset({"AGENTS.md", "AGENTS_CORE.md", "AGENTS_TASK.md", "TOOLS.md"})
 #: what a heartbeat sees with ``prompt.heartbeat_light_context``
-HEARTBEAT_ALLOWLIST: frozenset[str] = frozenset({"HEARTBEAT.md", "AGENTS.md", "TOOLS.md"})
+HEARTBEAT_ALLOWLIST: frozenset[str] = frozenset({"HEARTBEAT.md", *MINIMAL_ALLOWLIST})
 #: personal files kept out of group chats besides memory (seed 003 §9: the owner's profile
 #: must not be shown to a room of other people)
 GROUP_EXCLUDED: frozenset[str] = frozenset({"USER.md", "BOOTSTRAP.md"})
@@ -76,6 +84,8 @@ class ContextResult:
     bootstrapping: bool = False
     #: every warning raised while collecting (also issued through :mod:`warnings`)
     warnings: list[str] = attrs.field(factory=list)
+    #: expected files this session would see but nobody provided (only when a mode was given)
+    missing: list[str] = attrs.field(factory=list)
 
     def file(self, name: str) -> ContextFile | None:
         for f in self.files:
@@ -111,9 +121,11 @@ def visible_in_session(name: str, session: Session, config: Any = None) -> bool:
         light = True if config is None else bool(config.get("prompt.heartbeat_light_context", True))
         if light:
             return name in HEARTBEAT_ALLOWLIST
-        return not is_memory_file(name) and name != "BOOTSTRAP.md"
+        return name not in MEMORY_FILES and name != "BOOTSTRAP.md"
     if kind == "group":
-        return not is_memory_file(name) and name not in GROUP_EXCLUDED
+        # daily logs are episodic and read in every session (seed 003 §1.2, §6.4); only the
+        # curated MEMORY.md is private to the main session
+        return name not in MEMORY_FILES and name not in GROUP_EXCLUDED
     # main, private: everything
     return True
 
@@ -293,8 +305,12 @@ def truncation_policy(agent: Agent) -> Any:
     return policy
 
 
-def collect_context(agent: Agent, session: Session) -> ContextResult:
+def collect_context(agent: Agent, session: Session, mode: str | None = None) -> ContextResult:
     """The context files ``session`` sees, merged, transformed, filtered and truncated.
+
+    With ``mode``, only the files that prompt mode uses are kept (before truncation, so an
+    unused variant costs no budget) and the missing expected files are listed
+    (:mod:`soulframe.prompt.mode_files`).
 
     Warnings (unreadable or oversized files, invalid UTF-8, symlinks leaving the
     workspace) are issued as :class:`ContextWarning` and also listed in the result.
@@ -309,6 +325,14 @@ def collect_context(agent: Agent, session: Session) -> ContextResult:
         if bootstrapping:
             # seed 000 §5: during the first run virtual files only cost tokens
             files = [f for f in files if f.kind != "virtual"]
+        missing: list[str] = []
+        if mode is not None:
+            from . import mode_files
+
+            files = mode_files.for_mode(files, mode, str(getattr(agent.spec, "type", "open")))
+            missing = mode_files.missing_expected(
+                files, mode, lambda n: visible_in_session(n, session, agent.config)
+            )
         policy = truncation_policy(agent)
         files, notices = policy.truncate_files(files, agent.config)
     messages: list[str] = []
@@ -316,5 +340,6 @@ def collect_context(agent: Agent, session: Session) -> ContextResult:
         messages.append(str(w.message))
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return ContextResult(
-        files=list(files), notices=list(notices), bootstrapping=bootstrapping, warnings=messages
+        files=list(files), notices=list(notices), bootstrapping=bootstrapping, warnings=messages,
+        missing=missing,
     )

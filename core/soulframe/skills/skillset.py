@@ -23,6 +23,7 @@ none of them. Search imports :mod:`soulframe.skills.search`, watching
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -164,9 +165,12 @@ class SkillSet:
     'memory-maintenance'
     """
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, user_id: str | None = None) -> None:
         self.agent = agent
         self.config = agent.config
+        #: the user whose view this is (see :meth:`for_user`); None: the agent's own view
+        self.user_id = user_id
+        self._views: dict[str, SkillSet] = {}
         self._lock = threading.RLock()
         #: bumped by the watcher and by reload(); a snapshot of another version is stale
         self._generation = 0
@@ -187,7 +191,35 @@ class SkillSet:
         """Every source plugins offer, highest tier (lowest number) first; within a tier,
         in registration order."""
         found = [s for _, s in _plugins.collect(self.agent.pm, "register_skill_sources", agent=self.agent)]
+        replaced = {s.tier for s in found if s.replaces_filesystem_tier}
+        if replaced:  # managed mode: the store's tier instead of the directory, not beside it
+            found = [s for s in found if s.replaces_filesystem_tier or s.root is None or s.tier not in replaced]
         return sorted(found, key=lambda s: s.tier)  # stable: registration order within a tier
+
+    def for_user(self, user_id: str | None) -> SkillSet:
+        """The skills as ``user_id``'s sessions see them: with the skills private to that user
+        or granted to them (a source's ``load_user``, managed mode) instead of the agent-level
+        view. The same set when no source is per-user, or for no user. Views are kept (one
+        per user) so their snapshots and search indexes are reused."""
+        if not user_id or self.user_id is not None:
+            return self
+        if not any(s.load_user is not None for s in self.snapshot().sources):
+            return self
+        with self._lock:
+            view = self._views.get(user_id)
+            if view is None:
+                if len(self._views) >= 256:  # bounded: a busy server meets many users
+                    self._views.pop(next(iter(self._views)))
+                view = self._views[user_id] = SkillSet(self.agent, user_id)
+            return view
+
+    def for_session(self, session: Any) -> SkillSet:
+        """:meth:`for_user` for the session's user (the owner of a standalone workspace is
+        the agent itself, as for per-user files)."""
+        from ..agentstore import effective_user
+
+        user = getattr(session, "user_id", None)
+        return self.for_user(effective_user(self.agent, user) if user else None)
 
     def snapshot(self) -> Snapshot:
         """The current skills, reloaded first if anything changed."""
@@ -247,10 +279,13 @@ class SkillSet:
             if source.load is not None:
                 if source.version is not None:
                     source_versions.append((source.name, _source_version(source)))
+                load = source.load
+                if self.user_id is not None and source.load_user is not None:
+                    load = functools.partial(source.load_user, self.user_id)
                 try:
                     found = [
                         attrs.evolve(s, tier=source.tier, tier_name=s.tier_name or source.name)
-                        for s in source.load()
+                        for s in load()
                     ]
                 except Exception as exc:  # a broken source must not hide the other tiers
                     problems.append(SkillProblem(

@@ -1,0 +1,75 @@
+"""What a new user meets first on the command line: a mistyped workspace, a command whose
+extra is not installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_cli
+
+# a finder that makes the MCP SDK look uninstalled, as after `pip install soulframe`
+# without the [mcp] extra (the SDK stays installed for the other tests)
+_NO_MCP = """
+import sys
+class _Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('mcp', 'mcp_types'):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, _Blocked())
+from soulframe.cli import main
+sys.argv[0] = 'soulframe'
+main(sys.argv[1:])
+"""
+
+
+def test_serve_without_the_mcp_extra_names_the_extra(workspace: Path) -> None:
+    run_cli("init", str(workspace), check=True)
+    out = subprocess.run([sys.executable, "-c", _NO_MCP, "-w", str(workspace), "serve"],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    assert "pip install 'soulframe[mcp]'" in out.stderr
+    assert "Traceback" not in out.stderr and "ModuleNotFoundError" not in out.stderr
+    assert out.stdout == ""
+
+
+def test_the_readme_says_which_commands_need_an_extra() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for needs in ("`serve`", "soulframe[mcp]", "`db start`", "soulframe[postgres]"):
+        assert needs in readme, needs
+
+
+@pytest.mark.parametrize("args", [
+    ["prompt"],
+    ["memory", "remember", "buy milk"],
+    ["memory", "search", "milk"],
+    ["doctor"],
+    ["skills", "list"],
+    ["serve"],
+])
+def test_a_missing_workspace_is_an_error_naming_it(tmp_path: Path, args: list[str]) -> None:
+    typo = tmp_path / "agnet"
+    out = run_cli("-w", str(typo), *args)
+    assert out.returncode == 2, (args, out.stdout, out.stderr)
+    assert f"the workspace {typo} does not exist" in out.stderr
+    assert f"soulframe init {typo}" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not typo.exists(), "the command created the mistyped workspace"
+
+
+def test_the_environment_variable_is_checked_too(tmp_path: Path) -> None:
+    typo = tmp_path / "agnet"
+    out = run_cli("prompt", env={"SOULFRAME_WORKSPACE": str(typo)})
+    assert out.returncode == 2 and f"soulframe init {typo}" in out.stderr
+
+
+def test_init_still_creates_a_missing_workspace(tmp_path: Path) -> None:
+    new = tmp_path / "agent"
+    run_cli("-w", str(new), "init", check=True)
+    assert (new / "SOUL.md").is_file()
+    run_cli("init", str(tmp_path / "other"), check=True)
+    assert (tmp_path / "other" / "AGENTS.md").is_file()
