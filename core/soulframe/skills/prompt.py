@@ -8,12 +8,24 @@ The block is the whole section, heading included, as every standard section rend
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from ..model import Skill
-from .loader import SkillProblem
+from .loader import SkillProblem, SkillWarning
+
+if TYPE_CHECKING:
+    from ..model import PromptContext
+    from .skillset import SkillSet
+
+log = logging.getLogger("soulframe.skills")
+
+SkillMode = Literal["inline", "search"]
+_MISSING = object()
 
 #: the section heading of seed 001 §4 and seed 002
 HEADING = "## Skills (mandatory)"
@@ -110,3 +122,78 @@ def render_search(count: int, *, has_skill_read: bool) -> str:
         "It returns the best matches (name, description, location).\n"
         + _RULES.format(read=_read_phrase(has_skill_read))
     )
+
+
+def choose_mode(
+    skills: Sequence[Skill], config: Any, prompt_mode: str | None = None
+) -> SkillMode:
+    """Inline or search (seed 000 §9), decided afresh at every prompt build.
+
+    Task mode is search-only (seed 002). Otherwise ``skills.mode`` may force either; on
+    ``auto`` the skills are inlined while there are at most ``skills.inline_max_count``
+    (20) of them and their names+descriptions estimate (chars / 4) at most
+    ``skills.inline_max_tokens`` (3,500) tokens.
+    """
+    if prompt_mode == "task":
+        return "search"
+    forced = config.get("skills.mode", "auto")
+    if forced in ("inline", "search"):
+        return forced  # type: ignore[no-any-return]
+    tokens = sum(len(s.name) + len(s.description) for s in skills) / 4
+    if len(skills) <= int(config.get("skills.inline_max_count")) and tokens <= int(
+        config.get("skills.inline_max_tokens")
+    ):
+        return "inline"
+    return "search"
+
+
+def skills_block(skills: SkillSet, ctx: PromptContext) -> str | None:
+    """The skills section for ``ctx`` (heading included), or ``None`` when there are
+    no skills to show.
+
+    Full mode: inline ``<available_skills>`` (at most ``skills.max_in_prompt`` entries
+    and ``skills.max_prompt_bytes``, with a note and a warning when cut) or, past the
+    inline thresholds, search-mode instructions for ``skill_search``/``skill_read``.
+    Task mode: search only. Minimal mode (sub-agents): only the skills named in
+    ``skills.pinned``, inline (seed 002). Decided afresh at every build, so a
+    hot-reloaded skill shows at once; the text is cached per version.
+    """
+    snap = skills.snapshot()
+    prompt_mode = getattr(ctx, "mode", None)
+    if not snap.skills or prompt_mode == "none":
+        return None
+    names = {t.name for t in getattr(ctx, "tools", None) or ()}
+    has_read = "skill_read" in names
+    has_search = "skill_search" in names
+    mode: str = "pinned" if prompt_mode == "minimal" else choose_mode(
+        snap.skills, skills.config, prompt_mode)
+    if mode == "search" and not has_search:
+        # without the search tool the skills would be unreachable: list what fits
+        mode = "inline"
+    key = (snap.version, mode, has_read, has_search)
+    cached = skills._blocks.get(key, _MISSING)
+    if cached is not _MISSING:
+        return cached  # type: ignore[return-value]
+    text: str | None
+    if mode == "search":
+        text = render_search(len(snap.skills), has_skill_read=has_read)
+    else:
+        shown: Sequence[Skill] = snap.skills
+        if mode == "pinned":
+            pinned = set(skills.config.get("skills.pinned") or ())
+            shown = [s for s in snap.skills if s.name in pinned]
+        if not shown:
+            text = None
+        else:
+            limits = Limits(
+                max_in_prompt=int(skills.config.get("skills.max_in_prompt")),
+                max_prompt_bytes=int(skills.config.get("skills.max_prompt_bytes")),
+            )
+            text, problems = render_inline(
+                shown, limits=limits, has_skill_read=has_read, has_skill_search=has_search
+            )
+            for p in problems:
+                warnings.warn(str(p), SkillWarning, stacklevel=2)
+                log.info("skills: %s", p)  # the warning is the user's copy
+    skills._blocks[key] = text
+    return text

@@ -13,8 +13,10 @@ so a query touches only the documents that match it: ~0.1 ms at 5,000 skills, wh
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +24,13 @@ import attrs
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from ..model import Skill
+from ..model import Skill, SoulframeError
+from .loader import SkillWarning
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+    from .skillset import SkillSet, Snapshot
 
 _NON_ALNUM = re.compile(r"[\W_]+")
 
@@ -204,3 +209,133 @@ def _top(scores: npt.NDArray[np.float64], candidates: npt.NDArray[np.intp], k: i
         candidates = candidates[scores[candidates] >= cutoff]
     ranked = sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
     return ranked[:k]
+
+
+log = logging.getLogger("soulframe.skills")
+
+
+@attrs.frozen
+class SkillHit:
+    """One ``skill_search`` result. ``score`` is the final score (BM25, or the 0.3/0.7
+    fusion when embeddings are on); ``text_score``/``vector_score`` are the channels'."""
+
+    name: str
+    description: str
+    location: str
+    tier: int
+    tier_name: str
+    score: float
+    text_score: float | None = None
+    vector_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 4)
+
+        return {
+            "name": self.name,
+            "description": self.description,
+            "location": self.location,
+            "tier": self.tier,
+            "tier_name": self.tier_name,
+            "score": r(self.score),
+            "text_score": r(self.text_score),
+            "vector_score": r(self.vector_score),
+        }
+
+
+# --------------------------------------------------------------------------- a skill set's search
+
+
+def _search_index(skills: SkillSet, snap: Snapshot) -> SkillIndex:
+    with skills._lock:
+        if skills._index is None or skills._index[0] != snap.version:
+            skills._index = (snap.version, SkillIndex(
+                snap.skills,
+                k1=float(skills.config.get("skills.bm25_k1")),
+                b=float(skills.config.get("skills.bm25_b")),
+            ))
+            skills._vectors_for = None
+        return skills._index[1]
+
+
+def _embedder(skills: SkillSet) -> Any:
+    if skills._embedder_error is not None:
+        return None
+    try:
+        return skills.agent.embedder
+    except SoulframeError as exc:
+        # skill search keeps working on keywords; the user is told once
+        skills._embedder_error = str(exc)
+        warnings.warn(f"skill search runs keyword-only: {exc}", SkillWarning, stacklevel=3)
+        return None
+
+
+def _attach_vectors(skills: SkillSet, index: SkillIndex, snap: Snapshot, embedder: Any) -> bool:
+    model_id = str(getattr(embedder, "model_id", "") or getattr(embedder, "name", "?"))
+    if skills._vectors_for == (snap.version, model_id) and index.vectors is not None:
+        return True
+    from ..embedding import EmbeddingCache
+
+    try:
+        cache = EmbeddingCache(_cache_backend(skills))
+        vectors = cache.embed_documents(embedder, [embedding_text(s) for s in snap.skills])
+        index.attach_vectors(vectors, model_id)
+    except SoulframeError as exc:
+        warnings.warn(f"skill embeddings failed; keyword-only this time: {exc}",
+                      SkillWarning, stacklevel=3)
+        return False
+    skills._vectors_for = (snap.version, model_id)
+    return True
+
+
+def _cache_backend(skills: SkillSet) -> Any:
+    """The store's embedding cache (so skill vectors survive restarts), else memory."""
+    backend = skills._backend
+    if backend is not None:
+        return backend
+    from ..embedding import InMemoryCacheBackend
+
+    backend = InMemoryCacheBackend()
+    try:
+        store = skills.agent.store
+        if hasattr(store, "get_many") and hasattr(store, "put_many"):
+            backend = store
+    except (SoulframeError, ImportError, OSError) as exc:
+        log.debug("skills: no store for the embedding cache (%s); caching in memory", exc)
+    skills._backend = backend
+    return backend
+
+
+def search_skills(skills: SkillSet, query: str, k: int | None = None, *, semantic: bool | None = None) -> list[SkillHit]:
+    """The best skills for ``query``: BM25 (seed 000 §10), fused 0.3/0.7 with cosine
+    similarity when an embedding provider is available (§11). ``k`` defaults to
+    ``skills.max_results`` (5). ``semantic=False`` forces keyword-only."""
+    snap = skills.snapshot()
+    k = int(skills.config.get("skills.max_results")) if k is None else int(k)
+    if not snap.skills or k <= 0 or not query.strip():
+        return []
+    index = _search_index(skills, snap)
+    query_vector = None
+    if semantic is not False:
+        embedder = _embedder(skills)
+        if embedder is not None and _attach_vectors(skills, index, snap, embedder):
+            try:
+                query_vector = embedder.embed_query(query)
+            except SoulframeError as exc:
+                warnings.warn(f"query embedding failed; keyword-only: {exc}", SkillWarning,
+                              stacklevel=2)
+    ranked = index.search(
+        query, k, query_vector=query_vector,
+        text_weight=float(skills.config.get("skills.text_weight")),
+        vector_weight=float(skills.config.get("skills.vector_weight")),
+    )
+    hits = []
+    for r in ranked:
+        s = index.skills[r.index]
+        hits.append(SkillHit(
+            name=s.name, description=s.description, location=str(s.path), tier=s.tier,
+            tier_name=s.tier_name, score=r.score, text_score=r.text_score,
+            vector_score=r.vector_score,
+        ))
+    return hits

@@ -17,8 +17,10 @@ skills), where that check costs milliseconds, it runs at most every ten times it
 :meth:`SkillSet.watch`.
 
 Nothing here imports numpy, rank-bm25 or watchdog at module level: a prompt build needs
-none of them. Search imports :mod:`soulframe.skills.search`, watching
-:mod:`soulframe.skills.watch`.
+none of them. The prompt block lives in :mod:`soulframe.skills.prompt`, search in
+:mod:`soulframe.skills.search`, watching in :mod:`soulframe.skills.watch`; what stays here,
+over the usual module size, is one responsibility: the versioned snapshot of the skills and
+keeping it fresh (load, staleness, reload, per-user views, reload notices).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -45,20 +47,18 @@ from .loader import (
     scan_root,
     sig_of,
 )
-from .prompt import Limits, render_inline, render_search
+from .prompt import SkillMode, choose_mode
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..model import PromptContext
-    from .search import SkillIndex
+    from .search import SkillHit, SkillIndex
     from .watch import SkillWatcher
 
 log = logging.getLogger("soulframe.skills")
 
-SkillMode = Literal["inline", "search"]
 
 __all__ = [
-    "SkillHit",
     "SkillMode",
     "SkillProblem",
     "SkillReload",
@@ -67,36 +67,6 @@ __all__ = [
     "Snapshot",
     "choose_mode",
 ]
-
-
-@attrs.frozen
-class SkillHit:
-    """One ``skill_search`` result. ``score`` is the final score (BM25, or the 0.3/0.7
-    fusion when embeddings are on); ``text_score``/``vector_score`` are the channels'."""
-
-    name: str
-    description: str
-    location: str
-    tier: int
-    tier_name: str
-    score: float
-    text_score: float | None = None
-    vector_score: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
-        return {
-            "name": self.name,
-            "description": self.description,
-            "location": self.location,
-            "tier": self.tier,
-            "tier_name": self.tier_name,
-            "score": r(self.score),
-            "text_score": r(self.text_score),
-            "vector_score": r(self.vector_score),
-        }
 
 
 @attrs.frozen
@@ -133,29 +103,6 @@ class Snapshot:
     racy: bool = False
 
 
-def choose_mode(
-    skills: Sequence[Skill], config: Any, prompt_mode: str | None = None
-) -> SkillMode:
-    """Inline or search (seed 000 §9), decided afresh at every prompt build.
-
-    Task mode is search-only (seed 002). Otherwise ``skills.mode`` may force either; on
-    ``auto`` the skills are inlined while there are at most ``skills.inline_max_count``
-    (20) of them and their names+descriptions estimate (chars / 4) at most
-    ``skills.inline_max_tokens`` (3,500) tokens.
-    """
-    if prompt_mode == "task":
-        return "search"
-    forced = config.get("skills.mode", "auto")
-    if forced in ("inline", "search"):
-        return forced  # type: ignore[no-any-return]
-    tokens = sum(len(s.name) + len(s.description) for s in skills) / 4
-    if len(skills) <= int(config.get("skills.inline_max_count")) and tokens <= int(
-        config.get("skills.inline_max_tokens")
-    ):
-        return "inline"
-    return "search"
-
-
 class SkillSet:
     """The skills of one agent. Thread-safe; loads lazily; reloads when stale.
 
@@ -181,6 +128,8 @@ class SkillSet:
         self._listeners: list[Callable[[SkillReload], None]] = []
         self._index: tuple[int, SkillIndex] | None = None
         self._vectors_for: tuple[int, str] | None = None
+        #: where skill vectors are cached: the store's embedding cache, else memory
+        self._backend: Any = None
         self._blocks: dict[tuple[int, str, bool, bool], str | None] = {}
         self._embedder_error: str | None = None
         self._next_disk_check = 0.0
@@ -401,148 +350,20 @@ class SkillSet:
 
     def prompt_block(self, ctx: PromptContext) -> str | None:
         """The skills section for ``ctx`` (heading included), or ``None`` when there are
-        no skills to show.
+        no skills to show (see :func:`soulframe.skills.prompt.skills_block`)."""
+        from .prompt import skills_block
 
-        Full mode: inline ``<available_skills>`` (at most ``skills.max_in_prompt`` entries
-        and ``skills.max_prompt_bytes``, with a note and a warning when cut) or, past the
-        inline thresholds, search-mode instructions for ``skill_search``/``skill_read``.
-        Task mode: search only. Minimal mode (sub-agents): only the skills named in
-        ``skills.pinned``, inline (seed 002). Decided afresh at every build, so a
-        hot-reloaded skill shows at once; the text is cached per version.
-        """
-        snap = self.snapshot()
-        prompt_mode = getattr(ctx, "mode", None)
-        if not snap.skills or prompt_mode == "none":
-            return None
-        names = {t.name for t in getattr(ctx, "tools", None) or ()}
-        has_read = "skill_read" in names
-        has_search = "skill_search" in names
-        mode: str = "pinned" if prompt_mode == "minimal" else choose_mode(
-            snap.skills, self.config, prompt_mode)
-        if mode == "search" and not has_search:
-            # without the search tool the skills would be unreachable: list what fits
-            mode = "inline"
-        key = (snap.version, mode, has_read, has_search)
-        cached = self._blocks.get(key, _MISSING)
-        if cached is not _MISSING:
-            return cached  # type: ignore[return-value]
-        text: str | None
-        if mode == "search":
-            text = render_search(len(snap.skills), has_skill_read=has_read)
-        else:
-            shown: Sequence[Skill] = snap.skills
-            if mode == "pinned":
-                pinned = set(self.config.get("skills.pinned") or ())
-                shown = [s for s in snap.skills if s.name in pinned]
-            if not shown:
-                text = None
-            else:
-                limits = Limits(
-                    max_in_prompt=int(self.config.get("skills.max_in_prompt")),
-                    max_prompt_bytes=int(self.config.get("skills.max_prompt_bytes")),
-                )
-                text, problems = render_inline(
-                    shown, limits=limits, has_skill_read=has_read, has_skill_search=has_search
-                )
-                for p in problems:
-                    warnings.warn(str(p), SkillWarning, stacklevel=2)
-                    log.info("skills: %s", p)  # the warning is the user's copy
-        self._blocks[key] = text
-        return text
+        return skills_block(self, ctx)
 
     # ------------------------------------------------------------------ search
-
-    def _search_index(self, snap: Snapshot) -> SkillIndex:
-        from .search import SkillIndex
-
-        with self._lock:
-            if self._index is None or self._index[0] != snap.version:
-                self._index = (snap.version, SkillIndex(
-                    snap.skills,
-                    k1=float(self.config.get("skills.bm25_k1")),
-                    b=float(self.config.get("skills.bm25_b")),
-                ))
-                self._vectors_for = None
-            return self._index[1]
-
-    def _embedder(self) -> Any:
-        if self._embedder_error is not None:
-            return None
-        try:
-            return self.agent.embedder
-        except SoulframeError as exc:
-            # skill search keeps working on keywords; the user is told once
-            self._embedder_error = str(exc)
-            warnings.warn(f"skill search runs keyword-only: {exc}", SkillWarning, stacklevel=3)
-            return None
-
-    def _attach_vectors(self, index: SkillIndex, snap: Snapshot, embedder: Any) -> bool:
-        model_id = str(getattr(embedder, "model_id", "") or getattr(embedder, "name", "?"))
-        if self._vectors_for == (snap.version, model_id) and index.vectors is not None:
-            return True
-        from ..embedding import EmbeddingCache
-        from .search import embedding_text
-
-        try:
-            cache = EmbeddingCache(self._cache_backend())
-            vectors = cache.embed_documents(embedder, [embedding_text(s) for s in snap.skills])
-            index.attach_vectors(vectors, model_id)
-        except SoulframeError as exc:
-            warnings.warn(f"skill embeddings failed; keyword-only this time: {exc}",
-                          SkillWarning, stacklevel=3)
-            return False
-        self._vectors_for = (snap.version, model_id)
-        return True
-
-    def _cache_backend(self) -> Any:
-        """The store's embedding cache (so skill vectors survive restarts), else memory."""
-        backend = getattr(self, "_backend", None)
-        if backend is not None:
-            return backend
-        from ..embedding import InMemoryCacheBackend
-
-        backend = InMemoryCacheBackend()
-        try:
-            store = self.agent.store
-            if hasattr(store, "get_many") and hasattr(store, "put_many"):
-                backend = store
-        except (SoulframeError, ImportError, OSError) as exc:
-            log.debug("skills: no store for the embedding cache (%s); caching in memory", exc)
-        self._backend = backend
-        return backend
 
     def search(self, query: str, k: int | None = None, *, semantic: bool | None = None) -> list[SkillHit]:
         """The best skills for ``query``: BM25 (seed 000 §10), fused 0.3/0.7 with cosine
         similarity when an embedding provider is available (§11). ``k`` defaults to
         ``skills.max_results`` (5). ``semantic=False`` forces keyword-only."""
-        snap = self.snapshot()
-        k = int(self.config.get("skills.max_results")) if k is None else int(k)
-        if not snap.skills or k <= 0 or not query.strip():
-            return []
-        index = self._search_index(snap)
-        query_vector = None
-        if semantic is not False:
-            embedder = self._embedder()
-            if embedder is not None and self._attach_vectors(index, snap, embedder):
-                try:
-                    query_vector = embedder.embed_query(query)
-                except SoulframeError as exc:
-                    warnings.warn(f"query embedding failed; keyword-only: {exc}", SkillWarning,
-                                  stacklevel=2)
-        ranked = index.search(
-            query, k, query_vector=query_vector,
-            text_weight=float(self.config.get("skills.text_weight")),
-            vector_weight=float(self.config.get("skills.vector_weight")),
-        )
-        hits = []
-        for r in ranked:
-            s = index.skills[r.index]
-            hits.append(SkillHit(
-                name=s.name, description=s.description, location=str(s.path), tier=s.tier,
-                tier_name=s.tier_name, score=r.score, text_score=r.text_score,
-                vector_score=r.vector_score,
-            ))
-        return hits
+        from .search import search_skills
+
+        return search_skills(self, query, k, semantic=semantic)
 
     # ------------------------------------------------------------------ hot reload
 
