@@ -381,6 +381,10 @@ class SkillSource:
     #: §12: "in managed mode, global skills are loaded from the skills table instead of the
     #: filesystem") rather than sitting beside it
     replaces_filesystem_tier: bool = False
+    #: the directory ``root`` must stay inside (the workspace, for the workspace tiers): a
+    #: root that is a symlink leading out of it is refused with a problem naming the link,
+    #: as a symlinked skill directory inside a root is
+    within: Path | None = None
 
 
 # --------------------------------------------------------------------------- tools

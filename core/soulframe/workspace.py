@@ -111,7 +111,10 @@ class Workspace:
         if ".." in candidate.parts:
             raise PathEscapeError(f"{raw}: '..' is not allowed; use a path inside the workspace")
         full = self.root / candidate
-        real = full.resolve()
+        try:
+            real = full.resolve()
+        except RuntimeError:  # Python raises this, not OSError, for a symlink loop
+            raise SoulframeError(f"{raw}: a symlink loop; remove the link or point it at a file") from None
         if real != self.root and self.root not in real.parents:
             raise PathEscapeError(f"{raw}: resolves outside the workspace (through a symlink)")
         if must_exist and not real.exists():
@@ -123,7 +126,10 @@ class Workspace:
         return Path(path).resolve().relative_to(self.root).as_posix()
 
     def contains(self, path: Path) -> bool:
-        real = Path(path).resolve()
+        try:
+            real = Path(path).resolve()
+        except RuntimeError:  # a symlink loop contains nothing
+            return False
         return real == self.root or self.root in real.parents
 
     def read_text(self, relative: str | os.PathLike[str]) -> str:

@@ -43,8 +43,10 @@ def _dir(agent: Agent, value: Any) -> Path | None:
 def register_skill_sources(agent: Agent) -> Iterable[SkillSource]:
     cfg = agent.config
     sources = [
-        SkillSource(name="workspace", tier=1, root=agent.root / "skills"),
-        SkillSource(name="project", tier=2, root=agent.root / ".agents" / "skills"),
+        # the workspace tiers must be in the workspace: a skills/ that is a symlink out of it
+        # is refused, not loaded as if the workspace held those skills
+        SkillSource(name="workspace", tier=1, root=agent.root / "skills", within=agent.root),
+        SkillSource(name="project", tier=2, root=agent.root / ".agents" / "skills", within=agent.root),
     ]
     personal = _dir(agent, cfg.get("skills.personal_dir"))
     if personal is not None:

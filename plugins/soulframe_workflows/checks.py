@@ -145,5 +145,12 @@ def memory_size(agent: Agent) -> Iterable[Finding]:
                       "truncated at bootstrap on the day; `soulframe memory logs` lists sizes")
 
 
-CHECKS = (memory_index, skills, memory_size)
+def _memory_files(agent: Agent) -> Iterable[Finding]:
+    from .memory_links import memory_files
+
+    return memory_files(agent)
+
+
+_memory_files.__name__ = "memory_files"
+CHECKS = (_memory_files, memory_index, skills, memory_size)
 

@@ -8,12 +8,19 @@
 * ``memory.extra_paths`` — more files or directories inside the workspace; private, since
   soulframe cannot know who they are meant for.
 
-Symlinks are followed only when they stay inside the workspace and point at another memory
-path, so ``memory/x.md -> ../SOUL.md`` or ``-> /etc/passwd`` never enters the index.
+Privacy follows the file reached, not the path used. A file reached through a symlink (the
+file itself or any directory on the way) is judged by its real path: it is kept only when
+that real path is inside the workspace and is itself a memory path, and it is private when
+either path is. A public ``memory/`` path never reaches a file outside ``memory/``, so
+``memory/x.md -> ../SOUL.md``, ``memory/all -> ..`` (MEMORY.md, USER.md through a directory
+link) and ``-> /etc/passwd`` never enter the index. Symlink loops, dangling links and file
+names that are not valid UTF-8 are skipped too. Every skipped file is named in
+:attr:`Discovery.skipped`, which ``memory index`` prints and ``soulframe doctor`` reports.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Sequence
@@ -58,6 +65,8 @@ class Discovery:
     def __init__(self, workspace: Workspace, extra_paths: Sequence[str] = ()) -> None:
         self.workspace = workspace
         self.root = workspace.root
+        #: (path, why) for each file or directory link :meth:`files` skipped
+        self.skipped: list[tuple[str, str]] = []
         self.extra: list[tuple[str, Path]] = []
         for raw in extra_paths:
             try:
@@ -74,11 +83,8 @@ class Discovery:
         return None
 
     def _inside(self, path: Path) -> bool:
-        try:
-            real = path.resolve()
-        except OSError:
-            return False
-        return real == self.root or self.root in real.parents
+        real = real_path(path)
+        return real is not None and (real == self.root or self.root in real.parents)
 
     def is_memory_path(self, rel: str) -> bool:
         """Whether a workspace-relative path names a memory file (by its name alone)."""
@@ -98,33 +104,96 @@ class Discovery:
         parts = PurePosixPath(rel).parts
         return not (len(parts) >= 2 and parts[0] == "memory")
 
-    def _acceptable(self, path: Path, rel: str) -> bool:
-        """A symlink is followed only within the workspace and onto another memory path."""
-        if not path.is_symlink():
-            return True
-        if not self._inside(path):
-            return False
-        target = path.resolve().relative_to(self.root).as_posix()
-        return self.is_memory_path(target)
+    def _skip(self, rel: str, why: str) -> None:
+        self.skipped.append((shown(rel), why))
 
-    def _walk(self, top: Path) -> list[Path]:
+    @property
+    def warnings(self) -> list[str]:
+        """One line per skipped file, naming it and why."""
+        return [f"{path}: skipped: {why}" for path, why in self.skipped]
+
+    def _classify(self, path: Path, rel: str) -> bool | None:
+        """Whether the memory file at ``rel`` is private, or ``None`` when it is not memory
+        at all (with a warning naming it, for a file a symlink leads astray)."""
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            self._skip(rel, "the file name is not valid UTF-8; rename it")
+            return None
+        if not path.is_symlink() and not path.exists():
+            return None  # vanished meanwhile
+        real = real_path(path)
+        if real is None:
+            if _is_loop(path):
+                self._skip(rel, "a symlink loop; remove the link or point it at a file")
+            else:
+                self._skip(rel, "a symlink to a file that does not exist")
+            return None
+        if real != self.root and self.root not in real.parents:
+            self._skip(rel, f"reached through a symlink to {real}, outside the workspace")
+            return None
+        target = real.relative_to(self.root).as_posix()
+        if target == rel:
+            return self.is_private(rel)
+        if not self.is_memory_path(target):
+            self._skip(rel, f"reached through a symlink to {target}, which is not a memory file")
+            return None
+        if not self.is_private(rel) and self.is_private(target):
+            # memory/ is public: it must not become a way to read private memory
+            self._skip(rel, f"reached through a symlink to {target}, which is private memory; "
+                            "a link inside memory/ may only lead to another file in memory/")
+            return None
+        return self.is_private(rel) or self.is_private(target)
+
+    def _walk(self, top: Path, *, confine: Path | None = None) -> list[Path]:
+        """The ``*.md`` files under ``top``. A directory symlink whose real path leaves
+        ``confine`` (the real ``memory/`` for the public tree) or the workspace, loops or
+        dangles is not entered, with one warning naming the link."""
         found: list[Path] = []
         seen_dirs: set[Path] = set()
         for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
             d = Path(dirpath)
-            real = d.resolve()
-            if real in seen_dirs or not self._inside(d):
+            real = real_path(d)
+            if real is None or real in seen_dirs or not self._inside(d):
                 dirnames[:] = []
                 continue
             seen_dirs.add(real)
-            dirnames[:] = sorted(n for n in dirnames if not _is_hidden(n) and n not in SKIP_DIRS)
+            kept = []
+            for n in sorted(dirnames):
+                if _is_hidden(n) or n in SKIP_DIRS:
+                    continue
+                if (d / n).is_symlink() and not self._dir_link_ok(d / n, confine):
+                    continue
+                kept.append(n)
+            dirnames[:] = kept
             for name in sorted(filenames):
                 if _is_hidden(name) or not name.lower().endswith(".md"):
                     continue
                 found.append(d / name)
         return found
 
+    def _dir_link_ok(self, link: Path, confine: Path | None) -> bool:
+        rel = link.relative_to(self.root).as_posix()
+        real = real_path(link)
+        fix = f"remove the link (rm {shown(rel)}) or move the files it should bring into memory/"
+        if real is None:
+            self._skip(rel, "a directory symlink loop" if _is_loop(link) else
+                       "a symlink to a directory that does not exist")
+            return False
+        if real != self.root and self.root not in real.parents:
+            self._skip(rel, f"a symlink to {real}, outside the workspace; {fix}")
+            return False
+        if confine is not None and real != confine and confine not in real.parents:
+            target = real.relative_to(self.root).as_posix() or "."
+            where = "the workspace root" if real == self.root else target
+            self._skip(rel, f"a symlink to {where}, outside memory/: files reached through it "
+                            f"would become public memory; {fix}")
+            return False
+        return True
+
     def files(self) -> list[MemoryFile]:
+        """The memory files, each once; :attr:`warnings` names every file skipped."""
+        self.skipped = []
         out: dict[str, MemoryFile] = {}
 
         def add(path: Path) -> None:
@@ -132,18 +201,19 @@ class Discovery:
                 rel = path.relative_to(self.root).as_posix()
             except ValueError:
                 return
-            if rel in out or not self._acceptable(path, rel):
+            if rel in out:
                 return
-            if not path.is_file():
+            private = self._classify(path, rel)
+            if private is None or not path.is_file():
                 return
-            out[rel] = MemoryFile(rel, path, self.is_private(rel), day_of(rel) if rel.startswith("memory/") else None)
+            out[rel] = MemoryFile(rel, path, private, day_of(rel) if rel.startswith("memory/") else None)
 
         top = self.root_memory()
         if top is not None:
             add(top)
         mem = self.root / "memory"
         if mem.is_dir() and self._inside(mem):
-            for p in self._walk(mem):
+            for p in self._walk(mem, confine=real_path(mem)):
                 add(p)
         for _raw, full in self.extra:
             if full.is_dir():
@@ -152,3 +222,27 @@ class Discovery:
             elif full.is_file():
                 add(full)
         return sorted(out.values(), key=lambda f: f.path)
+
+
+def real_path(path: Path) -> Path | None:
+    """The real path of ``path``, or ``None`` when a symlink on the way dangles or loops
+    (``Path.resolve`` raises ``RuntimeError`` for a loop, which no caller expects)."""
+    try:
+        return path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+
+
+def _is_loop(path: Path) -> bool:
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:
+        return True
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def shown(rel: str) -> str:
+    """A path as it can be printed: bytes that are not UTF-8 as ``\\xNN`` escapes."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

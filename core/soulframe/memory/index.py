@@ -46,6 +46,8 @@ class MemoryIndex:
         self.config = agent.config
         self._lock = threading.RLock()
         self._warned: set[tuple[str, int, int]] = set()
+        self._warned_paths: set[tuple[str, str]] = set()
+        self.skipped_paths: list[tuple[str, str]] = []
         self._embedder_checked = False
         self._embedder: EmbeddingProvider | None = None
         self._embedder_problem: str | None = None
@@ -106,8 +108,12 @@ class MemoryIndex:
         return f"{p.name}:{p.model_id}:{p.dimensions}"
 
     def files(self) -> list[MemoryFile]:
-        """The memory files discovered in the workspace now."""
-        return self.discovery.files()
+        """The memory files discovered in the workspace now (:attr:`skipped_paths` names the
+        ones left out: symlinks leading astray or looping, names that are not UTF-8)."""
+        discovery = self.discovery
+        found = discovery.files()
+        self.skipped_paths = list(discovery.skipped)
+        return found
 
     # ------------------------------------------------------------------ sync
 

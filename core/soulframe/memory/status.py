@@ -19,7 +19,7 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
     found = index.files()
     stored = store.files()
     stale: list[str] = []
-    skipped: list[dict[str, str]] = []
+    skipped: list[dict[str, str]] = [{"path": p, "reason": r} for p, r in index.skipped_paths]
     model = index.model_key()
     max_bytes = int(index.config.get("memory.max_file_bytes"))
     for mf in found:

@@ -101,6 +101,11 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         store.set_meta("chunker", cutter)
     found = index.files()
     report.files = len(found)
+    for path, why in index.skipped_paths:  # links astray, loops, names that are not UTF-8
+        report.skipped.append((path, why))
+        if (path, why) not in index._warned_paths:  # once per process, not every search
+            index._warned_paths.add((path, why))
+            report.warnings.append(f"{path}: skipped: {why}")
     stored = store.files()
     max_bytes = int(index.config.get("memory.max_file_bytes"))
     pending: list[tuple[FileRecord, list[Any], bool]] = []  # (record, chunks, is_new)

@@ -248,17 +248,25 @@ def scan_root(
     tier_name: str,
     max_bytes: int,
     cache: SkillFileCache,
+    within: Path | None = None,
 ) -> ScanResult:
     """Find ``<root>/*/SKILL.md``. A skill directory (or SKILL.md) that is a symlink leading
     outside ``root`` is skipped with a problem: a skill root must not become a way to read
     arbitrary files into the prompt. Two directories declaring the same name: the first in
-    sorted order wins, with a problem naming both."""
+    sorted order wins, with a problem naming both. With ``within``, the root itself must
+    resolve inside it: a workspace's ``skills/`` that is a symlink elsewhere is refused the
+    same way (``skills.extra_dirs`` is how to add a directory from outside)."""
     out = ScanResult()
     root = Path(root).expanduser()
     out.watched[str(root)] = sig_of(root)
     if out.watched[str(root)] is None or not root.is_dir():
         return out
     real_root = root.resolve()
+    if within is not None and not _inside(real_root, Path(within).resolve()):
+        out.problems.append(SkillProblem(
+            str(root), f"leads through a symlink to {real_root}, outside the workspace {within}; its "
+            f"skills are not loaded — to use them, list {real_root} in skills.extra_dirs"))
+        return out
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError as exc:

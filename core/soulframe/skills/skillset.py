@@ -242,7 +242,7 @@ class SkillSet:
                     continue
             elif source.root is not None:
                 scanned = scan_root(source.root, tier=source.tier, tier_name=source.name,
-                                    max_bytes=max_bytes, cache=self._files)
+                                    max_bytes=max_bytes, cache=self._files, within=source.within)
                 found = scanned.skills
                 problems.extend(scanned.problems)
                 watched.update(scanned.watched)

@@ -1,0 +1,31 @@
+"""``soulframe doctor``: memory files the index skips, each named with how to fix it.
+
+A symlink inside ``memory/`` that leads to the workspace root, to private memory or out of
+the workspace, a symlink loop, a dangling link, a file name that is not UTF-8: memory
+discovery skips each with a warning (privacy follows the file reached, not the path used);
+doctor names them so the user can remove the link rather than wonder why a note is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from soulframe.cli_workspace import Finding
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
+
+
+def memory_files(agent: Agent) -> Iterable[Finding]:
+    if not agent.config.get("memory.enabled") or not agent.root.is_dir():
+        return
+    from soulframe.memory_files import Discovery
+
+    discovery = Discovery(agent.workspace, list(agent.config.get("memory.extra_paths") or ()))
+    discovery.files()
+    for path, why in discovery.skipped:
+        # a link that would turn private files public is a problem; the rest only lose a note
+        level = "problem" if ("private memory" in why or "outside memory/" in why) else "warning"
+        fix = "" if "remove" in why or "rename" in why else f" — remove or fix the link (rm {path})"
+        yield Finding("memory-files", level, f"{path} is skipped: {why}{fix}", path)
