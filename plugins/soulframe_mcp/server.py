@@ -20,6 +20,8 @@ from mcp.server.lowlevel import Server
 from soulframe.model import Session, SoulframeError
 from soulframe.tools import ToolError, dispatch
 
+from .scope import NARROWER, ScopeError, prompt_kind, prompt_user
+
 log = logging.getLogger("soulframe.serve")
 
 PROMPT_NAME = "system_prompt"
@@ -70,8 +72,12 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
             description=f"The system prompt of agent {agent.id!r}, built from its workspace files.",
             arguments=[
                 types.PromptArgument(name="mode", description="full, task, minimal or none"),
-                types.PromptArgument(name="session", description="main, subagent, cron, heartbeat or group"),
-                types.PromptArgument(name="user", description="user id (per-user files)"),
+                types.PromptArgument(name="session", description=(
+                    f"{', '.join(NARROWER.get(session_kind, (session_kind,)))}: this server's "
+                    f"session ({session_kind}) or a narrower one")),
+                types.PromptArgument(name="user", description=(
+                    f"only {user_id!r}, the server's user" if user_id else
+                    "not accepted: this server serves no user's files")),
                 types.PromptArgument(name="channel", description="channel name, e.g. telegram"),
             ],
         )])
@@ -83,12 +89,19 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name!r}; available: {PROMPT_NAME}")
         args = params.arguments or {}
         mode = args.get("mode") or None
-        kind = args.get("session") or session_kind
         if mode not in (None, "full", "task", "minimal", "none"):
             raise MCPError(code=types.INVALID_PARAMS, message=f"mode {mode!r}: expected full, task, minimal or none")
-        if kind not in ("main", "subagent", "cron", "heartbeat", "group"):
-            raise MCPError(code=types.INVALID_PARAMS, message=f"session {kind!r}: expected main, subagent, cron, heartbeat or group")
-        prompt_session = Session(kind=kind, mode=mode, user_id=args.get("user") or user_id,  # type: ignore[arg-type]
+        asked = args.get("session") or None
+        if asked is not None and asked not in ("main", "subagent", "cron", "heartbeat", "group"):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"session {asked!r}: expected main, subagent, cron, heartbeat or group")
+        # the arguments come from the client: they may narrow the session the server was
+        # started for, never widen it (see soulframe_mcp.scope)
+        try:
+            kind = prompt_kind(session_kind, asked)
+            prompt_user_id = prompt_user(user_id, args.get("user") or None)
+        except ScopeError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        prompt_session = Session(kind=kind, mode=mode, user_id=prompt_user_id,  # type: ignore[arg-type]
                                  channel=args.get("channel") or None)
         prompt = await anyio.to_thread.run_sync(lambda: agent.system_prompt(prompt_session))
         return types.GetPromptResult(

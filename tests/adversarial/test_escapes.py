@@ -293,6 +293,13 @@ def test_mcp_tools_resources_and_prompts_over_hostile_shapes(ws: Path, env: dict
                     prompt = await client.get_prompt("system_prompt", {"session": kind})
                     text = prompt.messages[0].content.text
                     a.leaked(SKILL_SECRET in text or "exfil" in text or any(s in text for s in NEVER))
+            # a server started without --user serves no user's files: a prompt may not pick one
+            with adversary.attempt("MCP main server: get_prompt user=alice") as a:
+                with pytest.raises(Exception, match="--user"):
+                    await client.get_prompt("system_prompt", {"user": "alice"})
+                a.refused()
+            described = json.dumps([p.model_dump() for p in (await client.list_prompts()).prompts])
+            assert "narrower" in described
             for uri in ("soulframe://workspace/memory/all/MEMORY.md", "soulframe://workspace/../outside/leak.md",
                         "soulframe://workspace/memory/self.md", "soulframe://workspace/skills/exfil/SKILL.md"):
                 with adversary.attempt(f"MCP read_resource {uri}") as a:
