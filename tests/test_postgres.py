@@ -383,7 +383,9 @@ def test_managed_skills_are_tier_4_of_the_agent(workspace, pg_dsn, tmp_path):
     assert (skill.base_dir / "template.md").read_text() == "# Notes\n"
     assert str(skill.base_dir) in agent.skills.read("release-notes")
     assert agent.skills.get("hidden") is None
-    api.grant_agent("hidden", agent.id)
+    # the agent's key in the database: its id, plus a hash of the path for a workspace other
+    # than the configured one, so two workspaces never share one memory index
+    api.grant_agent("hidden", agent.state_key)
     assert agent.skills.get("hidden") is not None  # the grant is seen without a restart
 
 

@@ -114,7 +114,7 @@ class Workspace:
         try:
             real = full.resolve()
         except RuntimeError:  # Python raises this, not OSError, for a symlink loop
-            raise SoulframeError(f"{raw}: a symlink loop; remove the link or point it at a file") from None
+            raise PathEscapeError(f"{raw}: a symlink loop; remove the link or point it at a file") from None
         if real != self.root and self.root not in real.parents:
             raise PathEscapeError(f"{raw}: resolves outside the workspace (through a symlink)")
         if must_exist and not real.exists():

@@ -37,11 +37,14 @@ def open_store(agent: Any) -> Any:
     origin = agent.config.origin("store.dsn")
     return PostgresStore(
         agent.config.get("store.dsn") or "",
-        agent_key=agent.id,
+        # the agent's id for the workspace its config names, the id plus a hash of the path
+        # for any other (-w): two workspaces never share, and delete, one agent's documents
+        agent_key=agent.state_key,
         agent_type=agent.spec.type,
         origin="store.dsn" if origin == "default" else f"store.dsn from {origin}",
         max_connections=int(options.get("max_connections", 4)),
         hnsw_min_rows=int(options.get("hnsw_min_rows", 5000)),
+        workspace=str(agent.root),
     )
 
 

@@ -38,7 +38,8 @@ def migrate_agent(agent: Any, dsn: str, *, origin: str = "store.dsn", overwrite:
 
     say = progress or (lambda _msg: None)
     src = _sqlite_store(agent)
-    dst = PostgresStore(dsn, agent_key=agent.id, agent_type=agent.spec.type, origin=origin)
+    dst = PostgresStore(dsn, agent_key=agent.state_key, agent_type=agent.spec.type, origin=origin,
+                        workspace=str(agent.root))
     report: dict[str, Any] = {"agent": agent.id, "source": str(getattr(src, "path", "?")),
                               "target": dst.location, "documents": 0, "chunks": 0, "vectors": 0,
                               "cached_embeddings": 0, "users": 0, "user_files": 0,

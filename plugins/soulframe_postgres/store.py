@@ -51,7 +51,7 @@ class PostgresStore:
 
     def __init__(self, dsn: str, *, agent_key: str, agent_type: str = "open",
                  origin: str = "store.dsn", max_connections: int = 4,
-                 hnsw_min_rows: int = HNSW_MIN_ROWS) -> None:
+                 hnsw_min_rows: int = HNSW_MIN_ROWS, workspace: str | None = None) -> None:
         if not dsn or not str(dsn).strip():
             raise SoulframeError(
                 "store.backend = 'postgres' needs a DSN: set store.dsn in the config or "
@@ -63,6 +63,8 @@ class PostgresStore:
         self.schema_version = migrate(self.db)  # the first connection: a bad DSN fails here
         self.agent_key = agent_key
         self.agent_id, self.agent_type = self._ensure_agent(agent_key, agent_type)
+        if workspace is not None:
+            self._claim_workspace(str(workspace))
         self._indexed_dims: set[int] = set()
         self._since_check: dict[int, int] = {}
         self.hnsw_min_rows = hnsw_min_rows
@@ -82,6 +84,40 @@ class PostgresStore:
             return row[0], row[1]
 
         return self.db.run(go, what="agent registration")
+
+    def _claim_workspace(self, workspace: str) -> None:
+        """Bind this agent's memory to one workspace. Indexing removes the documents whose
+        files are gone, so a second workspace indexed under the same agent key would delete
+        the first one's documents: refused while the first workspace still exists here. A
+        workspace that was moved (the recorded directory is gone) takes its memory along."""
+        from pathlib import Path
+
+        def go(conn: Any) -> str | None:
+            row = conn.execute("SELECT value FROM store_meta WHERE agent_id = %s AND key = 'workspace' "
+                               "FOR UPDATE", (self.agent_id,)).fetchone()
+            recorded = None if row is None else str(row[0])
+            if recorded == workspace:
+                return None
+            if recorded is not None and Path(recorded).is_dir():
+                documents = conn.execute(
+                    "SELECT count(*) FROM memory_documents WHERE agent_id = %s AND user_id = ''",
+                    (self.agent_id,)).fetchone()[0]
+                if documents:
+                    return recorded
+            self._set_meta(conn, "workspace", workspace)
+            if recorded is not None:
+                log.warning("agent %r: its memory moves from the workspace %s (gone) to %s",
+                            self.agent_key, recorded, workspace)
+            return None
+
+        other = self.db.run(go, what="binding the workspace")
+        if other is not None:
+            raise SoulframeError(
+                f"agent {self.agent_key!r} in {self.location} holds the memory of the workspace "
+                f"{other}; this workspace is {workspace}. Indexing both under one agent would "
+                "delete each other's documents: give this workspace its own agent "
+                "([[agents]] id = \"...\", workspace = ... in soulframe.toml, then --agent ID)"
+            )
 
     def context_files(self, agent: Any = None) -> Any:
         """Agent-level and per-user context files of this agent (managed mode)."""

@@ -391,3 +391,47 @@ def test_a_skills_root_linked_out_is_refused_with_a_warning(tmp_path: Path, adve
             with pytest.raises((ToolError, SoulframeError)):
                 dispatch(agent, "skill_read", {"name": "exfil"}, session=Session.main())
             a.refused()
+
+
+def test_root_files_that_loop_or_leave_the_workspace(tmp_path: Path, adversary: Any) -> None:
+    """The roots: context files and memory/ itself as loops or links out of the workspace."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "USER.md").write_text(f"# USER\n{PRIVATE[1]}\n")
+    (outside / "2026-01-01.md").write_text(f"- {NEVER[0]}\n")
+    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    (ws / "AGENTS.md").write_text("# AGENTS.md\nBe helpful.\n")
+    os.symlink("SOUL.md", ws / "SOUL.md")
+    os.symlink("MEMORY.md", ws / "MEMORY.md")
+    os.symlink(outside / "USER.md", ws / "USER.md")
+    os.symlink(outside, ws / "memory")
+    with Agent.open(ws) as agent:
+        for kind in SESSION_KINDS:
+            with adversary.attempt(f"prompt over looping and escaping root files ({kind})") as a:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    text = agent.system_prompt(Session(kind=kind)).text  # type: ignore[arg-type]
+                a.leaked(PRIVATE[1] in text or NEVER[0] in text)
+                assert "Be helpful." in text
+                if kind == "main":
+                    said = " ".join(str(w.message) for w in caught)
+                    assert "SOUL.md" in said and "symlink loop" in said
+        with adversary.attempt("search and get over looping and escaping roots") as a:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                hits = agent.memory.search(f"{PRIVATE[1]} {NEVER[0]}", min_score=0.0)
+            a.leaked(bool(hits))
+            for path in ("MEMORY.md", "memory/2026-01-01.md", "USER.md"):
+                with pytest.raises(SoulframeError):
+                    agent.memory.get(path)
+                a.refused()
+    with adversary.attempt("doctor over looping roots") as a:
+        res = _cli(ws, {}, "doctor", "--json")
+        if res.exception is not None and not isinstance(res.exception, SystemExit):
+            raise res.exception
+        findings = json.loads(res.stdout)["findings"]
+        assert not [f for f in findings if "the check failed" in f["message"]], findings
+        assert any("SOUL.md is a symlink loop" in f["message"] for f in findings)
+        a.refused()

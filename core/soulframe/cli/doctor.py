@@ -126,7 +126,11 @@ def bootstrap_files(agent: Agent) -> Iterable[Finding]:
             continue
         try:
             agent.workspace.resolve(name)
-        except PathEscapeError:
+        except PathEscapeError as exc:
+            if "symlink loop" in str(exc):
+                yield Finding("files", "problem", f"{name} is a symlink loop; it is skipped — remove "
+                              f"the link (rm {name}) or point it at a file", name)
+                continue
             yield Finding("files", "problem",
                           f"{name} is a symlink to {os.path.realpath(path)}, outside the workspace; "
                           "it is skipped — copy the file into the workspace instead", name)

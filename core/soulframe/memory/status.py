@@ -45,6 +45,8 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
     problems = store.check(deep=deep)
     out: dict[str, Any] = {
         "agent": index.agent.id,
+        # the name the index is kept under: the id, plus a path hash for another workspace
+        "state_key": index.agent.state_key,
         "workspace": str(index.agent.root),
         "store": getattr(store, "name", "?"),
         "location": getattr(store, "location", None),
