@@ -338,8 +338,7 @@ def _add_skill_commands(group: click.Group) -> None:
         """The managed skills an agent (and user) may use, at the version they see."""
         state = _state(ctx)
         api = _skills_api(state, dsn)
-        # the selected agent's key in the database (its id, or id-hash for another workspace)
-        key = agent or state.agent().state_key
+        key = agent or state.agent_id or state.config().agents[0].id
         rows = [{"slug": s.slug, "name": s.name, "visibility": s.visibility, "version": s.version,
                  "latest_version": s.latest_version, "pinned": s.pinned, "owner": s.owner_id}
                 for s in api.list_accessible(key, user)]
