@@ -31,6 +31,8 @@ from adversarial.shapes import (
     build,
 )
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from soulframe.agent import Agent
 from soulframe.model import Session, SoulframeError
 from soulframe.tools import ToolError, dispatch
@@ -435,3 +437,38 @@ def test_root_files_that_loop_or_leave_the_workspace(tmp_path: Path, adversary: 
         assert not [f for f in findings if "the check failed" in f["message"]], findings
         assert any("SOUL.md is a symlink loop" in f["message"] for f in findings)
         a.refused()
+
+
+# --------------------------------------------------------------------------- fuzz: file names
+
+_NAME_BYTES = st.binary(min_size=1, max_size=24).filter(
+    lambda b: b"/" not in b and b"\x00" not in b and b not in (b".", b".."))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(_NAME_BYTES, min_size=1, max_size=4, unique=True))
+def test_fuzzed_memory_file_names_never_traceback(tmp_path_factory: pytest.TempPathFactory,
+                                                  adversary: Any, names: list[bytes]) -> None:
+    """Any bytes as memory file names (not UTF-8, control characters, spaces, dots): index and
+    search skip or index each, never raise, and the ordinary note is always found."""
+    ws = tmp_path_factory.mktemp("fuzz") / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    (ws / "memory" / "2026-01-02.md").write_text(f"- {PUBLIC_NOTE}\n")
+    mem = os.fsencode(str(ws / "memory"))
+    for raw in names:
+        with open(mem + b"/" + raw + b".md", "wb") as fh:
+            fh.write(f"- {BAD_NAME_NOTE}\n".encode())
+    with adversary.attempt(f"memory files named {names!r}") as a, Agent.open(ws) as agent:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            agent.memory.sync()
+            hits = agent.memory.search(f"{PUBLIC_NOTE} {BAD_NAME_NOTE}", min_score=0.0, k=10)
+        paths = [h.path for h in hits]
+        assert "memory/2026-01-02.md" in paths
+        for h in hits:
+            h.path.encode("utf-8")  # every path shown is printable
+        said = [str(w.message) for w in caught if "skipped" in str(w.message)]
+        a.refused(bool(said))
+        # every file is either indexed or named in one warning line
+        assert len(paths) - 1 + len(said) >= len([n for n in names if not n.startswith(b".")])

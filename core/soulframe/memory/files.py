@@ -244,5 +244,7 @@ def _is_loop(path: Path) -> bool:
 
 
 def shown(rel: str) -> str:
-    """A path as it can be printed: bytes that are not UTF-8 as ``\\xNN`` escapes."""
-    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A path as it can be printed on one line: bytes that are not UTF-8 as ``\\xNN``
+    escapes, control characters (a newline in a file name) as ``\\n``-style escapes."""
+    text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
