@@ -175,7 +175,8 @@ class Discovery:
     def _dir_link_ok(self, link: Path, confine: Path | None) -> bool:
         rel = link.relative_to(self.root).as_posix()
         real = real_path(link)
-        fix = f"remove the link (rm {shown(rel)}) or move the files it should bring into memory/"
+        fix = (f"remove the link (rm {shown(rel)}) or move the files it should bring into memory/"
+               if rel != "memory" else "make memory/ a directory inside the workspace")
         if real is None:
             self._skip(rel, "a directory symlink loop" if _is_loop(link) else
                        "a symlink to a directory that does not exist")
@@ -212,7 +213,9 @@ class Discovery:
         if top is not None:
             add(top)
         mem = self.root / "memory"
-        if mem.is_dir() and self._inside(mem):
+        if mem.is_symlink() and not self._dir_link_ok(mem, None):
+            pass  # named in the warnings: a memory/ that loops, dangles or leaves the workspace
+        elif mem.is_dir() and self._inside(mem):
             for p in self._walk(mem, confine=real_path(mem)):
                 add(p)
         for _raw, full in self.extra:
