@@ -34,7 +34,7 @@ SESSION_KINDS = ("main", "group", "subagent", "cron", "heartbeat")
 #: loops, or does not exist)
 HOSTILE_GETS = (
     "memory/all/MEMORY.md", "memory/all/USER.md", "memory/all/SOUL.md",
-    "memory/mem.md", "memory/soul.md", "memory/escape.md", "memory/outdir/leak.md",
+    "memory/mem.md", "memory/soul.md", "memory/escape.md", "memory/outdir/leak.md", "memory/hard.md",
     "memory/self.md", "memory/a.md", "memory/b.md", "memory/dangling.md",
     "memory/loopdir/x.md", "../outside/leak.md", "memory/../MEMORY.md", "memory/../USER.md",
     "/etc/passwd", "SOUL.md", "USER.md", "memory/all/memory/../MEMORY.md",
@@ -70,6 +70,7 @@ def build(root: Path) -> Path:
     os.symlink("nowhere", mem / "dangdir")
     os.symlink("loopdir", mem / "loopdir")                 # a directory loop
     os.symlink("2026-01-02.md", mem / "alias.md")          # an allowed alias inside memory/
+    os.link(ws / "USER.md", mem / "hard.md")               # a hard link: the same file, public name
     bad = os.fsencode(str(mem)) + b"/bad-\xff\xfe.md"      # a name that is not UTF-8
     with open(bad, "wb") as fh:
         fh.write(f"# bad name\n- {BAD_NAME_NOTE} in a badly named file\n".encode())

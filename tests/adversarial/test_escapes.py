@@ -80,7 +80,7 @@ def test_the_index_skips_every_hostile_shape_with_one_line_each(agent: Agent, ad
         a.leaked(any(p.startswith(("memory/all/", "memory/outdir/")) or p in
                      ("memory/mem.md", "memory/soul.md", "memory/escape.md") for p in indexed))
         # one warning line per skipped shape, naming it
-        for name in ("memory/all", "memory/mem.md", "memory/soul.md", "memory/escape.md",
+        for name in ("memory/all", "memory/mem.md", "memory/soul.md", "memory/escape.md", "memory/hard.md",
                      "memory/outdir", "memory/self.md", "memory/a.md", "memory/b.md",
                      "memory/dangling.md", "memory/bad-\\xff\\xfe.md"):
             mine = [w for w in lines if w.startswith(f"{name}: skipped: ")]

@@ -67,6 +67,7 @@ class Discovery:
         self.root = workspace.root
         #: (path, why) for each file or directory link :meth:`files` skipped
         self.skipped: list[tuple[str, str]] = []
+        self._root_inodes: dict[tuple[int, int], str] | None = None
         self.extra: list[tuple[str, Path]] = []
         for raw in extra_paths:
             try:
@@ -133,9 +134,7 @@ class Discovery:
             self._skip(rel, f"reached through a symlink to {real}, outside the workspace")
             return None
         target = real.relative_to(self.root).as_posix()
-        if target == rel:
-            return self.is_private(rel)
-        if not self.is_memory_path(target):
+        if target != rel and not self.is_memory_path(target):
             self._skip(rel, f"reached through a symlink to {target}, which is not a memory file")
             return None
         if not self.is_private(rel) and self.is_private(target):
@@ -143,7 +142,38 @@ class Discovery:
             self._skip(rel, f"reached through a symlink to {target}, which is private memory; "
                             "a link inside memory/ may only lead to another file in memory/")
             return None
-        return self.is_private(rel) or self.is_private(target)
+        private = self.is_private(rel) or self.is_private(target)
+        if not private:
+            twin = self._hard_link_twin(real)
+            if twin is not None:
+                self._skip(rel, f"a hard link to {twin}, which is not public memory; copy the "
+                                "part you mean to share instead")
+                return None
+        return private
+
+    def _hard_link_twin(self, real: Path) -> str | None:
+        """The root file (MEMORY.md, USER.md, ...) that ``real`` is a hard link of, if any: a
+        hard link is the same file under another name, and privacy follows the file."""
+        try:
+            st = real.stat()
+        except OSError:
+            return None
+        if st.st_nlink < 2:
+            return None
+        if self._root_inodes is None:
+            self._root_inodes = {}
+            try:
+                entries = list(os.scandir(self.root))
+            except OSError:
+                entries = []
+            for entry in entries:
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        est = entry.stat(follow_symlinks=False)
+                        self._root_inodes[(est.st_dev, est.st_ino)] = entry.name
+                except OSError:
+                    continue
+        return self._root_inodes.get((st.st_dev, st.st_ino))
 
     def _walk(self, top: Path, *, confine: Path | None = None) -> list[Path]:
         """The ``*.md`` files under ``top``. A directory symlink whose real path leaves
@@ -195,6 +225,7 @@ class Discovery:
     def files(self) -> list[MemoryFile]:
         """The memory files, each once; :attr:`warnings` names every file skipped."""
         self.skipped = []
+        self._root_inodes = None
         out: dict[str, MemoryFile] = {}
 
         def add(path: Path) -> None:
