@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from soulframe.cli_workspace import Finding
+from soulframe.model import Finding
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def memory_files(agent: Agent) -> Iterable[Finding]:
     if not agent.config.get("memory.enabled") or not agent.root.is_dir():
         return
-    from soulframe.memory_files import Discovery
+    from soulframe.memory.files import Discovery
 
     discovery = Discovery(agent.workspace, list(agent.config.get("memory.extra_paths") or ()))
     discovery.files()
