@@ -26,6 +26,7 @@ def memory_files(agent: Agent) -> Iterable[Finding]:
     discovery.files()
     for path, why in discovery.skipped:
         # a link that would turn private files public is a problem; the rest only lose a note
-        level = "problem" if any(w in why for w in ("private memory", "outside memory/", "hard link")) else "warning"
+        publishes = any(w in why for w in ("private memory", "outside memory/", "hard link"))
         fix = "" if "remove" in why or "rename" in why else f" — remove or fix the link (rm {path})"
-        yield Finding("memory-files", level, f"{path} is skipped: {why}{fix}", path)
+        yield Finding("memory-files", "problem" if publishes else "warning",
+                      f"{path} is skipped: {why}{fix}", path)
