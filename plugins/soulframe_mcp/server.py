@@ -128,6 +128,7 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
         """Today's and yesterday's logs, for every session that sees them in its prompt
         (seed 003 §1.2: daily logs are read in every session; sub-agents and cron keep
         their two-file allowlist)."""
+        from soulframe.memory.files import Discovery
         from soulframe.prompt.context import daily_log_names, visible_in_session
 
         out = []
@@ -138,7 +139,9 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
                 path = agent.workspace.resolve(name)
             except Exception:
                 continue
-            if path.is_file():
+            # privacy follows the file reached: a log that is a link to MEMORY.md or USER.md
+            # (or a hard link of one) is not served under a public log's name
+            if path.is_file() and Discovery(agent.workspace).privacy(name) is False:
                 out.append(name)
         return out
 

@@ -23,6 +23,7 @@ import attrs
 from soulframe.model import ContextFile, PathEscapeError, Session
 from soulframe.prompt.context import (
     BOOTSTRAP_FILES,
+    DAILY_LOG,
     EXTRA_CONTEXT_FILES,
     MEMORY_FILES,
     ContextWarning,
@@ -203,6 +204,8 @@ class WorkspaceSource:
         cap = read_cap(agent.config)
         out: list[ContextFile] = []
         for name in self.names(agent, session):
+            if DAILY_LOG.match(name) and not _public_log(ws, name):
+                continue
             got = read_file(ws, name, cap)
             if got is None:
                 continue
@@ -219,6 +222,30 @@ class WorkspaceSource:
                 original_chars=got.size if got.partial else None,
             ))
         return out
+
+
+def _public_log(ws: Workspace, name: str) -> bool:
+    """Daily logs reach group and heartbeat prompts: one reached through a link must be a
+    public memory file itself (privacy follows the file reached), never MEMORY.md or
+    USER.md under a daily log's name."""
+    path = ws.root / name
+    if not path.is_symlink() and not (ws.root / "memory").is_symlink() and _single_link(path):
+        return True  # the common case: a plain file, nothing to follow
+    from soulframe.memory.files import Discovery
+
+    discovery = Discovery(ws)
+    if discovery.privacy(name) is False:
+        return True
+    for skipped, why in discovery.skipped:
+        warnings.warn(f"{skipped}: skipped: {why}", ContextWarning, stacklevel=3)
+    return not discovery.skipped and not (path.exists() or path.is_symlink())
+
+
+def _single_link(path: Path) -> bool:
+    try:
+        return path.stat().st_nlink < 2
+    except OSError:
+        return True  # missing: read_file says so
 
 
 def _memory_file_name(root: Path) -> str:

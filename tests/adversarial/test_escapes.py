@@ -472,3 +472,27 @@ def test_fuzzed_memory_file_names_never_traceback(tmp_path_factory: pytest.TempP
         a.refused(bool(said))
         # every file is either indexed or named in one warning line
         assert len(paths) - 1 + len(said) >= len([n for n in names if not n.startswith(b".")])
+
+
+@pytest.mark.parametrize("how", ["symlink", "hardlink"])
+def test_todays_log_as_a_link_to_a_private_file_reaches_no_prompt(tmp_path: Path, adversary: Any,
+                                                                  how: str) -> None:
+    """Daily logs reach group and heartbeat prompts: today's log that is a link to USER.md or
+    MEMORY.md must not carry them there under a public name."""
+    from soulframe.prompt.context import daily_log_names
+
+    ws = _lone(tmp_path, "none")
+    with Agent.open(ws) as agent:
+        yesterday, today = daily_log_names(agent, Session.group())
+        for name, target in ((today, "USER.md"), (yesterday, "MEMORY.md")):
+            if how == "symlink":
+                os.symlink(f"../{target}", ws / name)
+            else:
+                os.link(ws / target, ws / name)
+        for kind in ("group", "heartbeat"):
+            with adversary.attempt(f"today's log as a {how} to USER.md/MEMORY.md in a {kind} prompt") as a:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    text = agent.system_prompt(Session(kind=kind)).text  # type: ignore[arg-type]
+                a.leaked(any(s in text for s in PRIVATE[:2]))
+                a.refused(any(today in str(w.message) for w in caught))

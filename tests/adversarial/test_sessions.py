@@ -67,9 +67,13 @@ def ws(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterato
         for k, v in env.items():
             mp.setenv(k, v)
         from soulframe.agentstore import write_context_file
+        from soulframe.prompt.context import daily_log_names
 
         with Agent.open(ws) as agent:
             write_context_file(agent, "alice", "USER.md", f"# USER.md\nAlice. {ALICE}\n", from_chat=False)
+            # today's log, read by group prompts and served as a resource, is a link to USER.md
+            today = daily_log_names(agent, Session.group())[1]
+        os.symlink("../USER.md", ws / today)
         yield ws
 
 
@@ -201,6 +205,12 @@ def test_mcp_group_server_for_bob_never_widens(ws: Path, env: dict[str, str], ad
                     a.refused(got.is_error)
                     a.leaked(any(s in _text(got) for s in (MEMORY, USER, SOUL)))
             listed = {str(r.uri) for r in (await client.list_resources()).resources}
+            with adversary.attempt("MCP group/bob server: today's log linked to USER.md as a resource") as a:
+                logs = [u for u in listed if "/memory/" in u]
+                for uri in logs:
+                    res = await client.read_resource(uri)
+                    a.leaked(USER in res.contents[0].text)
+                a.refused(not logs)
             for name in ("MEMORY.md", "USER.md", "SOUL.md", "IDENTITY.md"):
                 uri = f"soulframe://workspace/{name}"
                 with adversary.attempt(f"MCP group/bob server: read_resource {name}") as a:

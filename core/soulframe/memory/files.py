@@ -133,7 +133,7 @@ class Discovery:
         if real != self.root and self.root not in real.parents:
             self._skip(rel, f"reached through a symlink to {real}, outside the workspace")
             return None
-        target = real.relative_to(self.root).as_posix()
+        target = self._memory_relative(real)
         if target != rel and not self.is_memory_path(target):
             self._skip(rel, f"reached through a symlink to {target}, which is not a memory file")
             return None
@@ -150,6 +150,20 @@ class Discovery:
                                 "part you mean to share instead")
                 return None
         return private
+
+    def _memory_relative(self, real: Path) -> str:
+        """``real`` as a workspace-relative path; a file under the real ``memory/`` (which
+        may itself be a link to a directory inside the workspace) as ``memory/...``."""
+        mem = real_path(self.root / "memory")
+        if mem is not None and mem != self.root and mem in real.parents:
+            return "memory/" + real.relative_to(mem).as_posix()
+        return real.relative_to(self.root).as_posix()
+
+    def privacy(self, rel: str) -> bool | None:
+        """Whether the memory file at ``rel`` is private, or ``None`` when privacy-following
+        rules refuse it (the reason is the last of :attr:`skipped`): for a reader that names
+        one file, as the prompt does for today's daily log."""
+        return self._classify(self.root / rel, rel)
 
     def _hard_link_twin(self, real: Path) -> str | None:
         """The root file (MEMORY.md, USER.md, ...) that ``real`` is a hard link of, if any: a
