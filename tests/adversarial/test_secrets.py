@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from fakes.embeddings_server import FakeEmbeddingsServer
 
 #: one of each credential format, as they look for real (none is a live key)
