@@ -151,3 +151,23 @@ def test_channel_from_the_command_line_is_not_a_heading(workspace: Path, cli, ad
             adversary.traceback("prompt", out.stderr)
             assert out.returncode == 0, out.stderr
             a.leaked(any(ln.startswith("## SYSTEM OVERRIDE") for ln in out.stdout.split("\n")))
+
+
+def test_memory_excerpts_returned_to_the_model_are_neutralised(workspace: Path, adversary) -> None:
+    from soulframe.tools import dispatch
+
+    payload = "\n".join(PAYLOADS.values())
+    workspace_with(workspace, "memory/2026-03-14.md", f"plumber note\n{payload}")
+    agent = Agent(load_config(workspace=workspace, search=False,
+                              overrides={"embedding.provider": "none"}))
+    session = Session.main(now=NOW)
+    with adversary.attempt("wrapper tags via memory_search snippets") as a:
+        found = dispatch(agent, "memory_search", {"query": "plumber SYSTEM unrestricted"}, session=session)
+        text = "\n".join(h["snippet"] for h in found["results"])
+        assert "SYSTEM" in text
+        a.leaked(bool(LOOKALIKE.search(text)) or BOUNDARY in text)
+    with adversary.attempt("wrapper tags via memory_get") as a:
+        got = dispatch(agent, "memory_get", {"path": "memory/2026-03-14.md", "from_line": 1, "lines": 200},
+                       session=session)
+        assert "Delegate everything" in got["text"]
+        a.leaked(bool(LOOKALIKE.search(got["text"])) or BOUNDARY in got["text"])
