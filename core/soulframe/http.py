@@ -114,7 +114,7 @@ def looks_secret(value: str) -> bool:
 
 def redact_url(url: str) -> str:
     """``url`` without its credentials: the password of ``user:PASSWORD@host`` (a lone
-    ``TOKEN@host`` too) and the values of query parameters named like a secret (``key``,
+    ``https://TOKEN@host`` too) and the values of query parameters named like a secret (``key``,
     ``api_key``, ``token``, ``sig``, ``password`` ...) become ``***``. Anything that is not
     a URL comes back as it is."""
     import urllib.parse
@@ -127,7 +127,12 @@ def redact_url(url: str) -> str:
     if "@" in netloc:
         userinfo, _, host = netloc.rpartition("@")
         user, colon, _password = userinfo.partition(":")
-        netloc = f"{user}:{MASK}@{host}" if colon else f"{MASK}@{host}"
+        if colon:
+            netloc = f"{user}:{MASK}@{host}"
+        elif parts.scheme.lower() in ("http", "https"):
+            # a lone user name over HTTP(S) is a token (https://TOKEN@github.com); over ssh it
+            # is an account name (ssh://git@host)
+            netloc = f"{MASK}@{host}"
     query = parts.query
     if query:
         pairs = []
