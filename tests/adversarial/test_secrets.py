@@ -180,3 +180,25 @@ def test_doctor_flags_a_config_file_with_a_key_that_others_can_read(cli, workspa
     cfg.chmod(0o644)
     out = cli("-w", str(workspace), "doctor", "--json")
     assert not [f for f in json.loads(out.stdout)["findings"] if str(cfg) == f.get("path")]
+
+
+def test_chat_model_error_bodies_never_carry_a_credential(workspace: Path, cli, adversary) -> None:
+    from fakes.llm_server import FakeLLMServer, fail
+
+    cli("init", str(workspace), check=True)
+    (workspace / "HEARTBEAT.md").write_text("# HEARTBEAT\n- check the backup job\n")
+    body = " ".join(planted(kind) for kind in [*SECRETS, "pem"])
+    with FakeLLMServer([fail(400, f"rejected: {body}")] * 3) as srv:
+        host = srv.url.removeprefix("http://")
+        key = SECRETS["openai"]
+        cfg = workspace / "soulframe.toml"
+        cfg.write_text(f"[model]\nprovider = \"openai-compatible\"\nname = \"m\"\nmax_retries = 0\n"
+                       f"base_url = \"http://bob:{SECRETS['url-password']}@{host}/v1\"\napi_key = \"{key}\"\n")
+        cfg.chmod(0o600)
+        with adversary.attempt("credentials echoed by a chat API via heartbeat") as a:
+            out = cli("-w", str(workspace), "heartbeat")
+            adversary.traceback("heartbeat", out.stderr)
+            assert out.returncode != 0 and "HTTP 400" in out.stdout + out.stderr, out.stderr
+            shown = out.stdout + out.stderr + "".join(
+                p.read_text() for p in (workspace / "memory").glob("*.md"))
+            a.leaked(bool(leaked(shown, [*SECRETS.values(), "MIIEowIBAAKCAQEAu1SU1Lf"])))
