@@ -63,7 +63,7 @@ def exercise(workspace: Path, cfg: Path, key: str) -> None:
         agent.skills.search("oat")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(key=st.sampled_from(NUMERIC), value=VALUES)
 def test_numeric_keys_load_and_work_or_are_refused_clearly(adversary, key: str, value: object) -> None:
     root = Path(tempfile.mkdtemp(prefix="sf-fuzz-"))

@@ -93,27 +93,34 @@ def test_a_key_in_embedding_base_url_is_masked_everywhere(cli, ws: Path, adversa
             a.leaked(key.encode() in path.read_bytes())
 
 
-@pytest.mark.parametrize("kind", [*SECRETS, "pem"])
-def test_error_bodies_never_carry_a_credential(cli, ws: Path, adversary, kind: str) -> None:
-    secret = planted(kind)
+def test_error_bodies_never_carry_a_credential(cli, ws: Path, adversary) -> None:
+    # every format in one body: one run checks them all
+    body = " | ".join(planted(kind) for kind in [*SECRETS, "pem"])
     with FakeEmbeddingsServer(dims=8) as srv:
         (ws / "soulframe.toml").write_text(
             "[embedding]\nprovider = \"openai-compatible\"\nmodel = \"nomic\"\nmax_retries = 0\n"
             f"base_url = \"{srv.openai_base_url}\"\n"
         )
-        srv.fail_next(500, times=10, body={"error": {"message": f"upstream said: {secret} (retry)"}})
-        with adversary.attempt(f"{kind} in an error body via memory index --json") as a:
-            out = cli("-w", str(ws), "memory", "index", "--json")
-            adversary.traceback("memory index", out.stderr)
-            report = json.loads(out.stdout)
-            assert any("HTTP 500" in w for w in report["warnings"]), report["warnings"]
-            needle = "MIIEowIBAAKCAQEAu1SU1Lf" if kind == "pem" else SECRETS[kind]
-            a.leaked(needle in out.stdout + out.stderr)
+        srv.fail_next(500, times=10, body={"error": {"message": f"upstream said: {body} (retry)"}})
+        for args in (("memory", "index", "--json"), ("memory", "search", "oat milk")):
+            with adversary.attempt(f"credentials in an error body via {' '.join(args)}") as a:
+                out = cli("-w", str(ws), *args)
+                adversary.traceback(" ".join(args), out.stderr)
+                assert "HTTP 500" in out.stdout + out.stderr, out.stdout + out.stderr
+                assert "upstream said" in out.stdout + out.stderr  # the rest of the detail stays
+                for kind, secret in [*SECRETS.items(), ("pem", "MIIEowIBAAKCAQEAu1SU1Lf")]:
+                    with adversary.attempt(f"{kind} in an error body via {' '.join(args)}") as b:
+                        b.leaked(secret in out.stdout + out.stderr)
+                a.leaked(False)
 
 
 @pytest.mark.parametrize("kind", [*SECRETS, "pem"])
-def test_config_errors_never_echo_a_secret(cli, workspace: Path, adversary, kind: str) -> None:
+def test_config_errors_never_echo_a_secret(workspace: Path, adversary, kind: str) -> None:
+    from soulframe.config import load_config
+    from soulframe.model import ConfigError
+
     secret = planted(kind)
+    needle = "MIIEowIBAAKCAQEAu1SU1Lf" if kind == "pem" else SECRETS[kind]
     cases = {
         # a secret put under a key of the wrong type
         "embedding.max_retries": f"[embedding]\nmax_retries = {json.dumps(secret)}\n",
@@ -122,19 +129,33 @@ def test_config_errors_never_echo_a_secret(cli, workspace: Path, adversary, kind
         # a bad choice
         "sandbox.access": f"[sandbox]\naccess = {json.dumps(secret)}\n",
     }
+    cfg = workspace / "soulframe.toml"
     for key, text in cases.items():
-        cfg = workspace / "soulframe.toml"
         cfg.write_text("# settings\n" + text)
         with adversary.attempt(f"config error for {key} = {kind}") as a:
-            out = cli("-w", str(workspace), "config", "show")
-            adversary.traceback("config show", out.stderr)
-            assert out.returncode != 0
+            with pytest.raises(ConfigError) as info:
+                load_config(cfg, workspace=workspace)
             a.refused()
+            message = str(info.value)
             # names the file, the line, the key and the type expected
-            assert f"{cfg} line 3: {key}" in out.stderr, out.stderr
-            assert "expected" in out.stderr
-            needle = "MIIEowIBAAKCAQEAu1SU1Lf" if kind == "pem" else SECRETS[kind]
-            a.leaked(needle in out.stderr + out.stdout or needle[3:12] in out.stderr)
+            assert message.startswith(f"{cfg} line 3: {key}") and "expected" in message, message
+            a.leaked(needle in message or needle[3:12] in message)
+
+
+def test_a_config_error_on_the_command_line_is_one_line_without_the_secret(
+    cli, workspace: Path, adversary
+) -> None:
+    cfg = workspace / "soulframe.toml"
+    cfg.write_text(f"# settings\n[embedding]\nmax_retries = \"{SECRETS['openai']}\"\n")
+    with adversary.attempt("config error on the command line") as a:
+        out = cli("-w", str(workspace), "config", "show")
+        adversary.traceback("config show", out.stderr)
+        assert out.returncode == 2
+        a.refused()
+        assert out.stderr.strip().splitlines() == [
+            f"Error: {cfg} line 3: embedding.max_retries = (a string, hidden: it looks like a secret) "
+            "— expected int"]
+        a.leaked(SECRETS["openai"][3:12] in out.stderr)
 
 
 def test_config_show_masks_every_secret(cli, workspace: Path, adversary) -> None:
