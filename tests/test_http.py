@@ -430,3 +430,11 @@ def test_redact_urls_in_a_message_and_credential_shapes() -> None:
     assert "cannot reach http://u:***@h:9/v1/embeddings?key=***" in out
     assert looks_secret("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlMTIz")
     assert not looks_secret("the sky is blue") and not looks_secret("http://localhost:8080/v1")
+
+
+def test_ordinary_words_are_not_taken_for_credentials() -> None:
+    from soulframe.http import looks_secret, redact_urls
+
+    text = "use the task-management-tools; disk-benchmarks; ask-questions-first; eyJ is a prefix"
+    assert not looks_secret(text)
+    assert redact_urls(text) == text

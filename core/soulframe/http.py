@@ -83,7 +83,7 @@ _SECRET_NAME = re.compile(
 )
 #: values that are credentials whatever they are called: provider key formats, JWTs, PEM keys
 _SECRET_VALUE = re.compile(
-    r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"          # OpenAI, Anthropic
+    r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"          # OpenAI, Anthropic
     r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"                 # AWS access key id
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}"                  # GitHub tokens
     r"|\bgithub_pat_[A-Za-z0-9_]{20,}"
