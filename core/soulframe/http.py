@@ -9,6 +9,11 @@ only earns another refusal — else exponential backoff with jitter, never past 
 Stdlib only and import-light: ``urllib.request`` (which loads ``ssl``) is imported by the
 first request, so a plugin's settings can use :class:`Secret` at no cost. Nothing here logs a
 header: the headers carry the API key.
+
+Secrets in text: :func:`redact` masks known keys in a message, :func:`redact_url` masks the
+credentials of one URL (``user:KEY@``, ``?key=KEY``), :func:`redact_urls` every URL and every
+credential-shaped value (``sk-…``, ``AKIA…``, ``ghp_…``, ``xoxb-…``, JWTs, PEM keys) in a
+message. A ``user:password@`` in a URL is sent as HTTP Basic auth.
 """
 
 from __future__ import annotations
@@ -487,10 +492,12 @@ def _credentials_in(url: str) -> list[str]:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
         return []
-    found = [v for k, v in urllib.parse.parse_qsl(parts.query) if v and is_secret_name(k)]
+    found = [v for k, v in urllib.parse.parse_qsl(parts.query) if is_secret_name(k)]
     if parts.password:
         found.append(parts.password)
-    return found
+    # a very short one would mask pieces of ordinary words ("v1" in every path); the URL
+    # itself is masked by redact_url whatever its length
+    return [v for v in found if len(v) >= 6]
 
 
 def _header_secrets(headers: Mapping[str, str] | None) -> list[str]:
