@@ -9,7 +9,7 @@ from pathlib import Path
 
 from soulframe.agent import Agent
 from soulframe.config import load_config
-from soulframe.querying import snippet
+from soulframe.memory.querying import snippet
 
 
 def test_the_exact_word_wins_over_a_word_sharing_its_stem() -> None:

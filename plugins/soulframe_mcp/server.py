@@ -97,7 +97,7 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
         )
 
     def visible_files() -> list[str]:
-        from soulframe.context import visible_in_session
+        from soulframe.prompt.context import visible_in_session
 
         names = []
         for name in CONTEXT_FILES:

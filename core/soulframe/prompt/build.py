@@ -279,7 +279,7 @@ def _one_boundary(
     """Sections with any cache-boundary marker in their text replaced (whatever section,
     built-in or a plugin's, let it through), so the prompt holds exactly the one added
     between the zones."""
-    from .neutralise import without_boundary
+    from ..neutralise import without_boundary
 
     boundary = None if marker is None else str(marker)
     out = []
