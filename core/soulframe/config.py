@@ -381,7 +381,7 @@ def shown_value(key: str, value: Any) -> str:
     """``value`` as an error message or ``config show`` may quote it: a secret-named key's
     value (``api_key``, ``token``, ``password`` ...) or a value shaped like a credential is
     never shown, only its type; URLs lose their credentials; long values are cut."""
-    from .http import is_secret_name, mask_secret_values, redact_urls
+    from .redaction import is_secret_name, mask_secret_values, redact_urls
 
     if value is not None and is_secret_name(key.rsplit(".", 1)[-1]):
         return f"(a {_type_name(value)}, hidden: the key holds a secret)"
@@ -420,7 +420,7 @@ def mask_secrets(key: str, value: Any) -> Any:
     """``value`` of ``key`` with every secret in it masked, for ``config show``: the whole
     value of a secret-named key (``api_key``, ``token`` ...), the credentials of URLs and
     DSNs, anything shaped like a credential; tables and lists masked item by item."""
-    from .http import MASK, is_secret_name, redact_urls
+    from .redaction import MASK, is_secret_name, redact_urls
 
     leaf = key.rsplit(".", 1)[-1]
     if isinstance(value, dict):

@@ -20,11 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from soulframe.agent import Agent
-from soulframe.config import DEFAULTS, load_config
+from soulframe.config import key_catalogue, load_config
 from soulframe.model import ConfigError, Session
 
+#: the core's numeric keys and every default plugin's
 NUMERIC = sorted(
-    k for k, spec in DEFAULTS.items()
+    k for k, spec in key_catalogue().items()
     if (int in spec.types or float in spec.types) and bool not in spec.types
 )
 
