@@ -403,3 +403,38 @@ def test_importing_it_is_light() -> None:
              "print([m for m in ('urllib.request', 'ssl', 'http.client') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://user:KEY123@host/v1?key=KEY123", "http://user:***@host/v1?key=***"),
+    ("https://TOKEN@github.com/me/agent.git", "https://***@github.com/me/agent.git"),
+    ("https://h/v1?model=m&api_key=abc&sig=s1&X-Amz-Signature=zz", "https://h/v1?model=m&api_key=***&sig=***&X-Amz-Signature=***"),
+    ("postgresql://soul:hunter2@db:5432/soul", "postgresql://soul:***@db:5432/soul"),
+    ("http://localhost:11434/v1", "http://localhost:11434/v1"),
+    ("not a url", "not a url"),
+])
+def test_redact_url_masks_credentials_and_keeps_the_rest(url: str, shown: str) -> None:
+    from soulframe.http import redact_url
+
+    assert redact_url(url) == shown
+
+
+def test_redact_urls_in_a_message_and_credential_shapes() -> None:
+    from soulframe.http import looks_secret, redact_urls
+
+    message = ("cannot reach http://u:pw9@h:9/v1/embeddings?key=k9 (refused); "
+               "server said: bad key sk-proj-abcdefghijklmnop, token ghp_abcdefghijklmnopqrstuvwx12")
+    out = redact_urls(message)
+    for secret in ("pw9", "k9 ", "abcdefghijklmnop", "ghp_abcdefghijklmnopqrstuvwx12"):
+        assert secret not in out
+    assert "cannot reach http://u:***@h:9/v1/embeddings?key=***" in out
+    assert looks_secret("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlMTIz")
+    assert not looks_secret("the sky is blue") and not looks_secret("http://localhost:8080/v1")
+
+
+def test_ordinary_words_are_not_taken_for_credentials() -> None:
+    from soulframe.http import looks_secret, redact_urls
+
+    text = "use the task-management-tools; disk-benchmarks; ask-questions-first; eyJ is a prefix"
+    assert not looks_secret(text)
+    assert redact_urls(text) == text

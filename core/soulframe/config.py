@@ -347,6 +347,8 @@ class Config:
 
 
 def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int | None = None) -> None:
+    from .config_ranges import range_problem
+
     if spec is None:
         return
     loc = f"{where}{f' line {line}' if line else ''}"
@@ -357,19 +359,81 @@ def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int |
         ok = isinstance(value, ok_types)
     if not ok:
         expected = " or ".join("null" if t is NONE else t.__name__ for t in ok_types)
-        raise ConfigError(f"{loc}: {key} = {value!r} — expected {expected}")
+        raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected {expected}")
     if spec.choices is not None and value not in spec.choices:
         allowed = ", ".join(repr(c) for c in spec.choices if c is not None)
-        raise ConfigError(f"{loc}: {key} = {value!r} — expected one of {allowed}")
+        raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected one of {allowed}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if spec.min is not None and value < spec.min:
-            raise ConfigError(f"{loc}: {key} = {value!r} — expected a number ≥ {spec.min:g}")
+            raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected a number ≥ {spec.min:g}")
         if spec.max is not None and value > spec.max:
-            raise ConfigError(f"{loc}: {key} = {value!r} — expected a number ≤ {spec.max:g}")
-        if key.endswith(("_ratio", "_weight", ".chance", ".min_score", ".mmr_lambda")) and not 0 <= value <= 1:
-            raise ConfigError(f"{loc}: {key} = {value!r} — expected a number between 0 and 1")
-        if value < 0:
-            raise ConfigError(f"{loc}: {key} = {value!r} — expected a number ≥ 0")
+            raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected a number ≤ {spec.max:g}")
+        problem = range_problem(key, value)
+        if problem:
+            raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — {problem}")
+
+
+#: how much of a value an error message quotes
+_SHOWN_CHARS = 60
+
+
+def shown_value(key: str, value: Any) -> str:
+    """``value`` as an error message or ``config show`` may quote it: a secret-named key's
+    value (``api_key``, ``token``, ``password`` ...) or a value shaped like a credential is
+    never shown, only its type; URLs lose their credentials; long values are cut."""
+    from .redaction import is_secret_name, mask_secret_values, redact_urls
+
+    if value is not None and is_secret_name(key.rsplit(".", 1)[-1]):
+        return f"(a {_type_name(value)}, hidden: the key holds a secret)"
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        if mask_secret_values(value) != value:
+            return f"(a {_type_name(value)}, hidden: it looks like a secret)"
+        shown = repr(redact_urls(value))
+        return shown if len(shown) <= _SHOWN_CHARS else shown[: _SHOWN_CHARS - 2] + "…'"
+    shown = repr(mask_secrets(key, value))
+    return shown if len(shown) <= _SHOWN_CHARS else shown[: _SHOWN_CHARS - 1] + "…"
+
+
+def keys_holding_secrets(cfg: Config) -> list[str]:
+    """The keys of ``cfg``'s config file whose values are or carry a secret (an API key, a
+    token, a password in a URL or DSN), for ``doctor``'s permission check."""
+    found = []
+    from_file = str(cfg.path) if cfg.path else None
+    for key, value in cfg.values.items():
+        if from_file and cfg.origin(key).startswith(from_file) and mask_secrets(key, value) != value:
+            found.append(key)
+    for name, settings in cfg.plugin_settings.items():
+        for key, value in settings.items():
+            if mask_secrets(f"plugins.config.{name}.{key}", value) != value:
+                found.append(f"plugins.config.{name}.{key}")
+    return found
+
+
+def _type_name(value: Any) -> str:
+    return {str: "string", list: "list", dict: "table", int: "number", float: "number"}.get(
+        type(value), type(value).__name__)
+
+
+def mask_secrets(key: str, value: Any) -> Any:
+    """``value`` of ``key`` with every secret in it masked, for ``config show``: the whole
+    value of a secret-named key (``api_key``, ``token`` ...), the credentials of URLs and
+    DSNs, anything shaped like a credential; tables and lists masked item by item."""
+    from .redaction import MASK, is_secret_name, redact_urls
+
+    leaf = key.rsplit(".", 1)[-1]
+    if isinstance(value, dict):
+        return {k: mask_secrets(f"{key}.{k}", v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_secrets(key, v) for v in value]
+    if isinstance(value, str):
+        if value and is_secret_name(leaf):
+            return MASK
+        return redact_urls(value)
+    if value is not None and not isinstance(value, bool) and is_secret_name(leaf):
+        return MASK
+    return value
 
 
 def _did_you_mean(key: str, known: list[str]) -> str:

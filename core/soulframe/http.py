@@ -9,6 +9,11 @@ only earns another refusal — else exponential backoff with jitter, never past 
 Stdlib only and import-light: ``urllib.request`` (which loads ``ssl``) is imported by the
 first request, so a plugin's settings can use :class:`Secret` at no cost. Nothing here logs a
 header: the headers carry the API key.
+
+Secrets in text: :func:`redact` masks known keys in a message, :func:`redact_url` masks the
+credentials of one URL (``user:KEY@``, ``?key=KEY``), :func:`redact_urls` every URL and every
+credential-shaped value (``sk-…``, ``AKIA…``, ``ghp_…``, ``xoxb-…``, JWTs, PEM keys) in a
+message. A ``user:password@`` in a URL is sent as HTTP Basic auth.
 """
 
 from __future__ import annotations
@@ -25,6 +30,14 @@ from typing import Any, Protocol
 import attrs
 
 from .model import SoulframeError
+from .redaction import (  # noqa: F401  (re-exported: the URL helpers live with the secrets)
+    MASK,
+    is_secret_name,
+    looks_secret,
+    mask_secret_values,
+    redact_url,
+    redact_urls,
+)
 
 log = logging.getLogger("soulframe.http")
 
@@ -71,7 +84,7 @@ def redact(text: str, *secrets: Secret | str | None) -> str:
         text = text.replace(value, "***")
         if len(value) >= 12:  # shorter, and the pieces would be common words
             text = text.replace(value[:8], "***").replace(value[-6:], "***")
-    return text
+    return redact_urls(text)
 
 
 def resolve_api_key(
@@ -258,7 +271,8 @@ def post_json(
     import urllib.error
     import urllib.request
 
-    masked = tuple(secrets)
+    url, headers = _userinfo_to_header(url, headers)
+    masked = (*secrets, *_credentials_in(url), *_header_secrets(headers))
     hints = hints or {}
 
     def fail(
@@ -281,7 +295,7 @@ def post_json(
         )
     except ValueError as exc:  # "unknown url type"
         raise fail(f"{what}: bad URL {url!r}: {exc}") from None
-    shown_url = redact(url, *masked)
+    shown_url = redact_url(redact(url, *masked))
     attempt = 0
     while True:
         per_try = timeout
@@ -367,6 +381,55 @@ def post_json(
         if deadline is not None and time.monotonic() + wait >= deadline:
             raise fail(f"{what}: timed out after {total_timeout:g}s ({why} {wait:.1f}s)", timeout=True)
         sleep(wait)
+
+
+def _userinfo_to_header(
+    url: str, headers: Mapping[str, str] | None
+) -> tuple[str, Mapping[str, str] | None]:
+    """urllib does not send ``user:password@`` from a URL (it takes it for part of the host
+    name): send it as HTTP Basic auth instead, unless the caller authenticates already."""
+    import base64
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return url, headers
+    if "@" not in parts.netloc:
+        return url, headers
+    userinfo, _, host = parts.netloc.rpartition("@")
+    bare = urllib.parse.urlunsplit(parts._replace(netloc=host))
+    given = {k.lower() for k in (headers or {})}
+    if "authorization" in given:
+        return bare, headers
+    user, _, password = (urllib.parse.unquote(p) for p in userinfo.partition(":"))
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return bare, {**(headers or {}), "Authorization": f"Basic {token}"}
+
+
+def _credentials_in(url: str) -> list[str]:
+    """The values :func:`redact_url` would mask, so messages quoting them in other forms
+    (a server echoing the key) are scrubbed too."""
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return []
+    found = [v for k, v in urllib.parse.parse_qsl(parts.query) if is_secret_name(k)]
+    if parts.password:
+        found.append(parts.password)
+    # a very short one would mask pieces of ordinary words ("v1" in every path); the URL
+    # itself is masked by redact_url whatever its length
+    return [v for v in found if len(v) >= 6]
+
+
+def _header_secrets(headers: Mapping[str, str] | None) -> list[str]:
+    out = []
+    for name, value in (headers or {}).items():
+        if name.lower() in ("authorization", "proxy-authorization") or is_secret_name(name):
+            out.append(value.split(" ", 1)[-1])
+    return out
 
 
 def _json_object(

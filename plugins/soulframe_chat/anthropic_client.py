@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from soulframe.http import redact_url
 from soulframe.model import ChatReply, ToolCall, ToolSpec
 
 from .errors import ChatModelError
@@ -116,7 +117,7 @@ class AnthropicChatModel:
         self.model_id = settings.name
 
     def __repr__(self) -> str:
-        return f"AnthropicChatModel(model={self.model_id!r}, base_url={self.settings.base_url!r})"
+        return f"AnthropicChatModel(model={self.model_id!r}, base_url={redact_url(self.settings.base_url)!r})"
 
     @property
     def url(self) -> str:

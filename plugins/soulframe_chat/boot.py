@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 from soulframe.model import ChatModel, Session, SoulframeError, ToolContext, ToolSpec
+from soulframe.neutralise import neutralise
 from soulframe.prompt.context import heartbeat_has_tasks
 from soulframe.workspace import Workspace
 
@@ -58,7 +59,7 @@ INSTRUCTIONS = (
 def boot_message(content: str) -> str:
     """The user message of a boot: the instructions, then BOOT.md in a tag (a file that
     contains the closing tag cannot end the block early)."""
-    body = content.strip("\n").replace("</boot_file>", "<\\/boot_file>")
+    body = neutralise(content.strip("\n"))
     return f'{INSTRUCTIONS}\n\n<boot_file name="{BOOT_FILE}">\n{body}\n</boot_file>'
 
 

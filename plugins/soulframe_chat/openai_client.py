@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from soulframe.http import redact_url
 from soulframe.model import ChatReply, ToolCall, ToolSpec
 
 from .errors import ChatModelError
@@ -96,7 +97,7 @@ class OpenAIChatModel:
         self.model_id = settings.name
 
     def __repr__(self) -> str:
-        return f"OpenAIChatModel(provider={self.name!r}, model={self.model_id!r}, base_url={self.settings.base_url!r})"
+        return f"OpenAIChatModel(provider={self.name!r}, model={self.model_id!r}, base_url={redact_url(self.settings.base_url)!r})"
 
     @property
     def url(self) -> str:

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
-from soulframe.http import RetryPolicy, Secret, post_json
+from soulframe.http import RetryPolicy, Secret, post_json, redact_url
 
 from .settings import api_key, setting
-from .transport import EmbeddingHTTPError, check_url
+from .transport import EmbeddingHTTPError, check_url, endpoint
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
@@ -78,10 +78,12 @@ class HTTPProvider(abc.ABC):
         return self.unavailable_reason() is None
 
     def describe(self) -> dict[str, Any]:
-        return {"endpoint": self.base_url, "key": self._key_source if self._key else None}
+        shown = redact_url(self.base_url) if self.base_url else None
+        return {"endpoint": shown, "key": self._key_source if self._key else None}
 
     def __repr__(self) -> str:  # never the key
-        return (f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
+        shown = redact_url(self.base_url) if self.base_url else None
+        return (f"{type(self).__name__}(model={self.model!r}, base_url={shown!r}, "
                 f"key={'set' if self._key else 'unset'})")
 
     # ------------------------------------------------------------------ embedding
@@ -161,8 +163,11 @@ class OpenAIProvider(HTTPProvider):
     def model_id(self) -> str:
         base = super().model_id
         if self.name == "openai-compatible" and self.base_url:
-            # two servers may serve different weights under one model name
-            return f"{base}@{urllib.parse.urlsplit(self.base_url).netloc}"
+            # two servers may serve different weights under one model name; the host
+            # names the server (credentials in the URL do not, and the id is stored)
+            parts = urllib.parse.urlsplit(self.base_url)
+            host = parts.netloc.rpartition("@")[2]
+            return f"{base}@{host}"
         return base
 
     def unavailable_reason(self) -> str | None:
@@ -182,12 +187,12 @@ class OpenAIProvider(HTTPProvider):
         if self.requested_dimensions:
             payload["dimensions"] = self.requested_dimensions
         headers = {"Authorization": f"Bearer {self._key.reveal()}"} if self._key else {}
-        reply = self._post(f"{self.base_url}/embeddings", payload, headers)
+        reply = self._post(endpoint(self.base_url or "", "embeddings"), payload, headers)
         try:
             items = sorted(reply["data"], key=lambda d: d.get("index", 0))
             return [item["embedding"] for item in items]
         except (KeyError, TypeError, AttributeError):
-            raise EmbeddingError(f"{self.what}: unexpected reply from {self.base_url}: no data[].embedding") from None
+            raise EmbeddingError(f"{self.what}: unexpected reply from {redact_url(self.base_url or '')}: no data[].embedding") from None
 
 
 class GeminiProvider(HTTPProvider):
@@ -225,12 +230,12 @@ class GeminiProvider(HTTPProvider):
             if self.requested_dimensions:
                 req["outputDimensionality"] = self.requested_dimensions
             requests.append(req)
-        url = f"{self.base_url}/{model}:batchEmbedContents"
+        url = endpoint(self.base_url or "", f"{model}:batchEmbedContents")
         reply = self._post(url, {"requests": requests}, {"x-goog-api-key": self._key.reveal()})
         try:
             return [e["values"] for e in reply["embeddings"]]
         except (KeyError, TypeError):
-            raise EmbeddingError(f"{self.what}: unexpected reply from {url}: no embeddings[].values") from None
+            raise EmbeddingError(f"{self.what}: unexpected reply from {redact_url(url)}: no embeddings[].values") from None
 
 
 class NullProvider:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import urllib.parse
 
 from soulframe.embedding import EmbeddingError
-from soulframe.http import RequestError, RetryPolicy
+from soulframe.http import RequestError, RetryPolicy, redact_url
 
-__all__ = ["EmbeddingHTTPError", "RetryPolicy", "check_url"]
+__all__ = ["EmbeddingHTTPError", "RetryPolicy", "check_url", "endpoint"]
 
 
 class EmbeddingHTTPError(EmbeddingError, RequestError):
@@ -22,5 +22,12 @@ def check_url(url: str, key: str) -> str:
 
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{key} = {url!r} — expected an http:// or https:// URL")
+        raise ConfigError(f"{key} = {redact_url(url)!r} — expected an http:// or https:// URL")
     return url.rstrip("/")
+
+
+def endpoint(base_url: str, path: str) -> str:
+    """``path`` appended to the path of ``base_url``, keeping its query (a server that takes
+    its key as ``?key=...`` still gets it, after the path rather than inside it)."""
+    parts = urllib.parse.urlsplit(base_url)
+    return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + path.lstrip("/")))

@@ -110,11 +110,12 @@ def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None 
         )
 
     def visible_files() -> list[str]:
+        from soulframe.prompt.context import visible_in_session
+
         names = []
         for name in CONTEXT_FILES:
-            if session_kind != "main" and name in PRIVATE_FILES:
-                continue
-            if session_kind in ("subagent", "cron") and name not in ("AGENTS.md", "TOOLS.md"):
+            # exactly the files this session's prompt may show: the one session filter
+            if not visible_in_session(name, session, agent.config):
                 continue
             try:
                 path = agent.workspace.resolve(name)

@@ -14,6 +14,7 @@ from typing import Any
 from soulframe import Registration, ToolContext, ToolSpec, hookimpl
 from soulframe.memory.chunking import chunk_text
 from soulframe.model import Chunk
+from soulframe.neutralise import neutralise
 
 #: most characters memory_get returns in one call (the model can page with from_line)
 MAX_GET_CHARS = 20_000
@@ -42,6 +43,8 @@ def _search(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     hits = []
     for h in results:
         row = h.to_dict()
+        # an excerpt goes back to the model: no wrapper tag or boundary marker survives in it
+        row["snippet"] = neutralise(row["snippet"])
         if citations == "off":
             row.pop("citation", None)
         hits.append(row)
@@ -67,7 +70,7 @@ def _get(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         "from_line": ex.start_line,
         "to_line": ex.end_line,
         "total_lines": ex.total_lines,
-        "text": text,
+        "text": neutralise(text),
         "truncated": truncated,
     }
 

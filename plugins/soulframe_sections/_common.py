@@ -3,12 +3,11 @@ which files a dedicated section shows, sandbox settings and title sanitising."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 from soulframe.model import ContextFile, PromptContext
+from soulframe.neutralise import neutralise, one_line
 
 #: files whose content changes rarely: they sit above the cache boundary (seed 002). Every
 #: other real file (USER.md, BOOTSTRAP.md, MEMORY.md, daily logs ...) goes below it.
@@ -69,9 +68,17 @@ def tag_for(ctx: PromptContext, f: ContextFile) -> str:
 
 def wrap(ctx: PromptContext, f: ContextFile, *, heading: str = "##") -> str:
     tag = tag_for(ctx, f)
-    # a file that itself contains the closing tag must not end the block early
-    body = f.content.strip("\n").replace(f"</{tag}>", f"<\\/{tag}>")
-    return f'{heading} {f.name}\n<{tag} name="{f.name}">\n{body}\n</{tag}>'
+    # a file that holds a wrapper tag must not end its block early or open a fake one
+    body = safe_text(ctx, f.content.strip("\n"))
+    name = one_line(f.name, 200)
+    return f'{heading} {name}\n<{tag} name="{name}">\n{body}\n</{tag}>'
+
+
+def safe_text(ctx: PromptContext, text: str) -> str:
+    """Injected text (a file, an extra prompt) neutralised: no wrapper tag of soulframe's
+    and no cache-boundary marker survives in it (:func:`soulframe.neutralise.neutralise`)."""
+    marker = ctx.config.get("prompt.cache_boundary")
+    return neutralise(text, None if marker is None else str(marker))
 
 
 def option(ctx: PromptContext, key: str, default: Any = None) -> Any:
@@ -86,23 +93,12 @@ def sandbox(ctx: PromptContext) -> dict[str, Any] | None:
     return sandbox_settings(ctx.config, ctx.spec)
 
 
-_TAG = re.compile(r"<[^<>]*>")
-_MARKUP_CHARS = str.maketrans({c: " " for c in "<>`*_#[]{}|\\~\""})
-_SPACES = re.compile(r"\s+")
-
-
 def sanitize_title(title: str, max_chars: int = 100) -> str:
     """Make an untrusted group-chat title safe to quote in the prompt (seed 002): drop tags
     and markup characters, control and format characters (newlines, bidi overrides), collapse
-    whitespace, and cut to ``max_chars`` characters."""
-    text = _TAG.sub(" ", title)
-    text = "".join(
-        " " if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text
-    )
-    text = _SPACES.sub(" ", text.translate(_MARKUP_CHARS)).strip()
-    if len(text) > max_chars:
-        text = text[: max(max_chars - 1, 0)].rstrip() + "…"
-    return text
+    whitespace, and cut to ``max_chars`` characters. Every session field is quoted this way
+    (:func:`soulframe.neutralise.one_line`)."""
+    return one_line(title, max_chars)
 
 
 def has_tool(ctx: PromptContext, name: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from soulframe.model import ContextFile, PromptContext
 
-from ._common import is_stable_file, sandbox, shown_elsewhere, tag_for, wrap
+from ._common import is_stable_file, safe_text, sandbox, shown_elsewhere, tag_for, wrap
 
 
 def extra_context(ctx: PromptContext) -> str | None:
@@ -19,6 +19,8 @@ def extra_context(ctx: PromptContext) -> str | None:
     text = "\n\n".join(p.strip() for p in pieces if isinstance(p, str) and p.strip())
     if not text:
         return None
+    # the session's extra prompt comes from a host; none of it may close the block early
+    text = safe_text(ctx, text)
     return f"## Additional Context\n<extra_context>\n{text}\n</extra_context>"
 
 

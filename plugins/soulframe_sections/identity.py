@@ -5,6 +5,7 @@ reminders at the very end (16)."""
 from __future__ import annotations
 
 from soulframe.model import PromptContext
+from soulframe.neutralise import one_line
 
 from ._common import has_tool, wrap
 
@@ -19,12 +20,14 @@ _WHERE = {
 
 def identity(ctx: PromptContext) -> str:
     s = ctx.session
-    channel = s.channel or "a local session"
+    # the channel comes from the host: one quoted line, never a heading of its own
+    channel = one_line(s.channel) if s.channel else ""
+    channel = channel or "a local session"
     line = f"You are a personal assistant running in {channel} ({_WHERE.get(s.kind, s.kind)})."
     ident = ctx.identity
     if ident.source != "default":
-        emoji = f" {ident.emoji}" if ident.emoji else ""
-        line += f" Your name is {ident.name}{emoji}."
+        emoji = f" {one_line(ident.emoji, 16)}" if ident.emoji else ""
+        line += f" Your name is {one_line(ident.name)}{emoji}."
     return line
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from soulframe.model import PromptContext
 
-from ._common import sandbox, wrap
+from ._common import safe_text, sandbox, wrap
 
 #: TEAM.md's roster starts at this heading; Team Members (6.4) shows it, Team Workspace the rest
 MEMBERS_HEADING = "## Members"
@@ -42,14 +42,14 @@ def team_workspace(ctx: PromptContext) -> str | None:
     if parts is None or not parts[0]:
         return None
     tag = "system_context"
-    return f'## Team Workspace\n<{tag} name="TEAM.md">\n{parts[0]}\n</{tag}>'
+    return f'## Team Workspace\n<{tag} name="TEAM.md">\n{safe_text(ctx, parts[0])}\n</{tag}>'
 
 
 def team_members(ctx: PromptContext) -> str | None:
     parts = _team_parts(ctx)
     if parts is None or not parts[1]:
         return None
-    return f"## Team Members\n{parts[1]}"
+    return f"## Team Members\n{safe_text(ctx, parts[1])}"
 
 
 def delegation(ctx: PromptContext) -> str | None:

@@ -24,7 +24,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import attrs
 from soulframe.model import SoulframeError
@@ -104,17 +104,9 @@ def _require_repo(root: Path) -> Path:
 
 def redact_url(url: str) -> str:
     """A remote URL without a password or token (``https://user:TOKEN@host`` -> ``user:***``)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None and not (parts.username and parts.scheme in ("http", "https")):
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    user = "***" if parts.password is None else f"{parts.username}:***"
-    return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
+    from soulframe.http import redact_url as redact
+
+    return redact(url)
 
 
 # --------------------------------------------------------------------------- secrets

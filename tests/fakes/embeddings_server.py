@@ -130,9 +130,10 @@ class FakeEmbeddingsServer:
                     headers = {"Retry-After": failure.retry_after} if failure.retry_after is not None else {}
                     self._send(failure.status, failure.body or {"error": {"message": f"fake failure {failure.status}"}}, headers)
                     return
-                if self.path.endswith("/embeddings"):
+                path = self.path.split("?", 1)[0]  # a key may ride in the query string
+                if path.endswith("/embeddings"):
                     self._openai(body)
-                elif self.path.endswith(":batchEmbedContents"):
+                elif path.endswith(":batchEmbedContents"):
                     self._gemini(body)
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -177,7 +178,7 @@ class FakeEmbeddingsServer:
                     self._send(400, {"error": {"code": 400, "message": "at most 100 requests per batch",
                                                "status": "INVALID_ARGUMENT"}})
                     return
-                model = self.path.rsplit("/", 1)[-1].split(":", 1)[0]
+                model = self.path.split("?", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
                 out = []
                 for r in reqs:
                     if r.get("model") != f"models/{model}":

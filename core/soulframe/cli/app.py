@@ -251,9 +251,12 @@ def config_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {key: {value, origin}}.")
 @pass_state
 def config_show(state: State, as_json: bool) -> None:
-    """Print every setting, its value and where it came from (default, file:line, $ENV)."""
+    """Print every setting, its value and where it came from (default, file:line, $ENV).
+    API keys, tokens and passwords (in URLs and DSNs too) are shown as ``***``."""
+    from ..config import mask_secrets
+
     cfg = state.config()
-    data = {k: {"value": cfg.get(k), "origin": cfg.origin(k)} for k in cfg.keys}
+    data = {k: {"value": mask_secrets(k, cfg.get(k)), "origin": cfg.origin(k)} for k in cfg.keys}
     agents = [
         {"id": a.id, "workspace": str(a.workspace), "type": a.type, "identity": dict(a.identity),
          "prompt_mode": a.prompt_mode}
@@ -261,7 +264,8 @@ def config_show(state: State, as_json: bool) -> None:
     ]
     if as_json:
         echo_json({"config_file": str(cfg.path) if cfg.path else None, "settings": data,
-                   "agents": agents, "plugins_config": {k: dict(v) for k, v in cfg.plugin_settings.items()}})
+                   "agents": agents, "plugins_config": {k: mask_secrets(f"plugins.config.{k}", dict(v))
+                                      for k, v in cfg.plugin_settings.items()}})
         return
     click.echo(f"# config file: {cfg.path or '(none found; defaults)'}")
     for key, entry in data.items():

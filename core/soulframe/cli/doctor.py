@@ -109,6 +109,26 @@ def workspace_permissions(agent: Agent) -> Iterable[Finding]:
             )
 
 
+def config_file_secrets(agent: Agent) -> Iterable[Finding]:
+    """A config file holding an API key (or a password in a DSN) must be readable by its
+    owner alone, as ssh insists for a private key."""
+    from ..config import keys_holding_secrets
+
+    path = agent.config.path
+    if path is None or not path.is_file():
+        return
+    keys = keys_holding_secrets(agent.config)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if keys and mode & 0o077:
+        shown = ", ".join(keys[:3]) + (" ..." if len(keys) > 3 else "")
+        yield Finding(
+            "permissions", "problem",
+            f"{path} holds a secret ({shown}) and is mode {mode:o}: other users on this machine "
+            f"can read it — chmod 600 {path} (or move the key to an environment variable with "
+            "api_key_env)", str(path),
+        )
+
+
 def bootstrap_files(agent: Agent) -> Iterable[Finding]:
     from ..model import PathEscapeError
     from ..prompt.context import BOOTSTRAP_FILES, MEMORY_FILES
@@ -234,6 +254,6 @@ def timezone(agent: Agent) -> Iterable[Finding]:
 
 #: the core's own checks, in the order they report
 CORE_CHECKS: tuple[DoctorCheck, ...] = (
-    workspace_permissions, bootstrap_files, truncation, first_run_and_heartbeat, identity,
+    workspace_permissions, config_file_secrets, bootstrap_files, truncation, first_run_and_heartbeat, identity,
     timezone,
 )

@@ -10,6 +10,7 @@ chunks containing ANY of them and BM25 ranks chunks with more (and rarer) terms 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -61,14 +62,17 @@ def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
     widened to a neighbour when that adds terms. ``(-1, -1)`` when no term occurs."""
     if not terms:
         return (-1, -1)
+    exact = set(terms)
     stems = {stem(t) for t in terms}
     lines = text.split("\n")
     scores = []
     for line in lines:
-        found = {stem(w) for w in words(line)} & stems
-        scores.append(len(found))
+        ws = words(line)
+        # the query's own words first: a stem only stands in for a missing word ("apin0x19q"
+        # and "apin0x11q" share the stem "apin0", but only one of them was asked for)
+        scores.append((len(set(ws) & exact), len({stem(w) for w in ws} & stems)))
     best = max(range(len(lines)), key=lambda i: (scores[i], -i)) if lines else -1
-    if best < 0 or scores[best] == 0:
+    if best < 0 or scores[best] == (0, 0):
         return (-1, -1)
     return (best, best)
 
@@ -107,9 +111,20 @@ def snippet(
         # one long line: centre the window on the first matching word
         stems = {stem(t) for t in terms}
         lower = body.lower()
-        pos = next((lower.find(w) for w in words(body) if stem(w) in stems and lower.find(w) >= 0), 0)
+        pos = _word_position(lower, lambda w: w in terms)
+        if pos < 0:
+            pos = _word_position(lower, lambda w: stem(w) in stems)
+        pos = max(pos, 0)
         start = max(0, min(pos - max_chars // 3, len(body) - max_chars))
         body = ("…" if start else "") + body[start : start + max_chars].strip() + (
             "…" if start + max_chars < len(body) else ""
         )
     return body, lo
+
+
+def _word_position(lower: str, matches: Callable[[str], bool]) -> int:
+    """Where in ``lower`` the first whole word for which ``matches`` holds starts, or -1."""
+    for m in _WORD.finditer(lower):
+        if matches(m.group(0)):
+            return m.start()
+    return -1

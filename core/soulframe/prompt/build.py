@@ -273,6 +273,22 @@ def _fit(
     return kept, notices
 
 
+def _one_boundary(
+    rendered: list[RenderedSection], marker: object, estimate: Callable[[str], int]
+) -> list[RenderedSection]:
+    """Sections with any cache-boundary marker in their text replaced (whatever section,
+    built-in or a plugin's, let it through), so the prompt holds exactly the one added
+    between the zones."""
+    from ..neutralise import without_boundary
+
+    boundary = None if marker is None else str(marker)
+    out = []
+    for r in rendered:
+        text = without_boundary(r.text, boundary)
+        out.append(r if text == r.text else attrs.evolve(r, text=text, tokens=estimate(text)))
+    return out
+
+
 def effective_budget(budget_tokens: int, config: Any) -> int:
     """The token budget of a prompt: ``prompt.budget_tokens``, scaled down for a small
     model so the system prompt never takes more than ``prompt.max_window_share`` of the
@@ -323,6 +339,7 @@ def build_system_prompt(
     )
 
     rendered = [r for s in table.by_mode[resolved] if (r := _render(s, ctx, estimate)) is not None]
+    rendered = _one_boundary(rendered, agent.config.get("prompt.cache_boundary"), estimate)
 
     budget = int(budget_tokens if budget_tokens is not None else agent.config.get("prompt.budget_tokens"))
     if budget < 1:
