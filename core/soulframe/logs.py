@@ -15,16 +15,8 @@ import sys
 ENV = "SOULFRAME_LOG"
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
-#: shapes of secrets worth masking wherever they come from
-_PATTERNS = (
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),          # OpenAI, Anthropic, Stripe-like
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),                          # AWS access key id
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"),                # GitHub tokens
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),               # Slack tokens
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),                     # Google API keys
-    re.compile(r"(?i)\b(bearer|token|api[_-]?key|key|secret|password|passwd|sig)([=: ]+)[^\s&\"',;]{6,}"),
-    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),               # user:password@ in a URL
-)
+#: a bearer token or a key handed over as ``key: value`` in a header or a log line
+_HEADER = re.compile(r"(?i)\b(bearer|x-api-key|api[_-]?key|authorization)([=: ]+)(?:bearer\s+)?[^\s&\"',;]{6,}")
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|DSN)", re.I)
 
 
@@ -41,16 +33,15 @@ def known_secrets() -> list[str]:
 
 
 def mask_secrets(text: str, secrets: list[str] | None = None) -> str:
-    """``text`` with known secret values and secret-shaped strings replaced by ``***``."""
+    """``text`` with known secret values, URL credentials and secret-shaped strings
+    replaced by ``***`` (the shapes are :mod:`soulframe.redaction`'s, shared by every
+    place that shows text)."""
     from .http import redact
+    from .redaction import redact_urls
 
     text = redact(text, *(known_secrets() if secrets is None else secrets))
-    for pattern in _PATTERNS:
-        if pattern.groups == 2:
-            text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
-        else:
-            text = pattern.sub("***", text)
-    return text
+    text = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
+    return redact_urls(text)
 
 
 class MaskSecrets(logging.Filter):
