@@ -158,7 +158,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.max_results": K(6, "results per search", seed="001 §3"),
     "memory.min_score": K(0.35, "drop results below this fused score (vector scores calibrated per model, see memory.calibration)", seed="001 §3"),
     "memory.calibration": K("background", "vector scores: background (calibrated against the model's own similarity of unrelated text, so min_score means the same for every model; see docs/memory.md) or raw (the cosine)", choices=("background", "raw")),
-    "memory.fusion": K("weighted", "how keyword and vector scores merge: weighted (the seeds' weighted sum; measured best with calibrated vector scores, see docs/memory.md), anchored, rrf, minmax", choices=("anchored", "weighted", "rrf", "minmax")),
+    "memory.fusion": K("anchored", "how keyword and vector scores merge: anchored (measured best, see docs/memory.md), weighted (the seeds' plain weighted sum), rrf, minmax", choices=("anchored", "weighted", "rrf", "minmax")),
     "memory.embed_window_chars": K(160, "a chunk is embedded as passages of about this many characters; its vector score is its best passage's"),
     "memory.user_scope_boost": K(1.2, "boost of a user's own memories over the agent's", seed="000 §15"),
     "memory.citations": K("auto", "cite path#lines in answers", choices=("on", "off", "auto"), seed="001 §3"),

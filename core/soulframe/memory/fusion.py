@@ -6,24 +6,23 @@ Every channel score is normalised to 0..1 before it is weighted (seed 000 §15):
 * keyword: BM25 relative to the best keyword hit of this query, damped by the square root
   of how many of the query's terms the chunk holds (so a chunk matching one common word of
   a long question does not score like one matching all of it);
-* vector: the similarity as :mod:`soulframe.calibration` calibrated it against the model's
-  background (0 = as similar as unrelated text), clipped to 0..1, so a ``min_score`` means
-  the same for every model.
+* vector: the cosine similarity, clipped to 0..1 (already calibrated: it means the same in
+  every query, which is what a ``min_score`` needs).
 
 Fusion methods (``memory.fusion``), with ``w = text_weight / (text_weight + vector_weight)``
 (0.3 by default):
 
-``anchored``
+``anchored`` (default)
     ``v + w * t * (1 - v)``. Equivalently the seeds' weighted sum ``(1-w) v + w t`` plus
     ``w * v * (1 - t)``: the keyword channel's weight goes to the vector score in
     proportion to the keyword evidence that is missing. With no keyword match at all the
     vector score stands alone (the seeds' "one channel alone: its scores stand, weights
     renormalised", applied per chunk); a full keyword match lifts a chunk by up to ``w``
     of its remaining headroom.
-``weighted`` (default)
-    The seeds' plain ``(1-w) v + w t``. On raw cosine a paraphrase sharing no word with the
-    question was capped at 0.7 x its cosine and ``min_score`` cut it (``anchored`` made up
-    for that); on calibrated scores it ranks best (docs/memory.md).
+``weighted``
+    The seeds' plain ``(1-w) v + w t``. It ranks well, but a paraphrase that shares no
+    word with the question is capped at 0.7 x its cosine, and ``min_score`` 0.35 then
+    cuts it: on tests/data/memory_eval it fell *below vector-only* once min_score applied.
 ``rrf``
     Reciprocal-rank fusion (k = 60), rescaled so rank 1 in both channels is 1.0.
 ``minmax``
