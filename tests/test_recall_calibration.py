@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from recall_support import check_docs, indexed
-from soulframe.memory_eval import evaluate, load_golden
+from soulframe.memory.evaluation import evaluate, load_golden
 
 pytestmark = pytest.mark.model
 
@@ -90,7 +90,7 @@ def test_the_reported_example(tmp_path: Path) -> None:
 def test_min_score_means_the_same_scale_for_every_model() -> None:
     """Two models with different cosine scales get the same calibrated score for text that
     stands equally far above each one's background."""
-    from soulframe.calibration import Background
+    from soulframe.memory.calibration import Background
 
     mini = Background(mean=0.06, sd=0.085, pairs=380)
     big = Background(mean=0.30, sd=0.05, pairs=380)

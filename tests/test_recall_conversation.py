@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from recall_support import check_docs, indexed
-from soulframe.memory_eval import evaluate
+from soulframe.memory.evaluation import evaluate
 
 pytestmark = pytest.mark.model
 

@@ -120,7 +120,7 @@ def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[Stor
     (:mod:`soulframe.memory.calibration`), unless ``memory.calibration = "raw"``."""
     if not hits or str(index.config.get("memory.calibration", "background")) == "raw":
         return hits
-    from ..calibration import Calibrator, calibrate_hits
+    from .calibration import Calibrator, calibrate_hits
 
     calibrator = getattr(index, "_calibrator", None)
     if calibrator is None:

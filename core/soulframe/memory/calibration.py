@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from .model import EmbeddingProvider, Store
+    from ..model import EmbeddingProvider, Store
 
 #: a calibrated score of 1.0 is this many background deviations above the background mean;
 #: min_score 0.35 then falls at 0.35 * Z_FULL = 2.1 deviations (measured: docs/memory.md)
@@ -140,7 +140,7 @@ def measure_background(provider: EmbeddingProvider, store: Store | None = None) 
 
     questions = np.asarray([provider.embed_query(q) for q in PROBE_QUESTIONS], dtype=np.float32)
     if store is not None:
-        from .embedding import EmbeddingCache
+        from ..embedding import EmbeddingCache
 
         notes = EmbeddingCache(store).embed_documents(provider, list(PROBE_NOTES))
     else:
