@@ -617,6 +617,9 @@ def test_cli_eval_reports_recall_per_channel(tmp_path: Path) -> None:
     assert set(out["channels"]) == {"keyword", "hybrid", "keyword@0", "hybrid@0"}  # no model: no vector
     kw = out["channels"]["keyword@0"]
     assert 0.4 < kw["recall@k"] <= 1 and 0 < kw["mrr"] <= 1
+    # what reading the hits costs: six chunks of at most 1,000 characters
+    assert 0 < out["channels"]["keyword"]["context_chars"] <= 6 * 1000
+    assert out["channels"]["keyword"]["unrelated_returned"] is None  # no unanswerable questions
     assert "keyword-only" in out["notice"]
     text = _cli(data / "workspace", tmp_path / "state", "memory", "eval", str(data / "golden.jsonl"))
     assert "R@1" in text.stdout and "keyword" in text.stdout
@@ -716,7 +719,8 @@ def test_cli_eval_warns_when_the_golden_file_is_about_another_workspace(ws: Path
     r = _cli(ws, tmp_path / "state", "memory", "eval", str(golden), "-k", "3")
     assert r.returncode == 0, r.stderr
     assert "are not memory files of" in r.stderr and "is -w the workspace" in r.stderr
-    assert r.stdout.splitlines()[1].split() == ["channel", "R@1", "R@3", "MRR"]  # no R@3 twice
+    # no R@3 twice; then characters returned, false "no results", unrelated questions answered
+    assert r.stdout.splitlines()[1].split() == ["channel", "R@1", "R@3", "MRR", "chars", "no-res", "unrel"]
 
 
 def test_cli_shows_a_progress_bar_on_a_terminal_only(ws: Path, tmp_path: Path) -> None:

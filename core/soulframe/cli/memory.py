@@ -335,7 +335,10 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
     """Recall@k and MRR of keyword, vector and hybrid search on your own golden queries.
 
     GOLDEN is JSON lines: {"id", "query", "relevant": [{"path", "contains"}], "kind"}; a hit
-    is relevant when it is in that file and its text contains that string.
+    is relevant when it is in that file and its text contains that string (or covers the
+    entry's "line" when it names one). "relevant": [] marks a question memory cannot
+    answer: it should return nothing. Also reports the characters returned per query, the
+    false "no results" rate and, with a "split" field, recall per split.
     """
     from ..memory.evaluation import evaluate, load_golden
 
@@ -358,9 +361,21 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
     click.echo(f"{len(queries)} queries, k = {k}")
     cols = [("R@1", "recall@1")] + ([("R@3", "recall@3")] if k > 3 else [])
     cols += [] if k == 1 else [(f"R@{k}", "recall@k")]
-    click.echo(f"{'channel':10} " + " ".join(f"{c:>6}" for c, _ in cols) + f" {'MRR':>6}")
+    click.echo(f"{'channel':10} " + " ".join(f"{c:>6}" for c, _ in cols)
+               + f" {'MRR':>6} {'chars':>6} {'no-res':>6} {'unrel':>6}")
     for name, m in result["channels"].items():
-        click.echo(f"{name:10} " + " ".join(f"{m[key]:6.3f}" for _, key in cols) + f" {m['mrr']:6.3f}")
+        # chars: mean characters returned per query (the prompt cost of the hits); no-res:
+        # the right passage was the top candidate but min_score returned nothing; unrel:
+        # questions marked unanswerable ("relevant": []) that returned something
+        no_res = m.get("false_no_results")
+        unrel = m.get("unrelated_returned")
+        click.echo(f"{name:10} " + " ".join(f"{m[key]:6.3f}" for _, key in cols) + f" {m['mrr']:6.3f}"
+                   + f" {m['context_chars']:6.0f}"
+                   + (f" {no_res:6.3f}" if no_res is not None else f" {'-':>6}")
+                   + (f" {unrel:6.3f}" if unrel is not None else f" {'-':>6}"))
+    splits = result["channels"].get("hybrid", {}).get("recall@k_by_split", {})
+    if len(splits) > 1:
+        click.echo(f"hybrid recall@{k} by split: " + ", ".join(f"{s} {v:.3f}" for s, v in splits.items()))
     if result.get("notice"):
         click.secho(f"warning: {result['notice']}", fg="yellow", err=True)
 

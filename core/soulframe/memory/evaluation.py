@@ -6,9 +6,18 @@ The golden file is JSON lines, one query per line::
      "relevant": [{"path": "MEMORY.md", "contains": "Subaru Crosstrek"}]}
 
 A hit is relevant to an entry when it comes from ``path`` and its lines contain
-``contains`` (case-insensitive). ``recall@k`` is the share of a query's relevant entries
-found in the top k, averaged over queries; ``MRR`` is the mean of 1 / rank of the first
-relevant hit (0 when none is in the top k).
+``contains`` (case-insensitive), or, when the entry names its evidence ``line`` (1-based),
+when the hit's lines cover that line. ``recall@k`` is the share of a query's relevant
+entries found in the top k, averaged over queries; ``MRR`` is the mean of 1 / rank of the
+first relevant hit (0 when none is in the top k).
+
+A query with ``"relevant": []`` is one memory cannot answer: it is left out of recall and
+counted in ``unrelated_returned``, the share of such queries that returned anything (it
+should be 0). ``false_no_results`` is the share of answerable queries whose right passage is
+that channel's top candidate (at ``min_score`` 0) but which returned nothing at all with the
+``min_score``: an agent that asks and gets nothing concludes it never knew.
+``context_chars`` is the mean number of characters of the hits returned (their cited
+lines), what reading them costs a prompt.
 
 Each channel is measured twice: as users get it (``memory.min_score`` applied to that
 channel's own scores: ``keyword``, ``vector``, ``hybrid``) and as a pure ranking
@@ -44,6 +53,8 @@ def load_golden(path: str | Path) -> list[dict[str, Any]]:
         for rel in item["relevant"]:
             if not isinstance(rel, dict) or "path" not in rel:
                 raise SoulframeError(f"{path} line {lineno}: each relevant entry needs a path")
+            if "line" in rel and (not isinstance(rel["line"], int) or rel["line"] < 1):
+                raise SoulframeError(f"{path} line {lineno}: relevant line must be a line number (1 or more)")
         out.append(item)
     if not out:
         raise SoulframeError(f"{path}: no queries")
@@ -64,10 +75,16 @@ def rank_metrics(
     found: set[int] = set()
     first: int | None = None
     per_rank: list[float] = []
+    if not relevant:
+        return 0.0, None, [0.0] * k
     for rank, h in enumerate(hits[:k], 1):
         text = _hit_text(memory, h.path, h.start_line, h.end_line, cache).lower()
         for i, rel in enumerate(relevant):
-            if h.path == rel["path"] and str(rel.get("contains", "")).lower() in text:
+            if h.path != rel["path"]:
+                continue
+            line = rel.get("line")
+            if (h.start_line <= line <= h.end_line) if isinstance(line, int) else (
+                    str(rel.get("contains", "")).lower() in text):
                 found.add(i)
                 if first is None:
                     first = rank
@@ -77,10 +94,15 @@ def rank_metrics(
     return per_rank[k - 1] if per_rank else 0.0, first, per_rank
 
 
-def evaluate(memory: MemoryIndex, queries: Sequence[dict[str, Any]], k: int = 6) -> dict[str, Any]:
-    """Metrics for keyword, vector and hybrid, with and without the min score."""
+def evaluate(
+    memory: MemoryIndex, queries: Sequence[dict[str, Any]], k: int = 6,
+    channels: Sequence[str] = CHANNELS,
+) -> dict[str, Any]:
+    """Metrics for keyword, vector and hybrid, with and without the min score (see the
+    module docstring); ``recall@k_by_kind`` per ``kind`` and ``recall@k_by_split`` per
+    ``split`` (a golden file may keep a held-apart half)."""
     runs: dict[str, dict[str, Any]] = {}
-    for c in CHANNELS:
+    for c in channels:
         if c == "vector" and memory.embedder is None:
             continue
         runs[c] = {"channels": c, "min_score": None}
@@ -90,23 +112,42 @@ def evaluate(memory: MemoryIndex, queries: Sequence[dict[str, Any]], k: int = 6)
     result: dict[str, Any] = {"queries": len(queries), "k": k, "channels": {}, "per_query": []}
     per_query: dict[str, dict[str, Any]] = {str(q.get("id", i)): {"query": q["query"], "kind": q.get("kind")}
                                             for i, q in enumerate(queries)}
+    answerable = [q for q in queries if q["relevant"]]
+    n = max(1, len(answerable))
+    unanswerable = len(queries) - len(answerable)
     for name, opts in runs.items():
         r1 = r3 = rk = mrr = 0.0
+        chars = 0
+        returned_unrelated = 0
         by_kind: dict[str, list[float]] = {}
+        by_split: dict[str, list[float]] = {}
         for i, q in enumerate(queries):
             hits = memory.search(q["query"], k, sync=False, **opts)
+            chars += sum(len(_hit_text(memory, h.path, h.start_line, h.end_line, cache)) for h in hits[:k])
+            per_query[str(q.get("id", i))][f"{name}:returned"] = len(hits)
+            if not q["relevant"]:
+                returned_unrelated += bool(hits)
+                continue
             recall, first, per_rank = rank_metrics(memory, q, hits, k, cache)
             r1 += per_rank[0]
             r3 += per_rank[min(2, k - 1)]
             rk += recall
             mrr += 1.0 / first if first else 0.0
             by_kind.setdefault(str(q.get("kind", "-")), []).append(recall)
+            by_split.setdefault(str(q.get("split", "all")), []).append(recall)
             per_query[str(q.get("id", i))][name] = first
-        n = len(queries)
         result["channels"][name] = {
             "recall@1": r1 / n, "recall@3": r3 / n, "recall@k": rk / n, "mrr": mrr / n,
             "recall@k_by_kind": {kd: sum(v) / len(v) for kd, v in sorted(by_kind.items())},
+            "recall@k_by_split": {sp: sum(v) / len(v) for sp, v in sorted(by_split.items())},
+            "context_chars": chars / max(1, len(queries)),
+            "unrelated_returned": returned_unrelated / unanswerable if unanswerable else None,
         }
+    for name in [c for c in runs if not c.endswith("@0")]:
+        top_right = [qid for qid, row in per_query.items() if row.get(f"{name}@0") == 1]
+        empty = [qid for qid in top_right if per_query[qid].get(f"{name}:returned") == 0]
+        result["channels"][name]["false_no_results"] = len(empty) / n
+        result["channels"][name]["top_right"] = len(top_right) / n
     result["per_query"] = [{"id": qid, **row} for qid, row in per_query.items()]
     result["notice"] = memory.embedder_problem
     return result

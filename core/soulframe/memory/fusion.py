@@ -6,8 +6,9 @@ Every channel score is normalised to 0..1 before it is weighted (seed 000 §15):
 * keyword: BM25 relative to the best keyword hit of this query, damped by the square root
   of how many of the query's terms the chunk holds (so a chunk matching one common word of
   a long question does not score like one matching all of it);
-* vector: the cosine similarity, clipped to 0..1 (already calibrated: it means the same in
-  every query, which is what a ``min_score`` needs).
+* vector: the similarity as :mod:`soulframe.memory.calibration` calibrated it against the
+  model's background (0 = as similar as unrelated text), clipped to 0..1, so a
+  ``min_score`` means the same for every model.
 
 Fusion methods (``memory.fusion``), with ``w = text_weight / (text_weight + vector_weight)``
 (0.3 by default):

@@ -25,6 +25,7 @@ this those through to too under until up very was wasn't we were weren't what wh
 while who whom why will with won't would wouldn't you your yours yourself yourselves
 s t d ll m re ve also ever get got say said tell told know knew remember recall anything
 something thing things much many please ok okay yes yeah hey hi
+talk talked talking mention mentioned mentions share shared speak spoke
 """.split())
 
 

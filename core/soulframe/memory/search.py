@@ -85,6 +85,7 @@ def search(index: MemoryIndex, query: str,
             try:
                 qv = embed_query(index, provider, query)
                 vector_hits = store.search_vector(qv, pool, include_private=private, scope=scope)
+                vector_hits = _calibrated(index, provider, vector_hits)
             except EmbeddingError as exc:
                 notice = f"the vector channel failed ({exc}); keyword-only for this search"
             finally:
@@ -112,6 +113,20 @@ def search(index: MemoryIndex, query: str,
     fused = _adjust(index, reranked.fused, k, session)
     hits = [_hit(index, f, terms, qv) for f in [f for f in fused if f.score >= min_score][:k]]
     return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+
+
+def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[StoredChunk]) -> list[StoredChunk]:
+    """Vector hits with their cosine mapped to the model's calibrated 0..1 scale
+    (:mod:`soulframe.memory.calibration`), unless ``memory.calibration = "raw"``."""
+    if not hits or str(index.config.get("memory.calibration", "background")) == "raw":
+        return hits
+    from .calibration import Calibrator, calibrate_hits
+
+    calibrator = getattr(index, "_calibrator", None)
+    if calibrator is None:
+        calibrator = index._calibrator = Calibrator()
+    background = calibrator.background(provider, str(index.model_key()), index.store)
+    return calibrate_hits(hits, background)
 
 
 def _sync_user(index: MemoryIndex, user_id: str) -> None:
