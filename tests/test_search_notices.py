@@ -23,6 +23,7 @@ def no_provider(tmp_path: Path) -> Path:
 
 def test_semantic_search_off_is_said_once_per_command(tmp_path: Path, no_provider: Path) -> None:
     ws = tmp_path / "agent"
+    ws.mkdir(mode=0o700)  # a missing -w workspace is an error, not created on the fly
     base = ("--config", str(no_provider), "-w", str(ws))
     assert run_cli(*base, "memory", "remember", "Tomas keeps the spare key under the blue flowerpot").returncode == 0
     out = run_cli(*base, "memory", "search", "flowerpot")
