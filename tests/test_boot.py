@@ -16,7 +16,7 @@ from soulframe import Session, hookimpl
 from soulframe.config import load_config
 from soulframe.model import ContextFile, Registration
 from soulframe.prompt.context import visible_in_session
-from soulframe_chat.boot import BOOT_OK, boot_message, has_tasks, parse_reply, run_boot
+from soulframe_routines.boot import BOOT_OK, boot_message, has_tasks, parse_reply, run_boot
 from test_prompt_helpers import NOW as PROMPT_NOW
 from test_prompt_helpers import example_agent
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply, call, fail, say
+from soulframe import conversation as m
 from soulframe.model import ToolSpec
-from soulframe_chat import messages as m
 from soulframe_chat.errors import ChatConfigError, ChatModelError
 from soulframe_chat.models import build_chat_model
 from soulframe_chat.settings import resolve_settings

@@ -16,16 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from soulframe.config import load_config
 from soulframe.model import Session
-from soulframe_chat.flush import (
-    CycleState,
-    FlushSettings,
-    advance_cycle,
-    flush_threshold,
-    maybe_flush,
-    run_flush,
-    should_flush,
-)
 from soulframe_chat.models import build_chat_model
+from soulframe_memory.flush import FlushSettings, maybe_flush, run_flush
+from soulframe_memory.flush_cycle import CycleState, advance_cycle, flush_threshold, should_flush
 
 # 23:30 in UTC is already the next day in Tokyo: the daily file follows the agent's zone
 NOW = dt.datetime(2026, 11, 21, 23, 30, tzinfo=dt.UTC)

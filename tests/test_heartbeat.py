@@ -13,7 +13,7 @@ from fakes.llm_server import FakeLLMServer, fail, say
 from soulframe import Agent, Session
 from soulframe.config import load_config
 from soulframe.workspace import seed_workspace
-from soulframe_chat.heartbeat import has_tasks, is_heartbeat_ok, run_heartbeat
+from soulframe_routines.heartbeat import has_tasks, is_heartbeat_ok, run_heartbeat
 
 TASKS = "# HEARTBEAT.md\n\n- Check whether the backup server is reachable.\n"
 NOW = dt.datetime(2026, 3, 1, 9, 15, tzinfo=dt.UTC)

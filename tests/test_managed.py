@@ -10,19 +10,18 @@ from pathlib import Path
 
 import pytest
 from soulframe.agent import Agent
-from soulframe.agentstore import (
+from soulframe.agentstore import context_store, is_managed
+from soulframe.config import load_config
+from soulframe.memory.users import UserMemory
+from soulframe.model import Session
+from soulframe.workspace import workspace_templates
+from soulframe_userfiles.rules import (
     ContextFileReadOnlyError,
-    context_store,
-    is_managed,
     read_context_file,
     seed_to_store,
     seed_user_files,
     write_context_file,
 )
-from soulframe.config import load_config
-from soulframe.memory.users import UserMemory
-from soulframe.model import Session
-from soulframe.workspace import workspace_templates
 
 pytestmark = pytest.mark.postgres
 

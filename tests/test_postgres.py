@@ -459,11 +459,11 @@ def test_db_start_status_stop(tmp_path):
 
 def test_migrate_from_sqlite_moves_memory_and_user_files(workspace, pg_dsn):
     from soulframe.agent import Agent
-    from soulframe.agentstore import read_context_file, write_context_file
     from soulframe.config import load_config
     from soulframe.memory.users import UserMemory
     from soulframe.model import Session
     from soulframe.workspace import seed_workspace
+    from soulframe_userfiles.rules import read_context_file, write_context_file
 
     seed_workspace(workspace, agent_type="predefined")
     (workspace / "soulframe.toml").write_text(

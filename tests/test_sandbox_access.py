@@ -14,7 +14,7 @@ from soulframe import Agent, Session
 from soulframe.config import load_config
 from soulframe.tools import ToolError, dispatch
 from soulframe.workspace import seed_workspace
-from soulframe_chat.flush import FlushSettings, maybe_flush, run_flush
+from soulframe_memory.flush import FlushSettings, maybe_flush, run_flush
 from soulframe_chat.models import build_chat_model
 
 WRITERS = {"context_write", "memory_remember"}
@@ -73,7 +73,7 @@ def test_a_flush_in_a_read_only_sandbox_writes_nothing(workspace: Path, tmp_path
     assert result.written == ()
     assert result.refused and ("unknown tool" in result.refused[0] or "sandbox" in result.refused[0])
     assert not (workspace / "memory" / "2026-11-21.md").exists()
-    from soulframe_chat.memory_tools import MemoryFiles, ToolRefused
+    from soulframe_memory.flush_tools import MemoryFiles, ToolRefused
 
     with pytest.raises(ToolRefused, match="read-only"):  # called anyway: refused
         MemoryFiles(workspace, access="ro").write("MEMORY.md", "x")

@@ -12,7 +12,7 @@ from pg_fixtures import pg_dsn, pg_server  # noqa: F401  (fixtures)
 from soulframe.config import load_config
 from soulframe.model import SoulframeError
 from soulframe.workspace import seed_workspace, workspace_templates
-from soulframe_chat.summon import SUMMON_FILES, SummonParseError, parse_files, summon
+from soulframe_routines.summon import SUMMON_FILES, SummonParseError, parse_files, summon
 
 GOOD = "\n".join(
     f'<file name="{name}">\n# {name}\n\nRusty {name.split(".")[0].lower()} content, sarcastic.\n</file>'
@@ -214,6 +214,7 @@ def test_cli_summon_without_a_model_says_so(workspace, cli):
 @pytest.mark.postgres
 def test_predefined_agent_in_a_store_is_summoned_into_the_store(workspace, pg_dsn):  # noqa: F811
     from soulframe import agentstore
+    from soulframe_userfiles.rules import ContextFileReadOnlyError, write_context_file
 
     with FakeLLMServer([say(GOOD)]) as srv:
         agent = agent_at(
@@ -225,8 +226,8 @@ def test_predefined_agent_in_a_store_is_summoned_into_the_store(workspace, pg_ds
             result = summon(agent, "sarcastic Rust reviewer")
             stored = agentstore.context_store(agent).agent_files()
             # chat cannot change these shared files; summoning went past that rule by design
-            with pytest.raises(agentstore.ContextFileReadOnlyError):
-                agentstore.write_context_file(agent, "alice", "SOUL.md", "evil", from_chat=True)
+            with pytest.raises(ContextFileReadOnlyError):
+                write_context_file(agent, "alice", "SOUL.md", "evil", from_chat=True)
             with pytest.raises(SoulframeError, match="already exist in the store"):
                 summon(agent, "another")
         finally:

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from soulframe import agentstore
 from soulframe.agent import Agent
-from soulframe.agentstore import (
-    ContextFileReadOnlyError,
-    read_context_file,
-    seed_user_files,
-    standalone_agent_id,
-    write_context_file,
-)
+from soulframe.agentstore import standalone_agent_id
 from soulframe.config import load_config
 from soulframe.model import Session, SoulframeError
 from soulframe.workspace import seed_workspace, workspace_templates
+from soulframe_userfiles.rules import (
+    ContextFileReadOnlyError,
+    read_context_file,
+    seed_user_files,
+    write_context_file,
+)
 
 SEVEN = {"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"}
 

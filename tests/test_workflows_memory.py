@@ -248,13 +248,14 @@ def test_checks_run_once_however_often_the_cli_is_built(tmp_path: Path) -> None:
     from soulframe.cli import build_cli
     from soulframe.cli.doctor import all_checks
     from soulframe.plugins import make_plugin_manager
-    from soulframe_workflows.checks import CHECKS
+    from soulframe_memory.checks import CHECKS
+    from soulframe_skills.checks import skills
 
     pm = make_plugin_manager()
     build_cli(pm)
     build_cli(pm)
     checks = all_checks(Agent.open(tmp_path, pm=pm))
-    for check in CHECKS:
+    for check in (*CHECKS, skills):
         assert checks.count(check) == 1
 
 

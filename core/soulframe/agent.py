@@ -214,6 +214,20 @@ class Agent:
         """Whether :attr:`store` was opened already (asking does not open it)."""
         return "store" in self.__dict__
 
+    def store_location(self) -> Path | None:
+        """The file the selected store keeps this agent's memory in, as its registration
+        declares it (``Registration.location``), without opening the store; ``None`` for a
+        store that declares none (a database server) or an unknown backend."""
+        from .model import SoulframeError
+
+        try:
+            reg = self.select("register_stores", "store.backend", "store")
+        except SoulframeError:
+            return None
+        if reg.location is None:
+            return None
+        return Path(reg.location(self))
+
     def before_compaction(self, session: Session, usage: Any) -> None:
         """Tell plugins a host is about to compact ``session`` (memory flush runs here)."""
         self.pm.hook.before_compaction(agent=self, session=session, usage=usage)

@@ -194,7 +194,9 @@ def register_stores() -> Iterable[Registration]:
     :returns: :class:`~soulframe.model.Registration` objects; ``factory(agent)`` must return
         an object satisfying :class:`~soulframe.model.Store`. Import heavy drivers inside
         the factory, not at module level. Set ``extra`` to the pip extra that installs the
-        driver (``"postgres"``) so the unknown-name error can say what to install.
+        driver (``"postgres"``) so the unknown-name error can say what to install. A store
+        that is one local file declares ``location(agent) -> Path``, so ``agents list`` and
+        ``doctor`` find it without opening the store.
 
     Combined: a named registry; ``store.backend`` selects one (default ``"sqlite"``). If two
     plugins offer the same name, the later one wins and a warning names both.

@@ -442,6 +442,10 @@ class Registration:
     #: when managed, agent-level) context files without opening the memory index, which may
     #: load numpy and a vector extension that per-user files do not need
     context_files: Callable[[Any], Any] | None = None
+    #: stores only: ``location(agent) -> Path`` is the file the store keeps an agent's
+    #: memory in, known without opening it (``agents list`` and ``doctor`` look there
+    #: before an index exists); ``None`` for a store that is not a local file
+    location: Callable[[Any], Any] | None = None
     #: set by the core
     plugin: str = ""
 

@@ -1,4 +1,6 @@
-"""The agent workspace on disk: safe path resolution, safe reads, atomic writes.
+"""The agent workspace on disk: safe path resolution, safe reads, atomic writes, and the
+one file-lock helper (:func:`lock_fd`, and :func:`locked` over it for a lock file) every
+part of soulframe uses.
 
 Every path an agent, a tool or a config value names is resolved through
 :meth:`Workspace.resolve`, which refuses ``..``, absolute paths and symlinks that lead
@@ -12,7 +14,7 @@ import os
 import stat
 import tempfile
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +251,19 @@ def unlock_fd(fd: int) -> None:
         return
     fcntl.flock(fd, fcntl.LOCK_UN)
 
+
+@contextlib.contextmanager
+def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
+    """Hold :func:`lock_fd` on the lock file ``path`` (created 0600 if missing) for the
+    ``with`` block; yields False when ``blocking`` is off and another holder has it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        if not lock_fd(fd, blocking=blocking):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            unlock_fd(fd)
+    finally:
+        os.close(fd)

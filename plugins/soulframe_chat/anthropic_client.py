@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from soulframe.conversation import check_conversation, parse_arguments, text_of, tool_calls_of
 from soulframe.http import redact_url
 from soulframe.model import ChatReply, ToolCall, ToolSpec
 
 from .errors import ChatModelError
-from .messages import check_conversation, parse_arguments, text_of, tool_calls_of
 from .settings import ModelSettings
 from .transport import post
 

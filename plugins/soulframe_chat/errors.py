@@ -1,20 +1,12 @@
 """The errors the chat clients raise: always a :class:`~soulframe.model.SoulframeError`,
-so the CLI prints the message without a traceback, and never with a secret in it."""
+so the CLI prints the message without a traceback, and never with a secret in it.
+
+The classes are the core's (:mod:`soulframe.toolloop`), so the agent routines catch them
+without importing this plugin; they are re-exported here for the clients and their users.
+"""
 
 from __future__ import annotations
 
-from soulframe.http import RequestError
+from soulframe.toolloop import ChatConfigError, ChatModelError
 
-
-class ChatModelError(RequestError):
-    """A chat-model call failed: bad configuration, HTTP error, timeout or a malformed reply.
-
-    ``status`` is the HTTP status when there was one; ``retryable`` tells a caller whether the
-    same request might succeed later (429/5xx, connection reset); ``timeout`` that the time
-    given ran out. Messages never contain an API key: everything that came from the server
-    is passed through :func:`soulframe.http.redact` first.
-    """
-
-
-class ChatConfigError(ChatModelError):
-    """The ``[model]`` configuration is incomplete (no provider, no key, no base URL)."""
+__all__ = ["ChatConfigError", "ChatModelError"]

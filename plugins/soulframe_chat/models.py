@@ -1,4 +1,5 @@
-"""The chat-model registrations and how an agent gets its configured model."""
+"""The chat-model registrations. An agent gets its configured model through the registry
+(:func:`soulframe.toolloop.chat_model_for`), never by importing this module."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from typing import Any
 
 from soulframe.model import ChatModel, Registration
 
-from .errors import ChatConfigError
 from .settings import PRESETS, model_table, resolve_settings
 
 DESCRIPTIONS = {
@@ -42,17 +42,3 @@ def _factory(provider: str) -> Any:
 
 def registrations() -> list[Registration]:
     return [Registration(name, _factory(name), DESCRIPTIONS.get(name, "")) for name in PRESETS]
-
-
-def chat_model_for(agent: Any) -> ChatModel:
-    """The chat model an agent's config selects (``[model] provider``), through the
-    ``register_chat_models`` registry so a third-party provider can be chosen by name."""
-    provider = agent.config.get("model.provider")
-    if not provider:
-        raise ChatConfigError(
-            "no chat model configured: set [model] provider (openai, openai-compatible, "
-            "anthropic, ...) and [model] name in soulframe.toml"
-        )
-    registration = agent.select("register_chat_models", "model.provider", "chat model")
-    model: ChatModel = registration.factory(agent.config)
-    return model

@@ -7,63 +7,10 @@ The MCP SDK costs most of a second to import, so it is imported only when ``serv
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
-from soulframe import ToolSpec, hookimpl
+from soulframe import hookimpl
 from soulframe.config import K, Key
 from soulframe.model import SESSION_KINDS
-
-#: a note is a line of the daily log, which is loaded into every main-session prompt: a
-#: runaway model must not be able to push megabytes into it through one call
-MAX_NOTE_CHARS = 4_000
-
-
-@hookimpl
-def register_tools() -> list[ToolSpec]:
-    return [
-        ToolSpec(
-            name="memory_remember",
-            description=(
-                "Append a note to today's daily memory log (memory/YYYY-MM-DD.md). Use it when "
-                "the user asks you to remember something, or for a fact worth keeping."
-            ),
-            parameters={
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_CHARS,
-                             "description": "The note, one or two sentences."},
-                },
-                "required": ["text"],
-                "additionalProperties": False,
-            },
-            handler=_remember,
-            writes=True,
-            # writing to memory is for the user's own main session only
-            sessions=frozenset({"main"}),
-            summary="Append a note to today's memory log",
-        )
-    ]
-
-
-def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
-    from soulframe.agentstore import effective_user
-    from soulframe.tools import ToolError
-
-    if not args["text"].strip():
-        raise ToolError("memory_remember: the text is empty; send the note to keep")
-
-    user = effective_user(ctx.agent, ctx.session.user_id)
-    if user:
-        # a user's notes are theirs: kept in the store under their id, never in the
-        # agent's workspace where other users' sessions would find them
-        from soulframe.memory.users import UserMemory
-
-        name = UserMemory(ctx.agent, user).append_daily(args["text"])
-        return {"saved": True, "path": name, "scope": "user"}
-    path = ctx.agent.memory.append_daily(args["text"])
-    # workspace-relative, like the user scope and memory_search's paths (usable with memory_get)
-    return {"saved": True, "path": str(ctx.agent.workspace.relative(path)), "scope": "agent"}
 
 
 @hookimpl

@@ -1,121 +1,43 @@
-"""The memory tools: ``memory_search`` and ``memory_get`` (seed 001 §3, seed 003 §5.6).
+"""Memory, one plugin: everything of it a plugin contributes.
 
-Both take the session from the :class:`~soulframe.model.ToolContext`: in a group or
-sub-agent session they never return MEMORY.md or any other private memory — the store
-query itself leaves private files out, so no result can leak through a later step.
-``memory_get`` reads only memory files, through ``Workspace.resolve`` (no ``..``, no
-absolute paths, no symlink out of the workspace).
+* ``register_tools``: ``memory_search``, ``memory_get`` and ``memory_remember``
+  (:mod:`soulframe_memory.tools`);
+* ``register_chunkers``: the default ``lines`` chunker;
+* ``before_compaction``: the pre-compaction memory flush (seed 000 §16,
+  :mod:`soulframe_memory.flush`), with its ``flush.*`` config keys;
+* ``register_commands``: ``soulframe memory flush``, ``memory logs`` and ``memory prune``
+  (reviewing and archiving daily logs, seed 003 §8.4);
+* ``register_doctor_checks``: the memory index and memory files growing towards the
+  bootstrap limit.
+
+The memory index itself (sync, search, the journal) is the core's :mod:`soulframe.memory`.
+Nothing heavy is imported here: every module is loaded when a command or a hook needs it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from soulframe import Registration, ToolContext, ToolSpec, hookimpl
+from soulframe import Registration, ToolSpec, hookimpl
+from soulframe.config import K, Key
 from soulframe.memory.chunking import chunk_text
-from soulframe.model import Chunk
-from soulframe.neutralise import neutralise
+from soulframe.model import Chunk, DoctorCheck, Session, SoulframeError
 
-#: most characters memory_get returns in one call (the model can page with from_line)
-MAX_GET_CHARS = 20_000
-DEFAULT_GET_LINES = 60
+if TYPE_CHECKING:
+    import click
 
-SEARCH_DESCRIPTION = (
-    "Search the agent's long-term memory (MEMORY.md and the daily logs memory/YYYY-MM-DD.md) "
-    "by meaning and keywords. Use it before answering anything about prior work, decisions, "
-    "dates, people, preferences or todos. Returns the best snippets with path, line range, "
-    "score and a citation (path#Lstart-Lend); read more with memory_get."
-)
-GET_DESCRIPTION = (
-    "Read lines of a memory file (MEMORY.md or memory/*.md), e.g. around a memory_search hit. "
-    "path may be a citation such as memory/2026-08-01.md#L3-L7."
-)
-
-
-def _search(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    memory = ctx.agent.memory
-    k = args.get("max_results")
-    results = memory.search(
-        str(args["query"]), None if k is None else int(k), ctx.session,
-        min_score=args.get("min_score"),
-    )
-    citations = str(ctx.agent.config.get("memory.citations"))
-    hits = []
-    for h in results:
-        row = h.to_dict()
-        # an excerpt goes back to the model: no wrapper tag or boundary marker survives in it
-        row["snippet"] = neutralise(row["snippet"])
-        if citations == "off":
-            row.pop("citation", None)
-        hits.append(row)
-    out: dict[str, Any] = {"results": hits, "mode": results.mode}
-    if results.notice:
-        out["notice"] = results.notice
-    return out
-
-
-def _get(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    memory = ctx.agent.memory
-    path = str(args["path"])
-    lines = args.get("lines")
-    if lines is None and "#L" not in path:
-        lines = DEFAULT_GET_LINES
-    ex = memory.get(path, args.get("from_line"), lines, ctx.session)
-    text = ex.text
-    truncated = len(text) > MAX_GET_CHARS
-    if truncated:
-        text = text[:MAX_GET_CHARS]
-    return {
-        "path": ex.path,
-        "from_line": ex.start_line,
-        "to_line": ex.end_line,
-        "total_lines": ex.total_lines,
-        "text": neutralise(text),
-        "truncated": truncated,
-    }
+# the logger name is kept from when the flush lived with the chat clients: hosts filter on it
+log = logging.getLogger("soulframe.chat")
 
 
 @hookimpl
 def register_tools() -> list[ToolSpec]:
-    return [
-        ToolSpec(
-            name="memory_search",
-            description=SEARCH_DESCRIPTION,
-            summary="Search long-term memory (MEMORY.md, memory/*.md) by meaning and keywords",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "minLength": 1,
-                              "description": "What to look for, in natural language."},
-                    "max_results": {"type": "integer", "minimum": 1, "maximum": 50,
-                                    "description": "Results to return (default 6)."},
-                    "min_score": {"type": "number", "minimum": 0, "maximum": 1,
-                                  "description": "Drop results scoring below this (default 0.35)."},
-                },
-                "required": ["query"],
-                "additionalProperties": False,
-            },
-            handler=_search,
-        ),
-        ToolSpec(
-            name="memory_get",
-            description=GET_DESCRIPTION,
-            summary="Read lines of a memory file",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "minLength": 1,
-                             "description": "Workspace-relative path, e.g. memory/2026-08-01.md."},
-                    "from_line": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
-                    "lines": {"type": "integer", "minimum": 1, "maximum": 2000,
-                              "description": f"How many lines (default {DEFAULT_GET_LINES})."},
-                },
-                "required": ["path"],
-                "additionalProperties": False,
-            },
-            handler=_get,
-        ),
-    ]
+    from .tools import memory_tools
+
+    return memory_tools()
 
 
 class LinesChunker:
@@ -140,3 +62,54 @@ def register_chunkers() -> list[Registration]:
         factory=lambda config: LinesChunker(int(config.get("memory.chunk_max_chars"))),
         description="chunks of up to memory.chunk_max_chars, cut at blank lines (default)",
     )]
+
+
+@hookimpl
+def before_compaction(agent: Any, session: Session, usage: Any) -> None:
+    """Run the memory flush when it is due; a failure is a warning, never an exception in
+    the host's compaction path."""
+    from .flush import maybe_flush
+
+    try:
+        result = maybe_flush(agent, session, usage)
+    except (SoulframeError, OSError) as exc:  # e.g. no model configured, state dir unwritable
+        warnings.warn(f"memory flush skipped: {exc}", stacklevel=2)
+        return
+    if result.ran:
+        log.info(
+            "memory flush: %s after %d model call(s); wrote %s",
+            result.status,
+            result.iterations,
+            ", ".join(result.written) or "nothing",
+        )
+        if result.error:
+            warnings.warn(f"memory flush: {result.error}", stacklevel=2)
+
+
+@hookimpl(trylast=True)
+def register_commands(cli: click.Group) -> None:
+    # trylast: the core's memory group exists by now, so the commands join it
+    from .commands import add_commands
+
+    add_commands(cli)
+
+
+@hookimpl
+def register_doctor_checks() -> Iterable[DoctorCheck]:
+    from .checks import CHECKS
+
+    return CHECKS
+
+
+@hookimpl
+def register_config_keys() -> dict[str, Key]:
+    return {
+        # ----------------------------------------------------------------- memory flush
+        "flush.enabled": K(True, "write durable memories before compaction", seed="003 §7.5"),
+        "flush.soft_threshold_tokens": K(4_000, "flush this many tokens before the threshold", seed="000 §16"),
+        "flush.reserve_tokens_floor": K(20_000, "tokens kept free for the reply", seed="000 §16"),
+        "flush.max_iterations": K(5, "model calls per flush", seed="000 §16"),
+        "flush.timeout_s": K(90.0, "deadline for one flush", seed="000 §16"),
+        "flush.prompt": K("Store durable memories now.", "the flush instruction", seed="000 §16"),
+        "flush.allow_exec": K(False, "offer an exec tool (confined to the workspace) during a flush"),
+    }

@@ -1,5 +1,5 @@
 """The filesystem skill tiers, the built-in skills, and the ``skill_search`` / ``skill_read``
-tools (seed 000 §8–11).
+tools (seed 000 §8–11), and the ``doctor`` check for skipped or left-out skills.
 
 Tiers, highest first (a higher tier overrides a same-named skill below it):
 
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from soulframe import SkillSource, ToolContext, ToolSpec, hookimpl
+from soulframe.model import DoctorCheck
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
@@ -138,3 +139,9 @@ def register_tools() -> Iterable[ToolSpec]:
         ),
     ]
 
+
+@hookimpl
+def register_doctor_checks() -> Iterable[DoctorCheck]:
+    from .checks import skills
+
+    return [skills]

@@ -59,5 +59,6 @@ def register_stores() -> list[Registration]:
             factory=open_store,
             description="embedded SQLite: FTS5 keyword search, vectors in the same file (default)",
             context_files=open_context_files,
+            location=default_path,
         )
     ]

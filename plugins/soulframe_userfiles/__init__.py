@@ -4,8 +4,13 @@ Yields the session user's own copies of the context files (``scope="user"``, so 
 override the agent's in the merge) from whichever store is selected: SQLite in standalone
 mode (``<state_dir>/agents.sqlite``), PostgreSQL in managed mode, where it also yields the
 agent-level files from the database. A user's files are seeded from the templates on the
-user's first session. The rules live in :mod:`soulframe.agentstore`; this plugin only
-registers the source, so a third party can replace it by name.
+user's first session.
+
+The rules live here: seeding and the read/write interceptor in
+:mod:`soulframe_userfiles.rules`, the source in :mod:`soulframe_userfiles.source`; the core
+keeps only the store contract (:mod:`soulframe.agentstore`). The ``context_read`` /
+``context_write`` tools and ``soulframe context show|set`` are how the agent and an
+administrator reach the interceptor, so a third party can replace all of it by name.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from soulframe.model import Registration, ToolSpec
 
 
 def _source(agent: Any) -> Any:
-    from soulframe.agentstore import StoreContextSource
+    from .source import StoreContextSource
 
     return StoreContextSource(agent)
 
@@ -87,7 +92,7 @@ def register_tools() -> Iterable[ToolSpec]:
 
 
 def _read(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
-    from soulframe.agentstore import read_context_file
+    from .rules import read_context_file
 
     if args["name"] in VIRTUAL:
         return _read_virtual(ctx, args["name"])
@@ -110,8 +115,9 @@ def _read_virtual(ctx: Any, name: str) -> dict[str, Any]:
 
 
 def _write(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
-    from soulframe.agentstore import ContextFileReadOnlyError, write_context_file
     from soulframe.tools import ToolError
+
+    from .rules import ContextFileReadOnlyError, write_context_file
 
     try:
         outcome = write_context_file(ctx.agent, ctx.session.user_id, args["name"], args["content"])
@@ -141,8 +147,9 @@ def register_commands(cli: click.Group) -> None:
     @click.pass_obj
     def show(state: Any, name: str, user_id: str | None, as_json: bool) -> None:
         """Print context file NAME as the agent sees it."""
-        from soulframe.agentstore import read_context_file
         from soulframe.cli import echo_json
+
+        from .rules import read_context_file
 
         content = read_context_file(state.agent(), user_id, name)
         if content is None:
@@ -164,7 +171,7 @@ def register_commands(cli: click.Group) -> None:
         Unlike the agent's context_write tool, this may change a predefined agent's shared
         files (SOUL.md, AGENTS.md, ...), in the store in managed mode.
         """
-        from soulframe.agentstore import write_context_file
+        from .rules import write_context_file
 
         outcome = write_context_file(state.agent(), user_id, name, source.read(), from_chat=False)
         click.echo(f"{outcome.name}: {outcome.action} ({outcome.scope} copy, in the {outcome.where})")

@@ -83,29 +83,17 @@ def describe_agent(config: Config, spec: AgentSpec, pm: Any = None, *, is_defaul
     return row
 
 
-def sqlite_index_path(agent: Any) -> Path | None:
-    """Where the SQLite memory index of ``agent`` lives, or ``None`` when another store is
-    selected (or the SQLite plugin is not installed)."""
-    if str(agent.config.get("store.backend")) != "sqlite":
-        return None
-    try:
-        from soulframe_sqlite import default_path
-    except ImportError:
-        return None
-    return Path(default_path(agent))
-
-
 def memory_summary(agent: Any) -> dict[str, Any]:
     """Memory files and the index, without creating an index or loading a model.
 
     ``index`` is ``"disabled"``, ``"not built"`` (no index file yet: the first search or
-    ``soulframe memory index`` builds it), ``"ok"`` or ``"not probed"`` (a store other than
-    SQLite: opening it means connecting to a server, which a listing does not do)."""
+    ``soulframe memory index`` builds it), ``"ok"`` or ``"not probed"`` (a store that is not
+    a local file: opening it means connecting to a server, which a listing does not do)."""
     if not agent.config.get("memory.enabled"):
         return {"files": None, "index": "disabled"}
     files = agent.memory.files() if agent.root.is_dir() else []
     out: dict[str, Any] = {"files": len(files), "backend": str(agent.config.get("store.backend"))}
-    path = sqlite_index_path(agent)
+    path = agent.store_location()
     if path is None:
         return out | {"index": "not probed"}
     if not path.is_file():

@@ -1,8 +1,7 @@
-"""The commands: ``agents list|add``, ``backup init|commit|status|restore``, ``memory
-logs|prune``.
+"""The commands: ``agents list|add`` and ``backup init|commit|status|restore``.
 
-``agents`` may already exist (soulframe_chat adds ``agents summon`` to it) and ``memory``
-is the core's group: the commands join a group that exists and create it otherwise.
+``agents`` may already exist (soulframe_routines adds ``agents summon`` to it): the
+commands join it when it exists and create it otherwise.
 """
 
 from __future__ import annotations
@@ -23,10 +22,6 @@ def add_commands(cli: click.Group) -> None:
     agents.add_command(agents_list)
     agents.add_command(agents_add)
     cli.add_command(backup_group)
-    memory = cli.commands.get("memory")
-    if isinstance(memory, click.Group):  # the core's memory group; without it, no log commands
-        memory.add_command(memory_logs)
-        memory.add_command(memory_prune)
 
 
 # --------------------------------------------------------------------------- agents
@@ -290,68 +285,3 @@ def backup_restore(state: State, source: str, directory: str | None, as_json: bo
                     fg="yellow")
     click.echo("The memory index lives outside the workspace: the first search rebuilds it.\n"
                f"Next: soulframe -w {dest} doctor")
-
-
-# --------------------------------------------------------------------------- memory logs
-
-
-@click.command("logs")
-@click.option("--all", "include_archived", is_flag=True, help="Include memory/archive/.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a JSON list of {path, date, bytes, chars, lines, archived, at_bootstrap}.")
-@pass_state
-def memory_logs(state: State, include_archived: bool, as_json: bool) -> None:
-    """List the daily logs (memory/YYYY-MM-DD.md): date, size and line count, oldest first."""
-    from .daily import bootstrap_logs, list_logs
-
-    agent = state.agent()
-    logs = list_logs(agent, include_archived=include_archived)
-    loaded = bootstrap_logs(agent)
-    limit = int(agent.config.get("bootstrap.max_chars_per_file"))
-    rows = [d.to_dict() | {"at_bootstrap": d.path in loaded} for d in logs]
-    if as_json:
-        echo_json(rows)
-        return
-    if not rows:
-        click.echo(f"no daily logs in {agent.root / 'memory'}")
-        return
-    click.echo(f"{'date':10}  {'chars':>8}  {'lines':>6}  path")
-    for r in rows:
-        notes = []
-        if r["at_bootstrap"]:
-            notes.append("loaded at bootstrap")
-        if r["chars"] > limit:
-            notes.append(f"over {limit:,}: truncated at bootstrap")
-        tail = f"  ({'; '.join(notes)})" if notes else ""
-        click.echo(f"{r['date']:10}  {r['chars']:>8,}  {r['lines']:>6,}  {r['path']}{tail}")
-    total = sum(r["chars"] for r in rows)
-    click.echo(f"{len(rows)} log{'s' if len(rows) != 1 else ''}, {total:,} characters")
-
-
-@click.command("prune")
-@click.option("--before", required=True, type=click.DateTime(formats=["%Y-%m-%d"]),
-              metavar="YYYY-MM-DD", help="Archive the logs dated before this day.")
-@click.option("--dry-run", is_flag=True, help="Only say what would be moved.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: {dry_run, moved, kept}.")
-@pass_state
-def memory_prune(state: State, before: _dt.datetime, dry_run: bool, as_json: bool) -> None:
-    """Move old daily logs into memory/archive/ — never deletes. Archived logs stay
-    searchable (memory search covers memory/**) but are out of memory/'s listing; today's
-    and yesterday's logs, loaded at bootstrap, are never moved."""
-    from .daily import prune
-
-    result = prune(state.agent(), before.date(), dry_run=dry_run)
-    if as_json:
-        echo_json(result.to_dict())
-        return
-    verb = "would move" if dry_run else "moved"
-    for src, dst in result.moved:
-        click.echo(f"{verb} {src} -> {dst}")
-    for path, reason in result.kept:
-        click.echo(f"kept {path}: {reason}")
-    n = len(result.moved)
-    if not n and not result.kept:
-        click.echo(f"no daily logs before {before.date().isoformat()}")
-    elif not dry_run and n:
-        click.echo(f"{n} log{'s' if n != 1 else ''} archived; still searchable "
-                   "(the next search re-indexes them under memory/archive/)")

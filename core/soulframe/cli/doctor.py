@@ -14,15 +14,18 @@ through the ``register_doctor_checks`` hook::
 
 A check receives the :class:`~soulframe.Agent` and yields :class:`~soulframe.model.Finding`
 objects; one that raises is reported as a problem of its own, so one broken check never hides
-the others.
+the others. A check that calls code which logs the problem it reports wraps that call in
+:func:`quiet_logs`, so doctor does not say it twice.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import stat
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,6 +64,18 @@ def doctor_command(state: State, as_json: bool) -> None:
         click.echo("healthy" if healthy else f"{problems} problem{'s' if problems != 1 else ''}")
     if not healthy:
         raise SystemExit(1)
+
+
+@contextlib.contextmanager
+def quiet_logs() -> Iterator[None]:
+    """Doctor reports through findings: soulframe's own log warnings would say it twice."""
+    logger = logging.getLogger("soulframe")
+    before = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
 
 
 def all_checks(agent: Agent) -> list[DoctorCheck]:

@@ -381,6 +381,6 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
 
 
 # `soulframe doctor` reports the memory index (keyword-only search, health, stale files)
-# through soulframe_workflows' checks, which read MemoryIndex.status().
+# through soulframe_memory's checks, which read MemoryIndex.status().
 
 __all__ = ["memory_group"]

@@ -16,6 +16,9 @@ either path is. A public ``memory/`` path never reaches a file outside ``memory/
 link) and ``-> /etc/passwd`` never enter the index. Symlink loops, dangling links and file
 names that are not valid UTF-8 are skipped too. Every skipped file is named in
 :attr:`Discovery.skipped`, which ``memory index`` prints and ``soulframe doctor`` reports.
+
+:func:`is_memory_path` and :func:`confine_memory_path` are the one definition of these paths:
+the index, ``memory_get`` and the memory flush's file tools all check through them.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
-from ..model import ConfigError, PathEscapeError
+from ..model import ConfigError, PathEscapeError, SoulframeError
 from ..workspace import Workspace
 
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
@@ -57,6 +60,56 @@ def day_of(path: str) -> str | None:
 
 def _is_hidden(name: str) -> bool:
     return name.startswith(".")
+
+
+#: the curated long-term memory; ``memory.md`` is accepted as its lower-case spelling
+CURATED = ("MEMORY.md", "memory.md")
+
+
+def is_memory_path(rel: str) -> bool:
+    """Whether a workspace-relative path (forward slashes) names a standard memory file by
+    its name alone: ``MEMORY.md``/``memory.md`` or ``memory/**/*.md``, hidden files and
+    skipped directories (``.git``, ``node_modules`` ...) excepted."""
+    if rel in CURATED:
+        return True
+    parts = PurePosixPath(rel).parts
+    if len(parts) >= 2 and parts[0] == "memory" and rel.lower().endswith(".md"):
+        return not any(_is_hidden(p) or p in SKIP_DIRS for p in parts[:-1]) and not _is_hidden(parts[-1])
+    return False
+
+
+class MemoryPathError(SoulframeError):
+    """A path that is not a memory file, or leaves the workspace (the message says which)."""
+
+
+def confine_memory_path(workspace: Workspace, raw: object) -> tuple[str, str, Path]:
+    """Check a path a model or a user gave for a memory file, which may not exist yet.
+
+    Checked twice: as written (no absolute paths, no ``..``, no backslashes, a memory path)
+    and as it really resolves (``memory/x.md`` being a symlink to ``SOUL.md`` or out of the
+    workspace is refused too). Returns (relative path as written, relative path it resolves
+    to, absolute path); raises :class:`MemoryPathError`.
+    """
+    if not isinstance(raw, str) or not raw.strip():
+        raise MemoryPathError("path is required (e.g. memory/2026-01-31.md or MEMORY.md)")
+    text = raw.strip()
+    if "\\" in text:
+        raise MemoryPathError(f"{text}: use forward slashes")
+    if text.startswith("./"):
+        text = text[2:]
+    try:
+        full = workspace.resolve(text)
+    except PathEscapeError as exc:
+        raise MemoryPathError(f"{exc}; only MEMORY.md and memory/*.md can be used here") from None
+    relative = PurePosixPath(text).as_posix()
+    if not is_memory_path(relative):
+        raise MemoryPathError(
+            f"{relative}: not a memory file; only MEMORY.md and memory/**/*.md can be read or written here"
+        )
+    real_relative = full.resolve().relative_to(workspace.root).as_posix()
+    if not is_memory_path(real_relative):
+        raise MemoryPathError(f"{relative}: is a link to {real_relative}, which is not a memory file")
+    return relative, real_relative, full
 
 
 class Discovery:
@@ -88,12 +141,10 @@ class Discovery:
         return real is not None and (real == self.root or self.root in real.parents)
 
     def is_memory_path(self, rel: str) -> bool:
-        """Whether a workspace-relative path names a memory file (by its name alone)."""
-        parts = PurePosixPath(rel).parts
-        if rel in ("MEMORY.md", "memory.md"):
+        """Whether a workspace-relative path names a memory file (by its name alone):
+        a standard one (:func:`is_memory_path`) or one under ``memory.extra_paths``."""
+        if is_memory_path(rel):
             return True
-        if len(parts) >= 2 and parts[0] == "memory" and rel.lower().endswith(".md"):
-            return not any(_is_hidden(p) or p in SKIP_DIRS for p in parts[:-1]) and not _is_hidden(parts[-1])
         for extra, full in self.extra:
             if rel == extra or rel.startswith(extra + "/"):
                 return full.is_file() or rel.lower().endswith(".md")

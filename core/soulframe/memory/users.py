@@ -23,7 +23,7 @@ import datetime as _dt
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..agentstore import _check_user, context_store
+from ..agentstore import check_user, context_store
 from ..model import FileRecord, Session, SoulframeError
 from .chunking import bytes_hash
 from .pipeline import chunk
@@ -51,7 +51,7 @@ class UserMemory:
 
     def __init__(self, agent: Agent, user_id: str) -> None:
         self.agent = agent
-        self.user_id = _check_user(user_id)
+        self.user_id = check_user(user_id)
 
     @property
     def files(self) -> Any:

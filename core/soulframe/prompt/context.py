@@ -228,6 +228,27 @@ def session_now(agent: Agent, session: Session) -> _dt.datetime:
     return now.astimezone(tz)
 
 
+def agent_now(timezone: str | None, now: _dt.datetime | None = None) -> _dt.datetime:
+    """Now (or ``now``) in the timezone named ``timezone``; the system's local zone when
+    none is set. The agent routines (flush, boot, heartbeat) date their logs with it."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if timezone:
+        try:
+            tz: _dt.tzinfo = ZoneInfo(timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise SoulframeError(
+                f"timezone {timezone!r} is not a known IANA timezone (e.g. Europe/Berlin)"
+            ) from None
+    else:
+        tz = _dt.datetime.now().astimezone().tzinfo or _dt.UTC
+    if now is None:
+        return _dt.datetime.now(tz)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=tz)
+    return now.astimezone(tz)
+
+
 def daily_log_names(agent: Agent, session: Session) -> list[str]:
     """``memory/YYYY-MM-DD.md`` for yesterday and today, agent-local."""
     today = session_now(agent, session).date()

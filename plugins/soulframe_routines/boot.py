@@ -22,16 +22,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from soulframe import conversation as m
 from soulframe.model import ChatModel, Session, SoulframeError, ToolContext, ToolSpec
 from soulframe.neutralise import neutralise
-from soulframe.prompt.context import heartbeat_has_tasks
+from soulframe.prompt.context import agent_now, heartbeat_has_tasks
+from soulframe.toolloop import ChatModelError, ToolEvent, chat_model_for, run_tool_loop
 from soulframe.workspace import Workspace
 
-from . import messages as m
-from .errors import ChatModelError
-from .flush import agent_now
 from .heartbeat import log_run
-from .loop import ToolEvent, run_tool_loop
 
 BOOT_FILE = "BOOT.md"
 BOOT_OK = "BOOT_OK"
@@ -203,8 +201,6 @@ def run_boot(
     deadline = started + (timeout if timeout is not None else DEFAULT_TIMEOUT_S)
     try:
         if model is None:
-            from .models import chat_model_for
-
             # built even when there is nothing to do, as the heartbeat does: a service that
             # runs `soulframe boot` must not read exit 0 from an agent with no model
             model = chat_model_for(agent)

@@ -18,12 +18,11 @@ import time
 from typing import Any
 
 import attrs
+from soulframe import conversation as m
 from soulframe.model import ChatModel, Session, SoulframeError
+from soulframe.prompt.context import agent_now
+from soulframe.toolloop import ChatModelError, chat_model_for
 from soulframe.workspace import Workspace
-
-from . import messages as m
-from .errors import ChatModelError
-from .flush import agent_now
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
 HEARTBEAT_FILE = "HEARTBEAT.md"
@@ -142,8 +141,6 @@ def run_heartbeat(
     timezone = agent.spec.timezone or agent.config.get("timezone")
     try:
         if model is None:
-            from .models import chat_model_for
-
             # built even when there is nothing to do (no tokens: no call is made), so a
             # monitor never reads exit 0 from an agent whose model could not answer at all
             model = chat_model_for(agent)

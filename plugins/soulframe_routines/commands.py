@@ -1,24 +1,19 @@
-"""``soulframe memory flush``, ``soulframe agents summon``, ``soulframe heartbeat`` and
-``soulframe boot``.
+"""``soulframe agents summon``, ``soulframe heartbeat`` and ``soulframe boot``.
 
-The ``memory`` and ``agents`` groups may belong to other plugins; these commands join
-them when they exist (our ``register_commands`` runs last) and create them otherwise.
+The ``agents`` group may belong to another plugin; ``summon`` joins it when it exists (our
+``register_commands`` runs last) and creates it otherwise.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 from soulframe.cli import State, command_group, echo_json, model_option, pass_state
-from soulframe.model import SoulframeError
 
 
 def add_commands(cli: click.Group) -> None:
-    command_group(cli, "memory", "Memory files and the memory index.").add_command(flush_command)
     command_group(cli, "agents", "Work with agents: summon their context files.").add_command(
         summon_command
     )
@@ -32,85 +27,6 @@ def _agent(state: State, agent_id: str | None) -> Any:
     from soulframe.agent import Agent
 
     return Agent(state.config(), agent_id=agent_id, pm=state.pm)
-
-
-# --------------------------------------------------------------------------- memory flush
-
-
-def load_transcript(path: str) -> Any:
-    """A saved conversation: JSON (a list of {role, content}, or {"messages": [...]}) or
-    plain text. ``-`` reads standard input."""
-    if path == "-":
-        text = sys.stdin.read()
-        where = "standard input"
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise SoulframeError(f"{path}: cannot read ({exc.strerror})") from None
-        where = path
-    stripped = text.lstrip()
-    if stripped[:1] in ("[", "{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SoulframeError(f"{where} line {exc.lineno}: invalid JSON: {exc.msg}") from None
-        if isinstance(data, dict) and not isinstance(data.get("messages"), list):
-            raise SoulframeError(
-                f'{where}: expected a list of {{role, content}} or {{"messages": [...]}}'
-            )
-        return data
-    return text
-
-
-@click.command("flush")
-@click.option(
-    "--transcript",
-    "transcript_path",
-    required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="The conversation: JSON list of {role, content}, or plain text; - for stdin.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@model_option
-@pass_state
-def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
-    """Let the model store durable memories from a saved conversation.
-
-    Runs the pre-compaction memory flush by hand: the model may read and write only
-    MEMORY.md and memory/*.md (today's file is memory/YYYY-MM-DD.md in the agent's
-    timezone), within flush.max_iterations model calls and flush.timeout_s seconds.
-    Exits 1 if the model failed or timed out.
-    """
-    from .flush import FlushSettings, _flush_system_prompt, run_flush
-    from .models import chat_model_for
-
-    agent = state.agent()
-    transcript = load_transcript(transcript_path)
-    model = chat_model_for(agent)
-    result = run_flush(
-        agent.workspace,
-        model,
-        transcript,
-        settings=FlushSettings.from_config(agent.config),
-        timezone=agent.spec.timezone or agent.config.get("timezone"),
-        system_prompt=_flush_system_prompt(agent, None),
-        agent=agent,
-    )
-    if as_json:
-        echo_json(result.to_dict())
-    else:
-        wrote = ", ".join(result.written) or "nothing"
-        calls = f"{result.iterations} model call{'s' if result.iterations != 1 else ''}"
-        click.echo(f"memory flush: {result.status} after {calls}; wrote {wrote}")
-        for refusal in result.refused:
-            click.echo(f"  refused: {refusal.removeprefix('error: ')}")
-        if result.show:
-            click.echo(result.show)
-        if result.error:
-            click.secho(f"error: {result.error}", fg="red", err=True)
-    if result.status in ("error", "timeout"):
-        sys.exit(1)
 
 
 # --------------------------------------------------------------------------- summon

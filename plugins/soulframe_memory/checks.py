@@ -1,17 +1,16 @@
-"""``soulframe doctor`` checks for memory and skills (seed 003 §8.4, §8.10).
+"""``soulframe doctor`` checks for memory (seed 003 §8.4), offered through
+``register_doctor_checks``.
 
-Offered to `soulframe doctor` through the ``register_doctor_checks`` hook. Each one is
-cheap — no embedding is computed, no model is loaded, no index is created — and reports
-through findings; one that raises is shown by doctor as a problem of its own.
+Each one is cheap — no embedding is computed, no model is loaded, no index is created — and
+reports through findings; one that raises is shown by doctor as a problem of its own.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from soulframe.cli.doctor import quiet_logs as _quiet_logs
 from soulframe.model import ConfigError, Finding
 
 if TYPE_CHECKING:
@@ -19,20 +18,6 @@ if TYPE_CHECKING:
 
 #: a memory file this full (of bootstrap.max_chars_per_file) gets a "prune soon" warning
 NEAR_LIMIT = 0.8
-#: at most this many per-file findings of one kind; the rest are counted in one line
-MAX_LISTED = 10
-
-
-@contextlib.contextmanager
-def _quiet_logs() -> Iterator[None]:
-    """Doctor reports through findings: soulframe's own log warnings would say it twice."""
-    logger = logging.getLogger("soulframe")
-    before = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(before)
 
 
 def memory_index(agent: Agent) -> Iterable[Finding]:
@@ -43,10 +28,8 @@ def memory_index(agent: Agent) -> Iterable[Finding]:
         return
     if not agent.root.is_dir():
         return
-    from .agents import sqlite_index_path
-
     mem = agent.memory
-    path = sqlite_index_path(agent)
+    path = agent.store_location()
     if path is not None and not path.is_file():
         n = len(mem.files())
         yield Finding("memory", "info",
@@ -82,27 +65,6 @@ def _semantic(agent: Agent) -> Iterable[Finding]:
         yield Finding("memory", "warning", problem)
     else:  # a provider asked for by name that cannot run
         yield Finding("memory", "problem", problem)
-
-
-def skills(agent: Agent) -> Iterable[Finding]:
-    """SKILL.md files that were skipped, and skills the inline prompt block leaves out."""
-    from soulframe.skills.prompt import Limits, render_inline
-
-    with _quiet_logs():  # the skills loader logs each problem; they are findings here
-        snap = agent.skills.snapshot()
-    problems = list(snap.problems)
-    for p in problems[:MAX_LISTED]:
-        yield Finding("skills", "warning", f"skipped: {p.message}", p.path)
-    if len(problems) > MAX_LISTED:
-        yield Finding("skills", "warning", f"{len(problems) - MAX_LISTED} more SKILL.md problems "
-                      "(`soulframe skills list` shows them all)")
-    loaded = list(snap.skills)
-    if loaded and agent.skills.mode() == "inline":
-        limits = Limits(max_in_prompt=int(agent.config.get("skills.max_in_prompt")),
-                        max_prompt_bytes=int(agent.config.get("skills.max_prompt_bytes")))
-        _, cut = render_inline(loaded, limits=limits, has_skill_read=True, has_skill_search=True)
-        for p in cut:
-            yield Finding("skills", "warning", p.message)
 
 
 def memory_size(agent: Agent) -> Iterable[Finding]:
@@ -152,5 +114,5 @@ def _memory_files(agent: Agent) -> Iterable[Finding]:
 
 
 _memory_files.__name__ = "memory_files"
-CHECKS = (_memory_files, memory_index, skills, memory_size)
+CHECKS = (_memory_files, memory_index, memory_size)
 

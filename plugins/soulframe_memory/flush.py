@@ -4,8 +4,8 @@ Before a host compacts a conversation, the model gets one silent, bounded turn t
 durable memories to disk: today's daily log ``memory/YYYY-MM-DD.md`` (in the agent's
 timezone) and ``MEMORY.md``. It runs at most once per compaction cycle.
 
-* :func:`should_flush` is the pure trigger: ``total_tokens`` has reached
-  ``context_window - reserve_floor - soft_threshold`` and this cycle has not flushed yet.
+* :func:`~soulframe_memory.flush_cycle.should_flush` is the pure trigger (the cycle state
+  lives in :mod:`soulframe_memory.flush_cycle`).
 * :func:`run_flush` is the turn itself: the flush prompt, the memory-confined tools, at most
   ``flush.max_iterations`` model calls within ``flush.timeout_s``.
 * :func:`maybe_flush` is what the ``before_compaction`` hook does: both of the above, with
@@ -15,26 +15,28 @@ timezone) and ``MEMORY.md``. It runs at most once per compaction cycle.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import hashlib
-import json
 import logging
-import os
-import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
+from soulframe import conversation as m
 from soulframe.model import ChatModel, Session, SoulframeError, ToolContext
-from soulframe.workspace import Workspace, atomic_write, ensure_private_dir
+from soulframe.prompt.context import agent_now
+from soulframe.toolloop import LoopResult, ToolEvent, chat_model_for, run_tool_loop
+from soulframe.workspace import Workspace
 
-from . import messages as m
-from .loop import LoopResult, ToolEvent, run_tool_loop
-from .memory_tools import MemoryFiles, memory_tools
+from .flush_cycle import (
+    FlushStateFile,
+    advance_cycle,
+    flush_threshold,
+    session_key,
+    should_flush,
+)
+from .flush_tools import MemoryFiles, file_tools
 
 log = logging.getLogger("soulframe.chat")
 
@@ -83,166 +85,6 @@ class FlushSettings:
         )
 
 
-# --------------------------------------------------------------------------- the trigger
-
-
-@attrs.frozen
-class CycleState:
-    """Where a session is in its compaction cycles.
-
-    ``compaction_count`` counts the compactions so far (from the host when it says, else
-    inferred); ``flushed_at`` is the count at which the last flush ran. A cycle has been
-    flushed when the two are equal.
-    """
-
-    compaction_count: int = 0
-    flushed_at: int | None = None
-
-    @property
-    def flushed_this_cycle(self) -> bool:
-        return self.flushed_at == self.compaction_count
-
-    def mark_flushed(self) -> CycleState:
-        return attrs.evolve(self, flushed_at=self.compaction_count)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"compaction_count": self.compaction_count, "flushed_at": self.flushed_at}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> CycleState:
-        if not isinstance(data, Mapping):
-            return cls()
-        count = data.get("compaction_count", 0)
-        flushed = data.get("flushed_at")
-        return cls(
-            compaction_count=count if isinstance(count, int) else 0,
-            flushed_at=flushed if isinstance(flushed, int) else None,
-        )
-
-
-def flush_threshold(context_window: int, reserve_floor: int, soft_threshold: int) -> int:
-    """The token count at which a flush is due: ``context_window - reserve_floor - soft_threshold``."""
-    return context_window - reserve_floor - soft_threshold
-
-
-def should_flush(
-    total_tokens: int,
-    context_window: int,
-    reserve_floor: int,
-    soft_threshold: int,
-    cycle_state: CycleState,
-) -> bool:
-    """Is a memory flush due? Pure: no I/O.
-
-    True when ``total_tokens`` has reached the threshold and this compaction cycle has not
-    flushed yet. A context window too small to leave a positive threshold never flushes
-    (there is no room for a flush turn to be useful).
-    """
-    threshold = flush_threshold(context_window, reserve_floor, soft_threshold)
-    if threshold <= 0 or total_tokens <= 0:
-        return False
-    return total_tokens >= threshold and not cycle_state.flushed_this_cycle
-
-
-def advance_cycle(
-    state: CycleState, total_tokens: int, threshold: int, compaction_count: int | None = None
-) -> CycleState:
-    """Move ``state`` to the cycle the host is in now.
-
-    A host that reports ``compaction_count`` is believed. Otherwise a usage that fell below
-    the threshold after a flush means a compaction happened in between: a new cycle starts
-    (the flush re-arms), so the next time the threshold is reached it flushes again.
-    """
-    if compaction_count is not None:
-        if compaction_count != state.compaction_count:
-            return attrs.evolve(state, compaction_count=compaction_count)
-        return state
-    if state.flushed_this_cycle and total_tokens < threshold:
-        return attrs.evolve(state, compaction_count=state.compaction_count + 1)
-    return state
-
-
-# --------------------------------------------------------------------------- state file
-
-
-@contextlib.contextmanager
-def _flock(path: Path, *, blocking: bool) -> Iterator[bool]:
-    """Hold an exclusive ``flock`` on ``path``: yields False when ``blocking`` is off and
-    someone else holds it. flock (not lockf) so two threads of one process exclude each
-    other too. Where fcntl does not exist (Windows) it yields True: the state file still
-    prevents a second flush in a cycle, only not two racing ones."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            import fcntl
-        except ImportError:
-            yield True
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
-class FlushStateFile:
-    """``<state_dir>/flush/<agent>.json``: the cycle state of each session, 0600, written
-    atomically under a lock. :meth:`session_lock` is held through a whole flush, so two
-    calls for one session never flush at once while other sessions are not held up."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    @classmethod
-    def for_agent(cls, state_dir: Path, agent_id: str) -> FlushStateFile:
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", agent_id) or "default"
-        return cls(ensure_private_dir(Path(state_dir) / "flush") / f"{safe}.json")
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            # a damaged state file costs at most one extra flush: say so and start over
-            log.warning("memory flush: ignoring unreadable state file %s (%s)", self.path, exc)
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def load(self, session_key: str) -> CycleState:
-        with _flock(self.path.with_suffix(".lock"), blocking=True):
-            return CycleState.from_dict((self._read().get("sessions") or {}).get(session_key))
-
-    def save(self, session_key: str, state: CycleState) -> None:
-        with _flock(self.path.with_suffix(".lock"), blocking=True):
-            data = self._read()
-            sessions = data.setdefault("sessions", {})
-            entry = state.to_dict()
-            entry["updated_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-            sessions[session_key] = entry
-            atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
-
-    def session_lock(self, session_key: str) -> contextlib.AbstractContextManager[bool]:
-        """Non-blocking: yields False when another flush of this session is running."""
-        digest = hashlib.sha256(session_key.encode("utf-8")).hexdigest()[:16]
-        locks = ensure_private_dir(self.path.parent / "locks")
-        return _flock(locks / f"{self.path.stem}-{digest}.lock", blocking=False)
-
-
-def session_key(session: Session | None) -> str:
-    if session is None:
-        return "main"
-    if session.key:
-        return session.key
-    return ":".join([session.kind, session.user_id or "-", session.channel or "-"])
-
-
 # --------------------------------------------------------------------------- the flush turn
 
 
@@ -277,24 +119,6 @@ class FlushResult:
             "elapsed_s": round(self.elapsed_s, 3),
             "tool_calls": [e.to_dict() for e in self.events],
         }
-
-
-def agent_now(timezone: str | None, now: dt.datetime | None = None) -> dt.datetime:
-    """Now (or ``now``) in the agent's timezone; the system's local zone when none is set."""
-    if timezone:
-        try:
-            tz: dt.tzinfo = ZoneInfo(timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise SoulframeError(
-                f"timezone {timezone!r} is not a known IANA timezone (e.g. Europe/Berlin)"
-            ) from None
-    else:
-        tz = dt.datetime.now().astimezone().tzinfo or dt.UTC
-    if now is None:
-        return dt.datetime.now(tz)
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=tz)
-    return now.astimezone(tz)
 
 
 def daily_file(moment: dt.datetime) -> str:
@@ -390,7 +214,7 @@ def run_flush(
 
     files = MemoryFiles(workspace, private=private,
                         access=workspace_access(agent) if agent is not None else "rw")
-    tools = memory_tools(files, allow_exec=settings.allow_exec, deadline=deadline)
+    tools = file_tools(files, allow_exec=settings.allow_exec, deadline=deadline)
     instructions = flush_instructions(
         moment, timezone, allow_exec=settings.allow_exec, private=private
     )
@@ -496,8 +320,6 @@ def maybe_flush(
                 store.save(key, state)
             return FlushResult(False, "no messages")
         if model is None:
-            from .models import chat_model_for
-
             model = chat_model_for(agent)
         result = run_flush(
             agent.workspace,

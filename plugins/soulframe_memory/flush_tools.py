@@ -2,9 +2,10 @@
 files (``MEMORY.md`` and ``memory/**/*.md``), and, only when ``flush.allow_exec`` is on,
 ``exec`` with the workspace as its working directory.
 
-Confinement is checked twice: on the path as written (no absolute paths, no ``..``, no
-backslashes) and on the path it really resolves to (so ``memory/x.md`` being a symlink to
-``SOUL.md`` or to ``/etc/passwd`` is refused too). Writes never go through a symlink.
+Confinement is the core's :func:`soulframe.memory.files.confine_memory_path`: checked on
+the path as written (no absolute paths, no ``..``, no backslashes) and on the path it really
+resolves to (so ``memory/x.md`` being a symlink to ``SOUL.md`` or to ``/etc/passwd`` is
+refused too). Writes never go through a symlink.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import os
 import re
 import subprocess
 import time
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from soulframe.model import PathEscapeError, SoulframeError, ToolContext, ToolSpec
+from soulframe.memory.files import CURATED, MemoryPathError, confine_memory_path
+from soulframe.model import SoulframeError, ToolContext, ToolSpec
 from soulframe.workspace import Workspace, atomic_write, ensure_private_dir
 
 MAX_READ_CHARS = 50_000
@@ -28,24 +30,6 @@ _SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|DSN", re.
 
 class ToolRefused(SoulframeError):
     """The model asked for something the flush tools do not allow (reported as a tool error)."""
-
-
-#: the curated long-term memory; ``memory.md`` is accepted as its lower-case spelling
-CURATED = ("MEMORY.md", "memory.md")
-
-
-def is_memory_path(relative: str) -> bool:
-    """True for ``MEMORY.md`` and ``memory/**/*.md`` (workspace-relative, forward slashes),
-    hidden files and directories excepted (the memory index skips them too)."""
-    if relative in CURATED:
-        return True
-    parts = PurePosixPath(relative).parts
-    return (
-        len(parts) >= 2
-        and parts[0] == "memory"
-        and relative.endswith(".md")
-        and not any(p.startswith(".") for p in parts[1:])
-    )
 
 
 class MemoryFiles:
@@ -68,27 +52,10 @@ class MemoryFiles:
 
     def resolve(self, raw: Any) -> tuple[str, Path]:
         """Check ``raw`` and return (normalised relative path, absolute path)."""
-        if not isinstance(raw, str) or not raw.strip():
-            raise ToolRefused("path is required (e.g. memory/2026-01-31.md or MEMORY.md)")
-        text = raw.strip()
-        if "\\" in text:
-            raise ToolRefused(f"{text}: use forward slashes")
-        if text.startswith("./"):
-            text = text[2:]
         try:
-            full = self.workspace.resolve(text)
-        except PathEscapeError as exc:
-            raise ToolRefused(f"{exc}; only MEMORY.md and memory/*.md can be used here") from None
-        relative = PurePosixPath(text).as_posix()
-        if not is_memory_path(relative):
-            raise ToolRefused(
-                f"{relative}: not a memory file; only MEMORY.md and memory/**/*.md can be read or written here"
-            )
-        real_relative = full.resolve().relative_to(self.root).as_posix()
-        if not is_memory_path(real_relative):
-            raise ToolRefused(
-                f"{relative}: is a link to {real_relative}, which is not a memory file"
-            )
+            relative, real_relative, full = confine_memory_path(self.workspace, raw)
+        except MemoryPathError as exc:
+            raise ToolRefused(str(exc)) from None
         if not self.private and (relative in CURATED or real_relative in CURATED):
             # MEMORY.md is private to the main session (seed 003 §2.5): a group or
             # sub-agent flush must neither read it nor let others' words into it
@@ -146,7 +113,7 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
 
 
-def memory_tools(
+def file_tools(
     files: MemoryFiles, *, allow_exec: bool = False, deadline: float | None = None
 ) -> list[ToolSpec]:
     """The ToolSpecs for one flush. ``deadline`` (monotonic) bounds an exec'd command."""

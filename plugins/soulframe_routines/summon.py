@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
+from soulframe import conversation as m
+from soulframe.agentstore import context_store, is_managed
 from soulframe.model import ChatModel, SoulframeError, WorkspaceTemplate
+from soulframe.toolloop import ChatModelError, chat_model_for
 from soulframe.workspace import Workspace, seed_workspace
-
-from . import messages as m
-from .errors import ChatModelError
 
 SUMMON_FILES: tuple[str, ...] = ("SOUL.md", "IDENTITY.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md")
 
@@ -186,19 +186,16 @@ def _target(agent: Any) -> _Target:
             return ""  # a dangling link is still "something there": never replace it silently
         return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
-    try:
-        from soulframe import agentstore
-    except ImportError:  # a core without stores keeps every agent-level file on disk
-        agentstore = None  # type: ignore[assignment]
-    if agentstore is not None and agentstore.is_managed(agent):
+    if is_managed(agent):
 
         def read_store(name: str) -> str | None:
-            return agentstore.read_context_file(agent, None, name)
+            return context_store(agent).agent_files().get(name)
 
         def write_store(name: str, text: str) -> None:
-            # seed 000 §7: summoning writes straight to the store. from_chat=False is the
-            # admin path past the interceptor that makes predefined files read-only in chat.
-            agentstore.write_context_file(agent, None, name, text, from_chat=False)
+            # seed 000 §7: summoning writes straight to the agent-level copy in the store,
+            # the administrator's path (a predefined agent's shared files are read-only only
+            # from chat); none of the summoned files is BOOTSTRAP.md, so no write deletes
+            context_store(agent).write_agent_file(name, text)
 
         return _Target("store", read_store, write_store)
 
@@ -245,8 +242,6 @@ def summon(
     files: dict[str, str] = {}
     try:
         if model is None:
-            from .models import chat_model_for
-
             model = chat_model_for(agent)
         reply = model.chat(summon_messages(description), timeout=timeout)
         try:

@@ -1,7 +1,12 @@
-"""A bounded tool-calling loop: call the model, run the tools it asks for, send the results
-back, until it answers with text, the call budget is spent or the deadline passes.
+"""The one bounded tool-calling loop of soulframe's agent routines: call the model, run the
+tools it asks for, send the results back, until it answers with text, the call budget is
+spent or the deadline passes.
 
-Used by the memory flush; small and free of policy so other agent-side loops can reuse it.
+Used by the memory flush and by ``boot``; small and free of policy so any agent-side loop
+(a third party's too) can reuse it. :func:`chat_model_for` is how a routine gets the chat
+model its agent's config selects, through the ``register_chat_models`` registry, without
+knowing which plugin provides it. :class:`ChatModelError` is what every chat client raises,
+so a routine catches one class whatever the provider.
 """
 
 from __future__ import annotations
@@ -10,14 +15,28 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe.model import ChatModel, ChatReply, SoulframeError, ToolCall, ToolContext, ToolSpec
 
-from . import messages as m
-from .errors import ChatModelError
+from . import conversation as m
+from .http import RequestError
+from .model import ChatModel, ChatReply, SoulframeError, ToolCall, ToolContext, ToolSpec
 
+if TYPE_CHECKING:
+    from .agent import Agent
+
+class ChatModelError(RequestError):
+    """A chat-model call failed (bad configuration, HTTP error, timeout, malformed reply).
+    Every chat client raises it, so a routine catches one class whatever the provider;
+    messages pass through :func:`redact`, so they never contain an API key."""
+
+
+class ChatConfigError(ChatModelError):
+    """The ``[model]`` configuration is incomplete (no provider, no key, no base URL)."""
+
+
+# the logger name is kept from when the loop lived with the chat clients: hosts filter on it
 log = logging.getLogger("soulframe.chat")
 
 #: how much of a tool's output goes back to the model
@@ -116,3 +135,17 @@ def run_tool_loop(
     return LoopResult(
         "max_iterations", reply.text if reply else "", iterations, tuple(events), None, reply
     )
+
+
+def chat_model_for(agent: Agent) -> ChatModel:
+    """The chat model an agent's config selects (``[model] provider``), through the
+    ``register_chat_models`` registry so a third-party provider can be chosen by name."""
+    provider = agent.config.get("model.provider")
+    if not provider:
+        raise ChatConfigError(
+            "no chat model configured: set [model] provider (openai, openai-compatible, "
+            "anthropic, ...) and [model] name in soulframe.toml"
+        )
+    registration = agent.select("register_chat_models", "model.provider", "chat model")
+    model: ChatModel = registration.factory(agent.config)
+    return model

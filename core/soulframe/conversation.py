@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from soulframe.model import ChatReply, ToolCall
+from .model import ChatReply, ToolCall
 
 #: the key a client puts into ToolCall.arguments when the model sent arguments that are not
 #: a JSON object; the tool runner reports it back to the model as a tool error

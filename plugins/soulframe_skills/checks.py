@@ -1,0 +1,39 @@
+"""The ``soulframe doctor`` check for skills (seed 003 §8.10), offered through
+``register_doctor_checks``: SKILL.md files that were skipped, and skills the inline prompt
+block leaves out. Cheap: it reads the skill snapshot the agent already has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from soulframe.cli.doctor import quiet_logs as _quiet_logs
+from soulframe.model import Finding
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
+
+#: at most this many per-file findings of one kind; the rest are counted in one line
+MAX_LISTED = 10
+
+
+def skills(agent: Agent) -> Iterable[Finding]:
+    """SKILL.md files that were skipped, and skills the inline prompt block leaves out."""
+    from soulframe.skills.prompt import Limits, render_inline
+
+    with _quiet_logs():  # the skills loader logs each problem; they are findings here
+        snap = agent.skills.snapshot()
+    problems = list(snap.problems)
+    for p in problems[:MAX_LISTED]:
+        yield Finding("skills", "warning", f"skipped: {p.message}", p.path)
+    if len(problems) > MAX_LISTED:
+        yield Finding("skills", "warning", f"{len(problems) - MAX_LISTED} more SKILL.md problems "
+                      "(`soulframe skills list` shows them all)")
+    loaded = list(snap.skills)
+    if loaded and agent.skills.mode() == "inline":
+        limits = Limits(max_in_prompt=int(agent.config.get("skills.max_in_prompt")),
+                        max_prompt_bytes=int(agent.config.get("skills.max_prompt_bytes")))
+        _, cut = render_inline(loaded, limits=limits, has_skill_read=True, has_skill_search=True)
+        for p in cut:
+            yield Finding("skills", "warning", p.message)
