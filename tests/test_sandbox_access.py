@@ -14,8 +14,8 @@ from soulframe import Agent, Session
 from soulframe.config import load_config
 from soulframe.tools import ToolError, dispatch
 from soulframe.workspace import seed_workspace
-from soulframe_memory.flush import FlushSettings, maybe_flush, run_flush
 from soulframe_chat.models import build_chat_model
+from soulframe_memory.flush import FlushSettings, maybe_flush, run_flush
 
 WRITERS = {"context_write", "memory_remember"}
 
