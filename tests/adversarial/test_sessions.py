@@ -211,7 +211,9 @@ def test_mcp_group_server_for_bob_never_widens(ws: Path, env: dict[str, str], ad
                     res = await client.read_resource(uri)
                     a.leaked(USER in res.contents[0].text)
                 a.refused(not logs)
-            for name in ("MEMORY.md", "USER.md", "SOUL.md", "IDENTITY.md"):
+            # resources are exactly what the group prompt shows: SOUL.md and IDENTITY.md are
+            # in it (the persona), MEMORY.md and USER.md are not
+            for name in ("MEMORY.md", "USER.md"):
                 uri = f"soulframe://workspace/{name}"
                 with adversary.attempt(f"MCP group/bob server: read_resource {name}") as a:
                     a.leaked(uri in listed)
@@ -220,6 +222,6 @@ def test_mcp_group_server_for_bob_never_widens(ws: Path, env: dict[str, str], ad
                     except Exception:
                         a.refused()
                         continue
-                    a.leaked(any(s in res.contents[0].text for s in (MEMORY, USER, SOUL)))
+                    a.leaked(any(s in res.contents[0].text for s in (MEMORY, USER)))
 
     anyio.run(main)
