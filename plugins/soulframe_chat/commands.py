@@ -54,7 +54,13 @@ def load_transcript(path: str) -> Any:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise SoulframeError(f"{where} line {exc.lineno}: invalid JSON: {exc.msg}") from None
+            if not stripped.startswith("{") or len(stripped.splitlines()) < 2:
+                raise SoulframeError(f"{where} line {exc.lineno}: invalid JSON: {exc.msg}") from None
+            # JSON Lines: one {role, content} object per line (a broken JSON list is
+            # reported as one, above)
+            from soulframe.memory.sessions import parse_messages
+
+            return parse_messages(text, where)
         if isinstance(data, dict) and not isinstance(data.get("messages"), list):
             raise SoulframeError(
                 f'{where}: expected a list of {{role, content}} or {{"messages": [...]}}'
@@ -69,7 +75,7 @@ def load_transcript(path: str) -> Any:
     "transcript_path",
     required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="The conversation: JSON list of {role, content}, or plain text; - for stdin.",
+    help="The conversation: JSON list (or JSON Lines) of {role, content}, or plain text; - for stdin.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @model_option

@@ -59,9 +59,10 @@ def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
         # agent's workspace where other users' sessions would find them
         from soulframe.memory.users import UserMemory
 
-        name = UserMemory(ctx.agent, user).append_daily(args["text"])
+        name = UserMemory(ctx.agent, user).append_daily(args["text"], via="memory_remember")
         return {"saved": True, "path": name, "scope": "user"}
-    path = ctx.agent.memory.append_daily(args["text"])
+    # a refused note (injection, secret) raises UnsafeWriteError: the tool error names it
+    path = ctx.agent.memory.append_daily(args["text"], via="memory_remember")
     # workspace-relative, like the user scope and memory_search's paths (usable with memory_get)
     return {"saved": True, "path": str(ctx.agent.workspace.relative(path)), "scope": "agent"}
 

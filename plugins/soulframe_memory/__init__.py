@@ -37,7 +37,7 @@ def _search(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     k = args.get("max_results")
     results = memory.search(
         str(args["query"]), None if k is None else int(k), ctx.session,
-        min_score=args.get("min_score"),
+        min_score=args.get("min_score"), history=bool(args.get("history", False)),
     )
     citations = str(ctx.agent.config.get("memory.citations"))
     hits = []
@@ -91,6 +91,8 @@ def register_tools() -> list[ToolSpec]:
                                     "description": "Results to return (default 6)."},
                     "min_score": {"type": "number", "minimum": 0, "maximum": 1,
                                   "description": "Drop results scoring below this (default 0.35)."},
+                    "history": {"type": "boolean",
+                                "description": "Also return superseded facts (struck through, ranked last)."},
                 },
                 "required": ["query"],
                 "additionalProperties": False,
@@ -140,3 +142,50 @@ def register_chunkers() -> list[Registration]:
         factory=lambda config: LinesChunker(int(config.get("memory.chunk_max_chars"))),
         description="chunks of up to memory.chunk_max_chars, cut at blank lines (default)",
     )]
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from .commands import add_commands
+
+    add_commands(cli)
+
+
+@hookimpl
+def session_ended(agent: Any, session: Any, messages: Any) -> None:
+    """Save a finished conversation to memory/YYYY-MM-DD-<slug>.md (seed 003: the end of
+    a session is kept on reset), unless memory.session.save_on_end is off."""
+    import logging
+
+    from soulframe.model import SoulframeError
+
+    if not agent.config.get("memory.enabled") or not agent.config.get("memory.session.save_on_end"):
+        return
+    turns = [m for m in (messages or ()) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    if not turns:
+        return
+    from soulframe.memory.sessions import save_session
+
+    try:
+        save_session(agent, messages, via="session end")
+    except SoulframeError as exc:  # refused (unsafe text) or no memory: the host goes on
+        logging.getLogger("soulframe.memory").warning("session not saved: %s", exc)
+
+
+@hookimpl
+def transform_context_files(files: list[Any]) -> list[Any]:
+    """The prompt's MEMORY.md (and daily logs) leave out superseded entries
+    (``- ~~old~~ (superseded by: new, date)``): the file keeps its history, the model
+    sees only what is true now."""
+    import attrs
+    from soulframe.memory.supersede import drop_superseded, is_superseded_chunk
+
+    out = []
+    for f in files:
+        name = getattr(f, "name", "")
+        content = getattr(f, "content", None)
+        if isinstance(content, str) and (name in ("MEMORY.md", "memory.md") or name.startswith("memory/")) \
+                and is_superseded_chunk(content):
+            f = attrs.evolve(f, content=drop_superseded(content))
+        out.append(f)
+    return out
