@@ -154,7 +154,9 @@ def test_entity_pages_collect_facts_and_rank_first(workspace: Path, tmp_path: Pa
     question = "does the Lisbon office door code change every Monday"
     hits = agent.memory.search(question, min_score=0)
     assert hits[0].path == "bank/entities/lisbon-office.md"
-    monkeypatch.setattr(agent.memory, "_entities_first", lambda fused, query: fused)
+    import soulframe.memory.search as search_module
+
+    monkeypatch.setattr(search_module, "_entities_first", lambda index, fused, query: fused)
     assert agent.memory.search(question, min_score=0)[0].path != "bank/entities/lisbon-office.md"
     from soulframe.model import Session
 
