@@ -72,8 +72,9 @@ def quarantine_show(state: State, entry_id: str, as_json: bool) -> None:
 
 @quarantine_group.command("release")
 @click.argument("entry_id")
+@click.option("--json", "as_json", is_flag=True, help="Print {id, path} as JSON.")
 @pass_state
-def quarantine_release(state: State, entry_id: str) -> None:
+def quarantine_release(state: State, entry_id: str, as_json: bool) -> None:
     """Write a quarantined text where it was going after all, and drop it from quarantine.
 
     Works for the agent's memory files (MEMORY.md, memory/*.md): the text is appended.
@@ -83,15 +84,22 @@ def quarantine_release(state: State, entry_id: str) -> None:
 
     agent = state.agent()
     rel = release(agent, entry_id)
+    if as_json:
+        echo_json({"id": entry_id, "path": rel})
+        return
     click.echo(f"released {entry_id} into {rel}")
 
 
 @quarantine_group.command("drop")
 @click.argument("entry_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the dropped entry (without its text) as JSON.")
 @pass_state
-def quarantine_drop(state: State, entry_id: str) -> None:
+def quarantine_drop(state: State, entry_id: str, as_json: bool) -> None:
     """Delete a quarantined text for good."""
     e = _quarantine(state).drop(entry_id)
+    if as_json:
+        echo_json(e.to_dict(with_text=False))
+        return
     click.echo(f"dropped {e.id} (was going to {e.target})")
 
 
