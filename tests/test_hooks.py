@@ -432,3 +432,24 @@ def test_hook_before_compaction(ws: Path) -> None:
         warnings.simplefilter("ignore")  # no chat model is configured: the flush plugin says so
         agent_with(ws, P()).before_compaction(Session.main(), {"total_tokens": 10, "context_window": 100})
     assert calls == [("main", {"total_tokens": 10, "context_window": 100})]
+
+
+def test_hook_session_ended(ws: Path) -> None:
+    calls: list[tuple[str, Any]] = []
+
+    class P:
+        __name__ = "observer"
+
+        @hookimpl
+        def session_ended(self, agent, session, messages):
+            calls.append((session.kind, messages))
+
+    talk = [{"role": "user", "content": "Book the dentist for Tuesday."},
+            {"role": "assistant", "content": "Booked Dr. Weber, Tuesday 9:00."}]
+    agent = agent_with(ws, P())
+    agent.end_session(Session.main(), talk)
+    assert calls == [("main", talk)]
+    # soulframe's own memory plugin saved the conversation too, and search finds it
+    saved = list((ws / "memory").glob("*-book-the-dentist*.md"))
+    assert len(saved) == 1 and "Dr. Weber, Tuesday 9:00" in saved[0].read_text()
+    assert agent.memory.search("dentist appointment", min_score=0)[0].path == saved[0].relative_to(ws).as_posix()

@@ -17,7 +17,7 @@ Hooks fall into four groups:
 * **registries** (``register_*``) return named things; the core picks one by name from config;
 * **collections** (sections, context sources, skill sources, tools, commands) are all used;
 * **chains** (``transform_context_files``) pass a value through every plugin in turn;
-* **observers** (``prompt_built``, ``memory_indexed``, ``before_compaction``) are told about
+* **observers** (``prompt_built``, ``memory_indexed``, ``before_compaction``, ``session_ended``) are told about
   an event; their return values are ignored.
 
 One module, over the usual size, because it is the whole contract in one place (as
@@ -413,6 +413,22 @@ def before_compaction(agent: Agent, session: Session, usage: Any) -> None:
     """
 
 
+@hookspec
+def session_ended(agent: Any, session: Session, messages: Any) -> None:
+    """Observe that a host ended (or reset) a session.
+
+    A host calls ``agent.end_session(session, messages)`` when a conversation is over; the
+    memory plugin saves it to ``memory/YYYY-MM-DD-<slug>.md`` (a model summary, or the last
+    turns without a model) and indexes it, unless ``memory.session.save_on_end`` is off.
+
+    :param agent: the :class:`~soulframe.Agent`.
+    :param session: the session that ended.
+    :param messages: the conversation, a list of ``{role, content}``.
+
+    Combined: every implementation is called; return values are ignored.
+    """
+
+
 HOOK_NAMES: tuple[str, ...] = (
     "register_prompt_sections",
     "register_context_sources",
@@ -434,5 +450,6 @@ HOOK_NAMES: tuple[str, ...] = (
     "register_doctor_checks",
     "prompt_built",
     "before_compaction",
+    "session_ended",
 )
 __all__ = ["hookimpl", "hookspec", "HOOK_NAMES", *HOOK_NAMES]

@@ -568,6 +568,37 @@ class StoredChunk:
     scope: str | None = None
 
 
+@attrs.frozen
+class Recall:
+    """One memory entry search returned: ``line`` (1-based) of ``path``, its ``text``."""
+
+    path: str
+    line: int
+    text: str
+    score: float = 0.0
+    scope: str | None = None
+
+
+@attrs.frozen
+class RecallStat:
+    """How often search returned one memory entry: ``count`` hits, by ``queries`` distinct
+    queries, on ``days`` distinct days; ``last_recalled`` in seconds since the epoch."""
+
+    path: str
+    line: int
+    text: str
+    count: int
+    queries: int
+    days: int
+    best_score: float
+    first_recalled: float
+    last_recalled: float
+    scope: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
 @runtime_checkable
 class Store(Protocol):
     """Persistent storage for the memory index and per-user context files.

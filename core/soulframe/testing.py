@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from .model import ChunkInput, FileRecord, Store
+from .model import ChunkInput, FileRecord, Recall, Store
 
 StoreFactory = Callable[..., Store]
 
@@ -242,6 +242,28 @@ class StoreContract:
         assert store.check(deep=True) == []
 
     # ------------------------------------------------------------------ two connections
+
+    # ------------------------------------------------------------------ recall tracking
+
+    def test_recall_counts_queries_days_and_scopes(self, store: Store) -> None:
+        """Optional: a store with ``record_recalls``/``recalls`` counts each entry's recalls,
+        distinct queries and days, per scope, keyed by the entry's text (not its line)."""
+        if not hasattr(store, "record_recalls"):
+            pytest.skip("this store does not track recalls")
+        s: Any = store
+        lease = Recall("memory/2026-11-02.md", 3, "- Lease renewed until 2027-10", 0.8)
+        s.record_recalls([lease, Recall("memory/2026-11-02.md", 4, "- Bins go out on Tuesday", 0.4)], "q1", "2026-11-10")
+        s.record_recalls([lease], "q1", "2026-11-10")  # the same query again: one more recall only
+        moved = Recall("memory/2026-11-02.md", 5, "-  lease renewed UNTIL 2027-10", 0.9)  # lines moved
+        s.record_recalls([moved], "q2", "2026-11-11")
+        s.record_recalls([Recall("memory/2026-11-02.md", 3, "- Lease renewed until 2027-10", 0.5, "alice")],
+                         "q3", "2026-11-11")
+        top = s.recalls(10)
+        assert [(r.text, r.count, r.queries, r.days) for r in top] == [
+            ("- Lease renewed until 2027-10", 3, 2, 2), ("- Bins go out on Tuesday", 1, 1, 1)]
+        assert top[0].line == 5 and abs(top[0].best_score - 0.9) < 1e-6 and top[0].last_recalled >= top[0].first_recalled
+        assert [(r.count, r.queries) for r in s.recalls(10, scope="alice")] == [(1, 1)]
+        assert s.recalls(10, path_prefix="MEMORY") == [] and len(s.recalls(1)) == 1
 
     def test_data_persists_across_reopen(self, make_store: StoreFactory) -> None:
         a = make_store("persist")

@@ -113,3 +113,39 @@ def register_config_keys() -> dict[str, Key]:
         "flush.prompt": K("Store durable memories now.", "the flush instruction", seed="000 §16"),
         "flush.allow_exec": K(False, "offer an exec tool (confined to the workspace) during a flush"),
     }
+
+
+@hookimpl
+def session_ended(agent: Any, session: Any, messages: Any) -> None:
+    """Save a finished conversation to memory/YYYY-MM-DD-<slug>.md (seed 003: the end of
+    a session is kept on reset), unless memory.session.save_on_end is off."""
+    if not agent.config.get("memory.enabled") or not agent.config.get("memory.session.save_on_end"):
+        return
+    turns = [m for m in (messages or ()) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
+    if not turns:
+        return
+    from soulframe.memory.sessions import save_session
+
+    try:
+        save_session(agent, messages, via="session end")
+    except SoulframeError as exc:  # refused (unsafe text) or no memory: the host goes on
+        logging.getLogger("soulframe.memory").warning("session not saved: %s", exc)
+
+
+@hookimpl
+def transform_context_files(files: list[Any]) -> list[Any]:
+    """The prompt's MEMORY.md (and daily logs) leave out superseded entries
+    (``- ~~old~~ (superseded by: new, date)``): the file keeps its history, the model
+    sees only what is true now."""
+    import attrs
+    from soulframe.memory.supersede import drop_superseded, is_superseded_chunk
+
+    out = []
+    for f in files:
+        name = getattr(f, "name", "")
+        content = getattr(f, "content", None)
+        if isinstance(content, str) and (name in ("MEMORY.md", "memory.md") or name.startswith("memory/")) \
+                and is_superseded_chunk(content):
+            f = attrs.evolve(f, content=drop_superseded(content))
+        out.append(f)
+    return out

@@ -1,4 +1,5 @@
-"""``soulframe memory flush``, ``memory logs`` and ``memory prune``.
+"""``soulframe memory flush``, ``memory logs`` and ``memory prune`` (and, from
+:mod:`.upkeep_commands`, ``quarantine``, ``save-session`` and ``consolidate``).
 
 ``memory`` is the core's group; these commands join it when it exists (our
 ``register_commands`` runs last) and create it otherwise.
@@ -22,6 +23,9 @@ def add_commands(cli: click.Group) -> None:
     memory.add_command(flush_command)
     memory.add_command(memory_logs)
     memory.add_command(memory_prune)
+    from .upkeep_commands import add_upkeep_commands
+
+    add_upkeep_commands(cli)
 
 
 # --------------------------------------------------------------------------- memory flush
@@ -44,7 +48,13 @@ def load_transcript(path: str) -> Any:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise SoulframeError(f"{where} line {exc.lineno}: invalid JSON: {exc.msg}") from None
+            if not stripped.startswith("{") or len(stripped.splitlines()) < 2:
+                raise SoulframeError(f"{where} line {exc.lineno}: invalid JSON: {exc.msg}") from None
+            # JSON Lines: one {role, content} object per line (a broken JSON list is
+            # reported as one, above)
+            from soulframe.memory.sessions import parse_messages
+
+            return parse_messages(text, where)
         if isinstance(data, dict) and not isinstance(data.get("messages"), list):
             raise SoulframeError(
                 f'{where}: expected a list of {{role, content}} or {{"messages": [...]}}'
@@ -59,7 +69,7 @@ def load_transcript(path: str) -> Any:
     "transcript_path",
     required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="The conversation: JSON list of {role, content}, or plain text; - for stdin.",
+    help="The conversation: JSON list (or JSON Lines) of {role, content}, or plain text; - for stdin.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @model_option

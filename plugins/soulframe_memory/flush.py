@@ -214,6 +214,10 @@ def run_flush(
 
     files = MemoryFiles(workspace, private=private,
                         access=workspace_access(agent) if agent is not None else "rw")
+    if agent is not None:
+        from soulframe.memory.safety import guard
+
+        files.check = lambda text, target: guard(agent, text, target=target, via="memory flush")
     tools = file_tools(files, allow_exec=settings.allow_exec, deadline=deadline)
     instructions = flush_instructions(
         moment, timezone, allow_exec=settings.allow_exec, private=private

@@ -45,6 +45,12 @@ class MemoryFiles:
         #: the sandbox's workspace access: ``ro`` and ``none`` refuse every write
         self.access = access
         self.written: list[str] = []
+        #: called with (content, relative path) before a write; raises to refuse it (the
+        #: flush passes soulframe.memory.safety.guard: no injection or secret lands)
+        self.check: Any = None
+        #: called with (content, relative path) before a write; raises to refuse it (the
+        #: flush passes soulframe.memory.safety.guard: no injection or secret lands)
+        self.check: Any = None
 
     @property
     def root(self) -> Path:
@@ -92,6 +98,10 @@ class MemoryFiles:
             )
         if full.is_symlink():
             raise ToolRefused(f"{relative}: refusing to write through a symlink")
+        if self.check is not None:
+            self.check(content, relative)
+        if self.check is not None:
+            self.check(content, relative)
         ensure_private_dir(full.parent)
         if append and full.exists():
             old = full.read_bytes().decode("utf-8", errors="replace")

@@ -42,7 +42,7 @@ def _search(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     k = args.get("max_results")
     results = memory.search(
         str(args["query"]), None if k is None else int(k), ctx.session,
-        min_score=args.get("min_score"),
+        min_score=args.get("min_score"), history=bool(args.get("history", False)),
     )
     citations = str(ctx.agent.config.get("memory.citations"))
     hits = []
@@ -118,6 +118,8 @@ def memory_tools() -> list[ToolSpec]:
                                     "description": "Results to return (default 6)."},
                     "min_score": {"type": "number", "minimum": 0, "maximum": 1,
                                   "description": "Drop results scoring below this (default 0.35)."},
+                    "history": {"type": "boolean",
+                                "description": "Also return superseded facts (struck through, ranked last)."},
                 },
                 "required": ["query"],
                 "additionalProperties": False,
@@ -158,8 +160,9 @@ def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
         # agent's workspace where other users' sessions would find them
         from soulframe.memory.users import UserMemory
 
-        name = UserMemory(ctx.agent, user).append_daily(args["text"])
+        name = UserMemory(ctx.agent, user).append_daily(args["text"], via="memory_remember")
         return {"saved": True, "path": name, "scope": "user"}
-    path = ctx.agent.memory.append_daily(args["text"])
+    # a refused note (injection, secret) raises UnsafeWriteError: the tool error names it
+    path = ctx.agent.memory.append_daily(args["text"], via="memory_remember")
     # workspace-relative, like the user scope and memory_search's paths (usable with memory_get)
     return {"saved": True, "path": str(ctx.agent.workspace.relative(path)), "scope": "agent"}

@@ -168,6 +168,36 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX skill_agent_grants_agent ON skill_agent_grants (agent_id);
         """,
     ),
+    (
+        2,
+        "recall tracking",
+        """
+        -- each memory entry (a line of a memory file, by its text's hash) that search
+        -- returned to an agent; consolidation's gates read these
+        CREATE TABLE memory_recalls (
+            agent_id       uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            user_id        text NOT NULL DEFAULT '',
+            path           text NOT NULL,
+            entry_hash     text NOT NULL,
+            line           integer NOT NULL,
+            text           text NOT NULL,
+            count          bigint NOT NULL DEFAULT 0,
+            best_score     double precision NOT NULL DEFAULT 0,
+            first_recalled timestamptz NOT NULL DEFAULT now(),
+            last_recalled  timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (agent_id, user_id, path, entry_hash)
+        );
+        CREATE TABLE memory_recall_queries (
+            agent_id   uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            user_id    text NOT NULL DEFAULT '',
+            path       text NOT NULL,
+            entry_hash text NOT NULL,
+            query_hash text NOT NULL,
+            day        text NOT NULL,
+            PRIMARY KEY (agent_id, user_id, path, entry_hash, query_hash, day)
+        );
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -25,7 +25,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import ChunkInput, FileRecord, SoulframeError, StoredChunk
+from soulframe.memory.recall import recall_key
+from soulframe.model import ChunkInput, FileRecord, Recall, RecallStat, SoulframeError, StoredChunk
 
 from .connection import Database
 from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr
@@ -443,6 +444,60 @@ class PostgresStore:
         except SoulframeError as exc:
             problems.append(str(exc))
         return problems
+
+    # ------------------------------------------------------------------ recall tracking
+
+    def record_recalls(self, recalls: Sequence[Recall], query_hash: str, day: str) -> None:
+        """Count one search's returned entries: one small transaction per search."""
+        if not recalls:
+            return
+
+        def go(conn: Any) -> None:
+            with conn.transaction():
+                for r in recalls:
+                    key = (self.agent_id, r.scope or "", r.path, recall_key(r.text))
+                    conn.execute(
+                        "INSERT INTO memory_recalls (agent_id, user_id, path, entry_hash, line, text, "
+                        "count, best_score) VALUES (%s, %s, %s, %s, %s, %s, 1, %s) "
+                        "ON CONFLICT (agent_id, user_id, path, entry_hash) DO UPDATE SET "
+                        "count = memory_recalls.count + 1, line = EXCLUDED.line, "
+                        "best_score = greatest(memory_recalls.best_score, EXCLUDED.best_score), "
+                        "last_recalled = now()",
+                        (*key, r.line, r.text, float(r.score)),
+                    )
+                    conn.execute(
+                        "INSERT INTO memory_recall_queries (agent_id, user_id, path, entry_hash, "
+                        "query_hash, day) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        (*key, query_hash, day),
+                    )
+
+        self.db.run(go, what="record recalls")
+
+    def recalls(self, limit: int = 20, *, scope: str | None = None, path_prefix: str | None = None) -> list[RecallStat]:
+        """The most recalled entries, most first."""
+        def go(conn: Any) -> Any:
+            args: list[Any] = [self.agent_id, scope or ""]
+            where = "r.agent_id = %s AND r.user_id = %s"
+            if path_prefix:
+                where += " AND starts_with(r.path, %s)"
+                args.append(path_prefix)
+            return conn.execute(
+                "SELECT r.path, r.line, r.text, r.count, r.best_score, "
+                "extract(epoch FROM r.first_recalled), extract(epoch FROM r.last_recalled), "
+                "(SELECT count(DISTINCT q.query_hash) FROM memory_recall_queries q WHERE "
+                " q.agent_id = r.agent_id AND q.user_id = r.user_id AND q.path = r.path "
+                " AND q.entry_hash = r.entry_hash), "
+                "(SELECT count(DISTINCT q.day) FROM memory_recall_queries q WHERE "
+                " q.agent_id = r.agent_id AND q.user_id = r.user_id AND q.path = r.path "
+                " AND q.entry_hash = r.entry_hash) "
+                f"FROM memory_recalls r WHERE {where} ORDER BY r.count DESC, r.last_recalled DESC LIMIT %s",
+                (*args, int(limit)),
+            ).fetchall()
+
+        return [RecallStat(path=r[0], line=int(r[1]), text=r[2], count=int(r[3]), queries=int(r[7]),
+                           days=int(r[8]), best_score=float(r[4]), first_recalled=float(r[5]),
+                           last_recalled=float(r[6]), scope=scope)
+                for r in self.db.run(go, what="read recalls")]
 
     def analyze(self) -> None:
         """Refresh the planner's statistics of the memory tables. Autovacuum does this on

@@ -66,6 +66,33 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        2,
+        """
+        -- recall tracking: each memory entry (one line of a memory file, by its text's hash)
+        -- that search returned to an agent; consolidation's gates read these
+        CREATE TABLE recalls (
+            scope          TEXT NOT NULL DEFAULT '',
+            path           TEXT NOT NULL,
+            entry_hash     TEXT NOT NULL,
+            line           INTEGER NOT NULL,
+            text           TEXT NOT NULL,
+            count          INTEGER NOT NULL DEFAULT 0,
+            best_score     REAL NOT NULL DEFAULT 0,
+            first_recalled REAL NOT NULL,
+            last_recalled  REAL NOT NULL,
+            PRIMARY KEY (scope, path, entry_hash)
+        ) WITHOUT ROWID;
+        CREATE TABLE recall_queries (
+            scope      TEXT NOT NULL DEFAULT '',
+            path       TEXT NOT NULL,
+            entry_hash TEXT NOT NULL,
+            query_hash TEXT NOT NULL,
+            day        TEXT NOT NULL,
+            PRIMARY KEY (scope, path, entry_hash, query_hash, day)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

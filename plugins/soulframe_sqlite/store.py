@@ -28,7 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import ChunkInput, FileRecord, SoulframeError, StoredChunk
+from soulframe.memory.recall import recall_key
+from soulframe.model import ChunkInput, FileRecord, Recall, RecallStat, SoulframeError, StoredChunk
 
 from .driver import load_sqlite_vec, sqlite_module
 from .schema import LATEST, MIGRATIONS, SCHEMA_VERSION_KEY
@@ -618,6 +619,62 @@ class SqliteStore:
         if mode & 0o077:
             problems.append(f"{self.path} is readable by others (mode {mode:o}); expected 600")
         return problems
+
+    # ------------------------------------------------------------------ recall tracking
+
+    def record_recalls(self, recalls: Sequence[Recall], query_hash: str, day: str) -> None:
+        """Count one search's returned entries: one small transaction per search."""
+        if not recalls:
+            return
+        now = time.time()
+        # counters are not part of the index: no generation bump (that would make every
+        # search reload the vector matrix), their own short transaction
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._count_recalls(recalls, query_hash, day, now)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    def _count_recalls(self, recalls: Sequence[Recall], query_hash: str, day: str, now: float) -> None:
+        keys = [(r.scope or "", r.path, recall_key(r.text)) for r in recalls]
+        self.conn.executemany(
+            "INSERT INTO recalls (scope, path, entry_hash, line, text, count, best_score, "
+            "first_recalled, last_recalled) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) "
+            "ON CONFLICT (scope, path, entry_hash) DO UPDATE SET count = count + 1, "
+            "line = excluded.line, best_score = max(best_score, excluded.best_score), "
+            "last_recalled = excluded.last_recalled",
+            [(*k, r.line, r.text, float(r.score), now, now) for k, r in zip(keys, recalls, strict=True)],
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO recall_queries (scope, path, entry_hash, query_hash, day) "
+            "VALUES (?, ?, ?, ?, ?)", [(*k, query_hash, day) for k in keys],
+        )
+
+    def recalls(self, limit: int = 20, *, scope: str | None = None, path_prefix: str | None = None) -> list[RecallStat]:
+        """The most recalled entries, most first."""
+        args: list[Any] = [scope or ""]
+        where = "r.scope = ?"
+        if path_prefix:
+            # not LIKE: SQLite's LIKE ignores case, and memory/ is not MEMORY.md
+            where += " AND substr(r.path, 1, ?) = ?"
+            args += [len(path_prefix), path_prefix]
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT r.path, r.line, r.text, r.count, r.best_score, r.first_recalled, r.last_recalled, "
+                "(SELECT count(DISTINCT q.query_hash) FROM recall_queries q WHERE q.scope = r.scope "
+                " AND q.path = r.path AND q.entry_hash = r.entry_hash), "
+                "(SELECT count(DISTINCT q.day) FROM recall_queries q WHERE q.scope = r.scope "
+                " AND q.path = r.path AND q.entry_hash = r.entry_hash) "
+                f"FROM recalls r WHERE {where} ORDER BY r.count DESC, r.last_recalled DESC LIMIT ?",
+                (*args, int(limit)),
+            ).fetchall()
+        return [RecallStat(path=r[0], line=int(r[1]), text=r[2], count=int(r[3]), queries=int(r[7]),
+                           days=int(r[8]), best_score=float(r[4]), first_recalled=float(r[5]),
+                           last_recalled=float(r[6]), scope=scope) for r in rows]
 
     def context_files(self, agent: Any) -> Any:
         """Per-user context files of a standalone agent (``userfiles.py``): kept in

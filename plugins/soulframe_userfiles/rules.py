@@ -203,7 +203,12 @@ def write_context_file(
                 + ("; only USER.md and BOOTSTRAP.md are yours" if user_id else "")
             )
 
-    # 3. write
+    # 3. write, once the text is known not to carry an injection or a secret into every
+    # later prompt (memory.write_safety)
+    from soulframe.memory.safety import guard
+
+    where = f"{name} of user {user_id}" if to_user else name
+    guard(agent, content, target=where, via="context_write" if from_chat else "context set")
     if to_user:
         assert store is not None and user_id is not None
         store.write_user_file(check_user(user_id), name, content)

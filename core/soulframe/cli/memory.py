@@ -136,11 +136,12 @@ def memory_rebuild(state: State, as_json: bool) -> None:
               help="Search as this kind of session (group/subagent sessions see no private memory).")
 @click.option("--user", "user_id", metavar="ID",
               help="Search as this user: the agent's memory and that user's own (never another user's).")
+@click.option("--history", is_flag=True, help="Also show superseded entries (~~old~~ (superseded ...)), ranked last.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list of {path, start_line, end_line, score, snippet, text_score, vector_score, citation, mode}.")
 @pass_state
 def memory_search(state: State, query: str, k: int | None, min_score: float | None, channel: str,
-                  session_kind: str, user_id: str | None, as_json: bool) -> None:
+                  session_kind: str, user_id: str | None, history: bool, as_json: bool) -> None:
     """Search memory by meaning and keywords (hybrid), best first.
 
     Ask in plain words: a result needs no exact word of the QUERY. Each result shows its
@@ -161,7 +162,7 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once, in the output itself
         results = mem.search(query, k, Session(kind=session_kind, user_id=user_id),  # type: ignore[arg-type]
-                             min_score=min_score, channels=channel)
+                             min_score=min_score, channels=channel, history=history)
     report = mem._last_sync
     if report is not None:
         _print_report(report, verbose=False)
@@ -250,7 +251,7 @@ def memory_remember(state: State, text: str, curated: bool, user_id: str | None,
 
 
 @memory_group.command("status")
-@click.option("--deep", is_flag=True, help="Run a full integrity check of the index.")
+@click.option("--deep", is_flag=True, help="Run a full integrity check of the index and list the most recalled entries.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_state
 def memory_status(state: State, deep: bool, as_json: bool) -> None:
@@ -285,6 +286,12 @@ def memory_status(state: State, deep: bool, as_json: bool) -> None:
         click.secho(f"  skipped: {sk['path']}: {sk['reason']}", fg="yellow")
     for p in st["problems"]:
         click.secho(f"  problem: {p}", fg="red")
+    if st.get("most_recalled"):
+        click.echo("most recalled   (recalls / distinct queries / days, last)")
+        for r in st["most_recalled"]:
+            when = time.strftime("%Y-%m-%d", time.localtime(r["last_recalled"]))
+            click.echo(f"  {r['count']:4} / {r['queries']:3} / {r['days']:2}  {when}  "
+                       f"{r['path']}#L{r['line']}  {r['text'][:70]}")
     if st["notice"]:
         click.secho(f"WARNING: {st['notice']}", fg="yellow", bold=True, err=True)
 

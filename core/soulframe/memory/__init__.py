@@ -2,7 +2,11 @@
 memory files (:mod:`.files`), chunking (:mod:`.chunking`), search (:mod:`.querying`,
 :mod:`.fusion`), per-user memory (:mod:`.users`), watching (:mod:`.watch`) and evaluation
 (:mod:`.evaluation`). Storage is the selected store plugin's; embeddings the selected
-provider's."""
+provider's.
+
+Upkeep (docs/memory-upkeep.md): write-time safety and quarantine (:mod:`.safety`), session
+capture (:mod:`.sessions`), recall tracking (:mod:`.recall`), superseded facts
+(:mod:`.supersede`), consolidation (:mod:`.consolidate`) and entity pages (:mod:`.entities`)."""
 
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ def evaluate(
         by_kind: dict[str, list[float]] = {}
         by_split: dict[str, list[float]] = {}
         for i, q in enumerate(queries):
-            hits = memory.search(q["query"], k, sync=False, **opts)
+            hits = memory.search(q["query"], k, sync=False, track=False, **opts)
             chars += sum(len(_hit_text(memory, h.path, h.start_line, h.end_line, cache)) for h in hits[:k])
             per_query[str(q.get("id", i))][f"{name}:returned"] = len(hits)
             if not q["relevant"]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import FileRecord, Session, SoulframeError
+from .entities import ENTITY_DIR
 from .files import Discovery, MemoryFile
 from .results import MemoryDisabledError, MemoryExcerpt, SearchResults, SyncReport
 
@@ -72,7 +73,11 @@ class MemoryIndex:
 
     @property
     def discovery(self) -> Discovery:
-        return Discovery(self.agent.workspace, list(self.config.get("memory.extra_paths") or ()))
+        extra = list(self.config.get("memory.extra_paths") or ())
+        if self.config.get("memory.consolidate.entities") and (self.agent.root / ENTITY_DIR).is_dir():
+            # entity pages consolidation maintains are memory too (private, like MEMORY.md)
+            extra.append(ENTITY_DIR)
+        return Discovery(self.agent.workspace, extra)
 
     @property
     def embedder(self) -> EmbeddingProvider | None:
@@ -189,6 +194,8 @@ class MemoryIndex:
         min_score: float | None = None,
         channels: str = "hybrid",
         sync: bool = True,
+        track: bool = True,
+        history: bool = False,
     ) -> SearchResults:
         """Search memory. ``session`` decides visibility: only a main, private session (or
         ``None``, the owner calling the API) sees MEMORY.md and other private files.
@@ -196,10 +203,13 @@ class MemoryIndex:
         :param k: results wanted (default ``memory.max_results``).
         :param min_score: drop hits below this fused score (default ``memory.min_score``).
         :param channels: ``"hybrid"`` (default), ``"keyword"`` or ``"vector"``.
+        :param track: count the returned hits for recall tracking (``memory.recall_tracking``).
+        :param history: also return superseded entries, ranked below their successors.
         """
         from .search import search
 
-        return search(self, query, k, session, min_score=min_score, channels=channels, sync=sync)
+        return search(self, query, k, session, min_score=min_score, channels=channels, sync=sync,
+                      track=track, history=history)
 
     def _embed_query(self, provider: EmbeddingProvider, query: str) -> Any:
         from .search import embed_query
@@ -238,21 +248,50 @@ class MemoryIndex:
                 raise SoulframeError(f"timezone = {tz_name!r}: unknown IANA time zone") from exc
         return _dt.datetime.now().astimezone()
 
-    def append_daily(self, text: str, *, when: _dt.datetime | None = None) -> Path:
+    def append_daily(
+        self, text: str, *, when: _dt.datetime | None = None, via: str = "memory remember"
+    ) -> Path:
         """Append ``- text`` to today's log ``memory/YYYY-MM-DD.md`` (agent time zone),
         creating it with a ``# YYYY-MM-DD`` heading. Atomic against concurrent writers:
-        lock, append, fsync."""
+        lock, append, fsync. Text that looks like a prompt injection or holds a secret is
+        refused and quarantined (``memory.write_safety``, :mod:`soulframe.memory.safety`);
+        ``via`` names the caller in that message."""
         from .journal import append_daily
 
-        return append_daily(self, text, when=when)
+        return append_daily(self, text, when=when, via=via)
 
-    def remember(self, text: str, *, curated: bool = False) -> Path:
+    def remember(self, text: str, *, curated: bool = False, via: str = "memory remember") -> Path:
         """Append to today's log, or with ``curated`` to MEMORY.md (``- text (added
         YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2), in its ``## Notes``
         section (:mod:`soulframe.memory.curated`)."""
         from .journal import remember
 
-        return remember(self, text, curated=curated)
+        return remember(self, text, curated=curated, via=via)
+
+    def append_to(self, relative: str, text: str, *, heading: str) -> Path:
+        """Append ``text`` to a workspace file (through ``Workspace.resolve``: no path out of
+        the workspace), under the same lock as memory writes; ``heading`` starts a new file.
+        No safety check here: callers (consolidation, quarantine release) decide."""
+        from .journal import _append_locked
+
+        path = self.agent.workspace.resolve(relative)
+        _append_locked(path, text, heading=heading)
+        return path
+
+    def consolidate(self, *, dry_run: bool = False, use_model: bool = True) -> Any:
+        """Promote well-recalled daily-log entries into MEMORY.md (a routine a host or the
+        heartbeat can call; :func:`soulframe.memory.consolidate.consolidate`)."""
+        from .consolidate import consolidate
+
+        return consolidate(self.agent, dry_run=dry_run, use_model=use_model)
+
+    def save_session(self, messages: Any, *, slug: str | None = None, use_model: bool = True) -> Any:
+        """Save a conversation (``[{role, content}, ...]``) to ``memory/YYYY-MM-DD-<slug>.md``
+        — a chat-model summary, or the last turns — and index it
+        (:func:`soulframe.memory.sessions.save_session`)."""
+        from .sessions import save_session
+
+        return save_session(self.agent, messages, slug=slug, use_model=use_model)
 
     # ------------------------------------------------------------------ status
 

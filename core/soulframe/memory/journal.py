@@ -14,7 +14,8 @@ from ..workspace import lock_fd, unlock_fd
 if TYPE_CHECKING:
     from .index import MemoryIndex
 
-def append_daily(index: MemoryIndex, text: str, *, when: _dt.datetime | None = None) -> Path:
+def append_daily(index: MemoryIndex, text: str, *, when: _dt.datetime | None = None,
+                 via: str = "memory remember") -> Path:
     """Append ``- text`` to today's log ``memory/YYYY-MM-DD.md`` (agent time zone),
     creating it with a ``# YYYY-MM-DD`` heading. Atomic against concurrent writers:
     lock, append, fsync."""
@@ -22,19 +23,25 @@ def append_daily(index: MemoryIndex, text: str, *, when: _dt.datetime | None = N
     entry = _entry(text)
     day = (when or index._now()).date().isoformat()
     path = index.agent.workspace.resolve(f"memory/{day}.md")
+    from .safety import guard
+
+    guard(index.agent, entry, target=f"memory/{day}.md", via=via)
     _append_locked(path, entry, heading=f"# {day}\n\n")
     return path
 
 
-def remember(index: MemoryIndex, text: str, *, curated: bool = False) -> Path:
+def remember(index: MemoryIndex, text: str, *, curated: bool = False, via: str = "memory remember") -> Path:
     """Append to today's log, or with ``curated`` to MEMORY.md (``- text (added
     YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2), at the end of its
     ``## Notes`` section (:mod:`soulframe.memory.curated`), never under whatever heading
     happens to be last."""
     if not curated:
-        return append_daily(index, text)
+        return append_daily(index, text, via=via)
     index._check_enabled()
     entry = _entry(text)
+    from .safety import guard
+
+    guard(index.agent, entry, target="MEMORY.md", via=via)
     day = index._today().isoformat()
     if not entry.rstrip().endswith(")"):
         entry = entry.rstrip("\n") + f" (added {day})\n"

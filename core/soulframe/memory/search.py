@@ -34,6 +34,8 @@ def search(index: MemoryIndex, query: str,
     min_score: float | None = None,
     channels: str = "hybrid",
     sync: bool = True,
+    track: bool = True,
+    history: bool = False,
 ) -> SearchResults:
     """Search memory. ``session`` decides visibility: only a main, private session (or
     ``None``, the owner calling the API) sees MEMORY.md and other private files.
@@ -41,6 +43,9 @@ def search(index: MemoryIndex, query: str,
     :param k: results wanted (default ``memory.max_results``).
     :param min_score: drop hits below this fused score (default ``memory.min_score``).
     :param channels: ``"hybrid"`` (default), ``"keyword"`` or ``"vector"``.
+    :param track: count the returned hits for recall tracking (``memory.recall_tracking``;
+        evaluation and consolidation search without counting).
+    :param history: also return superseded entries (ranked below their successors).
     """
     index._check_enabled()
     if channels not in ("hybrid", "keyword", "vector"):
@@ -111,7 +116,13 @@ def search(index: MemoryIndex, query: str,
     if reranked.notice:
         notice = f"{notice}; {reranked.notice}" if notice else reranked.notice
     fused = _adjust(index, reranked.fused, k, session)
-    hits = [_hit(index, f, terms, qv) for f in [f for f in fused if f.score >= min_score][:k]]
+    fused = _entities_first(index, fused, query)
+    fused, older = _supersession(fused, history=history)
+    recalls: list[Any] = []
+    kept = [f for f in fused if f.score >= min_score or id(f) in older][:k]
+    hits = [_hit(index, f, terms, qv, recalls) for f in kept]
+    if track and recalls and index.config.get("memory.recall_tracking"):
+        _record_recalls(index, query, recalls)
     return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
 
 
@@ -127,6 +138,69 @@ def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[Stor
         calibrator = index._calibrator = Calibrator()
     background = calibrator.background(provider, str(index.model_key()), index.store)
     return calibrate_hits(hits, background)
+
+
+def _record_recalls(index: MemoryIndex, query: str, recalls: list[Any]) -> None:
+    from .recall import query_hash
+
+    record = getattr(index.store, "record_recalls", None)
+    if record is None:
+        return
+    try:
+        record(recalls, query_hash(query), index._today().isoformat())
+    except Exception as exc:  # counting must never cost the user their search
+        log.debug("recall tracking skipped: %s", exc)
+
+
+def _entities_first(index: MemoryIndex, fused: list[Fused], query: str) -> list[Fused]:
+    """A question naming an entity that has a page (``bank/entities/<name>.md``) gets
+    that page's facts first."""
+    if not fused or not index.config.get("memory.consolidate.entities"):
+        return fused
+    from .entities import pages_named_in
+
+    named = pages_named_in(index.agent.root, query)
+    if not named:
+        return fused
+    top = max(f.score for f in fused)
+    first = [f for f in fused if f.chunk.path in named]
+    for n, f in enumerate(first):
+        f.score = max(f.score, top) + 1e-3 * (len(first) - n)
+    return first + [f for f in fused if f.chunk.path not in named]
+
+
+def _supersession(fused: list[Fused], *, history: bool) -> tuple[list[Fused], set[int]]:
+    """Entries marked superseded (see :mod:`soulframe.memory.supersede`) are blanked out of
+    their chunk; with ``history`` each comes back as a hit of its own, ranked below
+    every live hit (so below its successor)."""
+    import attrs
+
+    from .supersede import is_superseded, is_superseded_chunk, strip_superseded
+
+    out: list[Fused] = []
+    old: list[Fused] = []
+    older: set[int] = set()
+    for f in fused:
+        ch = f.chunk
+        if not is_superseded_chunk(ch.text):
+            out.append(f)
+            continue
+        live = strip_superseded(ch.text)
+        if any(ln.strip() and not ln.lstrip().startswith("#") for ln in live.split("\n")):
+            out.append(attrs.evolve(f, chunk=attrs.evolve(ch, text=live)))
+        if history:
+            for i, ln in enumerate(ch.text.split("\n")):
+                if is_superseded(ln):
+                    line = ch.start_line + i
+                    old.append(attrs.evolve(f, chunk=attrs.evolve(ch, text=ln, start_line=line, end_line=line)))
+    if old:
+        floor = min((f.score for f in out), default=max(f.score for f in old))
+        for n, f in enumerate(sorted(old, key=lambda f: -f.score)):
+            # below every live hit; asked for explicitly, so never cut by min_score
+            f.score = max(min(f.score, floor) * 0.99 - n * 1e-6, 1e-6)
+            older.add(id(f))
+        out.extend(sorted(old, key=lambda f: -f.score))
+    return out, older
 
 
 def _sync_user(index: MemoryIndex, user_id: str) -> None:
@@ -184,13 +258,24 @@ def _adjust(index: MemoryIndex, fused: list[Fused], k: int, session: Session | N
     return fused
 
 
-def _hit(index: MemoryIndex, f: Fused, terms: list[str], qv: Any = None) -> SearchHit:
+def _hit(index: MemoryIndex, f: Fused, terms: list[str], qv: Any = None,
+         recalls: list[Any] | None = None) -> SearchHit:
     ch = f.chunk
     focus = None
-    if qv is not None and f.vector_score is not None and best_lines(ch.text, terms)[0] < 0:
+    first = best_lines(ch.text, terms)[0]
+    if qv is not None and f.vector_score is not None and first < 0:
         # found by meaning alone: show the passage that matched, not the chunk's start
         focus = _closest_passage_line(index, ch.text, qv)
     text, _offset = snippet(ch.text, terms, focus=focus)
+    if recalls is not None:
+        from ..model import Recall
+        from .recall import entry_line
+
+        at = first if first >= 0 else (focus if focus is not None else 0)
+        i = entry_line(ch.text, at)
+        line_text = ch.text.split("\n")[i].strip()
+        if line_text:
+            recalls.append(Recall(ch.path, ch.start_line + i, line_text, float(f.score), ch.scope))
     return SearchHit(
         path=ch.path, start_line=ch.start_line, end_line=ch.end_line,
         score=round(f.score, 6), snippet=text,

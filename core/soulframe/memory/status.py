@@ -71,4 +71,7 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
         "health": "ok" if not problems else "problems",
         "problems": problems,
     }
+    if deep:
+        recalls = getattr(store, "recalls", None)
+        out["most_recalled"] = [r.to_dict() for r in recalls(10)] if recalls is not None else []
     return out

@@ -73,19 +73,26 @@ class UserMemory:
 
         return _dt.datetime.now(agent_timezone(self.agent)).date()
 
-    def append_daily(self, text: str, *, when: _dt.datetime | None = None) -> str:
+    def append_daily(self, text: str, *, when: _dt.datetime | None = None,
+                     via: str = "memory remember") -> str:
         """Append ``- text`` to the user's ``memory/YYYY-MM-DD.md`` and index it."""
+        from .safety import guard
+
         day = (when.date() if when is not None else self._today()).isoformat()
         name = f"memory/{day}.md"
+        guard(self.agent, text, target=f"{name} of user {self.user_id}", via=via)
         self.files.append_user_file(self.user_id, name, _entry(text), heading=f"# {day}\n\n")
         self.sync()
         return name
 
     def remember(self, text: str, *, curated: bool = False) -> str:
         """Append to the user's daily log, or with ``curated`` to the user's MEMORY.md."""
+        from .safety import guard
+
         if not curated:
             return self.append_daily(text)
         entry = _entry(text).rstrip("\n") + f" (added {self._today().isoformat()})\n"
+        guard(self.agent, entry, target=f"{CURATED} of user {self.user_id}", via="memory remember")
         self.files.append_user_file(self.user_id, CURATED, entry, heading="# MEMORY.md\n\n")
         self.sync()
         return CURATED

@@ -1,0 +1,182 @@
+"""``soulframe memory quarantine|save-session|consolidate``: the upkeep commands, added to
+the shared ``memory`` group by :func:`soulframe_memory.commands.add_commands`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from soulframe.cli import State, command_group, echo_json, model_option, pass_state
+
+
+def add_upkeep_commands(cli: click.Group) -> None:
+    group = command_group(cli, "memory", "Memory files and the memory index.")
+    group.add_command(quarantine_group)
+    group.add_command(save_session_command)
+    group.add_command(consolidate_command)
+
+
+# --------------------------------------------------------------------------- quarantine
+
+
+@click.group("quarantine")
+def quarantine_group() -> None:
+    """Writes refused because they looked like a prompt injection or held a secret.
+
+    They are kept in <state_dir>/quarantine/<agent>.jsonl (0600, outside the workspace,
+    never indexed or put in a prompt) until you release or drop them.
+
+    \b
+      soulframe memory quarantine list
+      soulframe memory quarantine show q20261121-101500-a1b2c3
+      soulframe memory quarantine release q20261121-101500-a1b2c3
+    """
+
+
+def _quarantine(state: State) -> Any:
+    from soulframe.memory.safety import Quarantine
+
+    return Quarantine.for_agent(state.agent())
+
+
+@quarantine_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (without the texts).")
+@pass_state
+def quarantine_list(state: State, as_json: bool) -> None:
+    """The quarantined writes: id, when, where it was going, what was found."""
+    q = _quarantine(state)
+    entries = q.entries()
+    if as_json:
+        echo_json([e.to_dict(with_text=False) for e in entries])
+        return
+    if not entries:
+        click.echo(f"the quarantine is empty ({q.path})")
+        return
+    for e in entries:
+        what = ", ".join(f"{f.get('kind')} {f.get('name')}" for f in e.findings)
+        click.echo(f"{e.id}  {e.at}  {e.via} -> {e.target}  [{e.action}]  {what}")
+
+
+@quarantine_group.command("show")
+@click.argument("entry_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_state
+def quarantine_show(state: State, entry_id: str, as_json: bool) -> None:
+    """Print a quarantined text (it may hold a secret: mind where you print it)."""
+    e = _quarantine(state).get(entry_id)
+    if as_json:
+        echo_json(e.to_dict())
+        return
+    click.echo(e.text, nl=not e.text.endswith("\n"))
+
+
+@quarantine_group.command("release")
+@click.argument("entry_id")
+@click.option("--json", "as_json", is_flag=True, help="Print {id, path} as JSON.")
+@pass_state
+def quarantine_release(state: State, entry_id: str, as_json: bool) -> None:
+    """Write a quarantined text where it was going after all, and drop it from quarantine.
+
+    Works for the agent's memory files (MEMORY.md, memory/*.md): the text is appended.
+    A context file or a user's memory is yours to edit: `quarantine show` prints the text.
+    """
+    from soulframe.memory.sessions import release
+
+    agent = state.agent()
+    rel = release(agent, entry_id)
+    if as_json:
+        echo_json({"id": entry_id, "path": rel})
+        return
+    click.echo(f"released {entry_id} into {rel}")
+
+
+@quarantine_group.command("drop")
+@click.argument("entry_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the dropped entry (without its text) as JSON.")
+@pass_state
+def quarantine_drop(state: State, entry_id: str, as_json: bool) -> None:
+    """Delete a quarantined text for good."""
+    e = _quarantine(state).drop(entry_id)
+    if as_json:
+        echo_json(e.to_dict(with_text=False))
+        return
+    click.echo(f"dropped {e.id} (was going to {e.target})")
+
+
+# --------------------------------------------------------------------------- save-session
+
+
+@click.command("save-session")
+@click.option("--transcript", "transcript_path", required=True,
+              type=click.Path(dir_okay=False, allow_dash=True),
+              help="The conversation: a JSON list (or JSON Lines) of {role, content}; - for stdin.")
+@click.option("--slug", help="Name part of the file (default: from the first user message).")
+@click.option("--no-model", is_flag=True, help="Keep the last turns instead of asking the chat model for a summary.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@model_option
+@pass_state
+def save_session_command(state: State, transcript_path: str, slug: str | None, no_model: bool,
+                         as_json: bool) -> None:
+    """Save a finished conversation to memory/YYYY-MM-DD-<slug>.md and index it.
+
+    With a chat model configured ([model] provider) the file holds the model's summary;
+    without one (or with --no-model) the last memory.session.turns user/assistant turns.
+
+    \b
+      soulframe memory save-session --transcript chat.jsonl
+      cat chat.json | soulframe memory save-session --transcript -
+    """
+    from soulframe.memory.sessions import load_messages, save_session
+
+    agent = state.agent()
+    messages = load_messages(transcript_path)
+    saved = save_session(agent, messages, slug=slug, use_model=not no_model)
+    if as_json:
+        echo_json(saved.to_dict())
+        return
+    for w in saved.warnings:
+        click.secho(f"warning: {w}", fg="yellow", err=True)
+    how = f"summary by {saved.model}" if saved.model else f"last {saved.turns} turns"
+    click.echo(f"saved {saved.path} ({how})")
+
+
+# --------------------------------------------------------------------------- consolidate
+
+
+@click.command("consolidate")
+@click.option("--dry-run", is_flag=True, help="Print the diff; change nothing.")
+@click.option("--undo", is_flag=True, help="Restore MEMORY.md as it was before the last applied run.")
+@click.option("--no-model", is_flag=True, help="Only de-duplicate near-identical entries.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@model_option
+@pass_state
+def consolidate_command(state: State, dry_run: bool, undo: bool, no_model: bool, as_json: bool) -> None:
+    """Promote well-recalled daily-log entries into MEMORY.md, with citations.
+
+    Candidates pass the gates in [memory.consolidate] (recalled >= 3 times by >= 3
+    distinct queries, old enough, scored well enough). The chat model proposes add /
+    update / supersede / no-op operations; soulframe applies them itself, refuses a run
+    that would remove more than max_removed_share of MEMORY.md's entries, keeps a diary in
+    memory/.diary/consolidation.md and can undo the last run (--undo).
+
+    \b
+      soulframe memory consolidate --dry-run
+      soulframe memory consolidate
+      soulframe memory consolidate --undo
+    """
+    from soulframe.memory.consolidate import consolidate, undo_last
+
+    agent = state.agent()
+    if undo:
+        result = undo_last(agent)
+    else:
+        result = consolidate(agent, dry_run=dry_run, use_model=not no_model)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    if result.diff:
+        click.echo(result.diff, nl=not result.diff.endswith("\n"))
+    for line in result.messages:
+        click.echo(line)
+    if result.refused:
+        raise click.ClickException(result.refused)
