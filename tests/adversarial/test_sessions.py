@@ -66,7 +66,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterato
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        from soulframe.agentstore import write_context_file
+        from soulframe_userfiles.rules import write_context_file
         from soulframe.prompt.context import daily_log_names
 
         with Agent.open(ws) as agent:
