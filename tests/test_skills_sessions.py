@@ -41,7 +41,7 @@ def setup(workspace: Path, pg_dsn: str, tmp_path: Path, _isolated_home: Path):  
     api.grant_user(names["granted"], "bob")
     api.publish(write_skill(src, names["pinned"], "deploy steps version one"), visibility="internal")
     api.publish(write_skill(src, names["pinned"], "deploy steps version two"), visibility="internal")
-    api.grant_agent(names["pinned"], agent.id, pinned_version=1)
+    api.grant_agent(names["pinned"], agent.state_key, pinned_version=1)
     api.publish(write_skill(src, names["pub"], "public weather routine"), visibility="public")
     yield agent, names
     agent.close()
