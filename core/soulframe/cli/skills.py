@@ -1,7 +1,7 @@
 """``soulframe skills``: list, search, show, scaffold and watch skills.
 
-Imported when the CLI is built, so it imports nothing heavy: search pulls in numpy and
-rank-bm25 only when ``skills search`` runs, watchdog only for ``skills watch``.
+Imported when the CLI is built, so it imports nothing heavy: search pulls in numpy
+only when ``skills search`` runs, watchdog only for ``skills watch``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Skill search: BM25 exactly as seed 000 §10, fused 0.3/0.7 with embeddings (§11).
 
-Imported only when a search runs (it needs numpy and rank-bm25), never by a prompt build.
+Imported only when a search runs (it needs numpy), never by a prompt build.
 
-rank-bm25's ``BM25Okapi`` computes IDF as ``log((N - df + 0.5) / (df + 0.5))`` and floors
-negative values at ``epsilon * mean IDF``. The seed's IDF is ``log((N - df + 0.5) /
-(df + 0.5) + 1)``, always positive, so :class:`SeedBM25` overrides ``_calc_idf``; the
-term-frequency part (k1, b, |d|/avgdl) is BM25Okapi's, which is the seed's. Scoring goes
-through per-term postings (the docs containing the term and their precomputed term score),
-so a query touches only the documents that match it: ~0.1 ms at 5,000 skills, where
-``get_scores`` walks every document for every term.
+The seed's BM25 is Okapi's term-frequency part (k1, b, |d|/avgdl) with the IDF
+``log((N - df + 0.5) / (df + 0.5) + 1)``, always positive (classic Okapi's IDF goes negative
+for a term in more than half the documents). It is computed here from document frequencies
+directly: no library computes exactly this IDF, and the index is a few dozen lines. Scoring
+goes through per-term postings (the docs containing the term and their precomputed term
+score), so a query touches only the documents that match it: ~0.1 ms at 5,000 skills, where
+:meth:`SeedBM25.get_scores` walks every document for every term.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import logging
 import math
 import re
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from ..model import Skill, SoulframeError
 from .loader import SkillWarning
@@ -45,19 +45,26 @@ def seed_idf(n_docs: int, df: int) -> float:
     return math.log((n_docs - df + 0.5) / (df + 0.5) + 1)
 
 
-class SeedBM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 ships no type hints
-    """BM25Okapi with the seed's IDF, plus postings for scoring only matching documents."""
+class SeedBM25:
+    """The seed's BM25 over a tokenised corpus, with postings for scoring only matching
+    documents."""
 
     def __init__(self, corpus: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> None:
         if not corpus:
             raise ValueError("SeedBM25 needs at least one document")
-        super().__init__([list(d) for d in corpus], k1=k1, b=b, epsilon=0.0)
+        self.k1 = k1
+        self.b = b
+        self.corpus_size = len(corpus)
+        #: term -> its count, one mapping per document
+        self.doc_freqs: list[Counter[str]] = [Counter(doc) for doc in corpus]
+        self.doc_len: list[int] = [len(doc) for doc in corpus]
+        self.avgdl = sum(self.doc_len) / self.corpus_size
+        # document frequency: in how many documents each term occurs
+        df: Counter[str] = Counter()
+        for freqs in self.doc_freqs:
+            df.update(freqs.keys())
+        self.idf: dict[str, float] = {w: seed_idf(self.corpus_size, n) for w, n in df.items()}
         self._postings = self._build_postings()
-
-    def _calc_idf(self, nd: dict[str, int]) -> None:
-        for word, df in nd.items():
-            self.idf[word] = seed_idf(self.corpus_size, df)
-        self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
 
     def _build_postings(self) -> dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]]:
         # one flat (term, doc, tf) table scored in a single vectorised pass, then cut into
@@ -78,7 +85,7 @@ class SeedBM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 ships no type hint
         tf_arr = np.asarray(tfs, dtype=np.float64)
         idf = np.asarray([self.idf[w] for w in vocab], dtype=np.float64)
         doc_len = np.asarray(self.doc_len, dtype=np.float64)
-        # the same expression, in the same order, as BM25Okapi.get_scores
+        # the same expression, in the same order, as get_scores
         part = idf[t] * (tf_arr * (self.k1 + 1) / (
             tf_arr + self.k1 * (1 - self.b + self.b * doc_len[d] / self.avgdl)))
         order = np.argsort(t, kind="stable")
@@ -101,12 +108,24 @@ class SeedBM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 ships no type hint
         return sum((self.idf.get(t, unseen)) * (self.k1 + 1) for t in query) or 1.0
 
     def scores(self, query: Sequence[str]) -> npt.NDArray[np.float64]:
-        """One score per document (0 where no query term occurs); equals ``get_scores``."""
+        """One score per document (0 where no query term occurs); equals :meth:`get_scores`."""
         score = np.zeros(self.corpus_size, dtype=np.float64)
         for term in query:
             posting = self._postings.get(term)
             if posting is not None:
                 score[posting[0]] += posting[1]
+        return score
+
+    def get_scores(self, query: Sequence[str]) -> npt.NDArray[np.float64]:
+        """The formula applied document by document, every term against every document:
+        the slow reference that :meth:`scores` must equal."""
+        score = np.zeros(self.corpus_size, dtype=np.float64)
+        for i, (freqs, dl) in enumerate(zip(self.doc_freqs, self.doc_len, strict=True)):
+            for term in query:
+                tf = freqs.get(term, 0)
+                if tf:
+                    score[i] += self.idf[term] * (tf * (self.k1 + 1) / (
+                        tf + self.k1 * (1 - self.b + self.b * dl / self.avgdl)))
         return score
 
 

@@ -16,7 +16,7 @@ skills), where that check costs milliseconds, it runs at most every ten times it
 (capped at one second): an edit still shows within a second. Long-running hosts should call
 :meth:`SkillSet.watch`.
 
-Nothing here imports numpy, rank-bm25 or watchdog at module level: a prompt build needs
+Nothing here imports numpy or watchdog at module level: a prompt build needs
 none of them. The prompt block lives in :mod:`soulframe.skills.prompt`, search in
 :mod:`soulframe.skills.search`, watching in :mod:`soulframe.skills.watch`; what stays here,
 over the usual module size, is one responsibility: the versioned snapshot of the skills and
