@@ -54,3 +54,13 @@ def cli():
 
 # a real PostgreSQL with pgvector for the managed-mode tests (started once, on first use)
 from pg_fixtures import pg_dsn, pg_server  # noqa: E402, F401
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A connection pool or connection left for the garbage collector warns (ResourceWarning)
+    # from a finaliser, which Python reports as an "unraisable" exception: both fail the
+    # tests that use the server.
+    for item in items:
+        if "pg_server" in getattr(item, "fixturenames", ()) or item.get_closest_marker("postgres"):
+            item.add_marker(pytest.mark.filterwarnings("error::ResourceWarning"))
+            item.add_marker(pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning"))

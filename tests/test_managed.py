@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pg_fixtures import closed_after_test
 from soulframe.agent import Agent
 from soulframe.agentstore import context_store, is_managed
 from soulframe.config import load_config
@@ -37,7 +38,7 @@ def managed_agent(workspace: Path, dsn: str, agent_type: str = "predefined",
         import attrs
 
         cfg = attrs.evolve(cfg, agents=(attrs.evolve(cfg.agents[0], id=agent_id),))
-    return Agent(cfg)
+    return closed_after_test(Agent(cfg))
 
 
 def template(name: str) -> str:
@@ -61,7 +62,8 @@ def test_dsn_from_the_environment(workspace, pg_dsn, monkeypatch):
     cfg = load_config(search=False, workspace=workspace,
                       overrides={"store.backend": "postgres", "embedding.provider": "none"})
     assert cfg.origin("store.dsn") == "$SOULFRAME_DSN"
-    assert Agent(cfg).store.name == "postgres"
+    with Agent(cfg) as agent:
+        assert agent.store.name == "postgres"
 
 
 def test_seed_to_store_predefined_six_files_never_bootstrap(workspace, pg_dsn):
@@ -199,19 +201,28 @@ def test_the_command_line_runs_on_postgres(workspace, pg_dsn, cli):
     (workspace / "soulframe.toml").write_text(
         'agent_type = "predefined"\n[store]\nbackend = "postgres"\n[embedding]\nprovider = "none"\n')
     (workspace / "MEMORY.md").write_text("# MEMORY\n\n- The office plant is called Gerald\n")
-    env = {"SOULFRAME_DSN": pg_dsn}
-    res = cli("-w", str(workspace), "prompt", "--user", "alice", env=env)
+    runs = []
+
+    def sf(*args: str):
+        # a connection pool left open at exit warns (ResourceWarning): an error here
+        runs.append(cli("-w", str(workspace), *args,
+                        env={"SOULFRAME_DSN": pg_dsn, "PYTHONWARNINGS": "error::ResourceWarning"}))
+        return runs[-1]
+
+    res = sf("prompt", "--user", "alice")
     assert res.returncode == 0, res.stderr
     agent = managed_agent(workspace, pg_dsn, "predefined")
     assert write_context_file(agent, "alice", "USER.md", "# USER\nName: Alice from the CLI\n")
-    res = cli("-w", str(workspace), "prompt", "--user", "alice", env=env)
+    res = sf("prompt", "--user", "alice")
     assert "Alice from the CLI" in res.stdout
-    assert "Alice from the CLI" not in cli("-w", str(workspace), "prompt", "--user", "bob", env=env).stdout
-    res = cli("-w", str(workspace), "memory", "index", env=env)
+    assert "Alice from the CLI" not in sf("prompt", "--user", "bob").stdout
+    res = sf("memory", "index")
     assert res.returncode == 0, res.stderr
-    res = cli("-w", str(workspace), "memory", "search", "plant name", "--json", env=env)
+    res = sf("memory", "search", "plant name", "--json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)[0]["path"] == "MEMORY.md"
-    status = json.loads(cli("-w", str(workspace), "memory", "status", "--json", env=env).stdout)
+    status = json.loads(sf("memory", "status", "--json").stdout)
     assert status["store"] == "postgres" and status["health"] == "ok"
     assert "tsvector" in status["text_backend"]
+    # every command closed its connections on the way out
+    assert not [r.stderr for r in runs if "Warning" in r.stderr or "Traceback" in r.stderr]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pg_fixtures import close_opened, closed_after_test
 from soulframe.model import ChunkInput, FileRecord, SoulframeError
 
 pytestmark = pytest.mark.postgres
@@ -31,7 +32,7 @@ def unit(rng: np.random.Generator, dims: int) -> np.ndarray:
 def open_store(dsn: str, key: str = "agent-a", agent_type: str = "open"):
     from soulframe_postgres.store import PostgresStore
 
-    return PostgresStore(dsn, agent_key=key, agent_type=agent_type)
+    return closed_after_test(PostgresStore(dsn, agent_key=key, agent_type=agent_type))
 
 
 # --------------------------------------------------------------------------- schema
@@ -148,6 +149,7 @@ def own_server():
     try:
         yield data, info
     finally:
+        close_opened()
         try:
             server.stop(data)
         except SoulframeError:
@@ -278,7 +280,7 @@ def test_vector_search_uses_the_hnsw_index_and_the_scope_filter(pg_dsn):
     import psycopg
     from soulframe_postgres.store import PostgresStore
 
-    store = PostgresStore(pg_dsn, agent_key="big", hnsw_min_rows=1000)
+    store = closed_after_test(PostgresStore(pg_dsn, agent_key="big", hnsw_min_rows=1000))
     rng = np.random.default_rng(3)
 
     def index_exists():
@@ -371,7 +373,7 @@ def test_managed_skills_are_tier_4_of_the_agent(workspace, pg_dsn, tmp_path):
     cfg = load_config(search=False, workspace=workspace, overrides={
         "store.backend": "postgres", "store.dsn": pg_dsn, "embedding.provider": "none",
         "skills.global_dir": ""})
-    agent = Agent(cfg)
+    agent = closed_after_test(Agent(cfg))
     api = agent.store.skills()
     api.publish(write_skill(tmp_path, "release-notes", "Read {baseDir}/template.md"),
                 visibility="public")
@@ -504,8 +506,8 @@ def test_migrate_from_sqlite_moves_memory_and_user_files(workspace, pg_dsn):
     report = json.loads(res.stdout)[0]
     assert report["documents"] >= 2 and report["users"] == 1 and report["agent_files"] == 6
 
-    managed = Agent(load_config(search=False, workspace=workspace, overrides={
-        **base, "store.backend": "postgres", "store.dsn": pg_dsn}))
+    managed = closed_after_test(Agent(load_config(search=False, workspace=workspace, overrides={
+        **base, "store.backend": "postgres", "store.dsn": pg_dsn})))
     shutil.rmtree(workspace / "memory")  # the database alone must answer
     assert read_context_file(managed, "erin", "USER.md") == "# USER\nErin, archivist\n"
     assert read_context_file(managed, "erin", "BOOTSTRAP.md") is None  # finished stays finished

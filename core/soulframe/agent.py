@@ -147,10 +147,14 @@ class Agent:
 
     # ------------------------------------------------------------------ named registries
 
-    @functools.cache  # noqa: B019 - one Agent, one registry per kind
     def registry(self, hook_name: str) -> dict[str, Registration]:
         """The named registrations of a ``register_*`` hook, later plugins winning."""
-        return _plugins.collect_named(self.pm, hook_name)
+        # cached on the instance: a functools.cache on the method would keep every Agent
+        # (its store and connection pool with it) alive until the interpreter exits
+        cache: dict[str, dict[str, Registration]] = self.__dict__.setdefault("_registries", {})
+        if hook_name not in cache:
+            cache[hook_name] = _plugins.collect_named(self.pm, hook_name)
+        return cache[hook_name]
 
     def select(self, hook_name: str, key: str, kind: str, name: str | None = None) -> Registration:
         """Pick the registration ``config[key]`` names, with a helpful error if none does."""

@@ -230,6 +230,7 @@ def _skills_api(state: Any, dsn: str | None) -> Any:
 
     value, origin = _dsn(state, dsn)
     db = Database(value, origin=origin, configure=configure_connection)
+    click.get_current_context().call_on_close(db.close)  # the pool ends with the command
     migrate(db)
     return PostgresSkills(db)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
@@ -116,6 +118,17 @@ def is_connection_loss(exc: BaseException, conn: Any = None) -> bool:
     )
 
 
+def _close_forgotten_pool(pool: Any, location: str) -> None:
+    """Close a pool whose :class:`Database` was never closed: when it is garbage collected
+    or, at the latest, when the interpreter exits (its worker threads and server connections
+    would otherwise outlive every use). Warns as Python does for an unclosed file."""
+    try:
+        warnings.warn(f"PostgreSQL {location}: a connection pool was never closed (call "
+                      "Agent.close() or use `with Agent.open(...)`)", ResourceWarning, stacklevel=2)
+    finally:
+        pool.close()
+
+
 class Database:
     """A pool of connections to one PostgreSQL database, opened lazily.
 
@@ -132,6 +145,7 @@ class Database:
         self.max_size = max_size
         self._configure = configure
         self._pool: Any = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -176,6 +190,8 @@ class Database:
                 open=False,
             )
             self._pool.open(wait=False)
+            # the pool must not refer back to self, or self could never be collected
+            self._finalizer = weakref.finalize(self, _close_forgotten_pool, self._pool, self.location)
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
@@ -224,6 +240,9 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
+            if self._finalizer is not None:
+                self._finalizer.detach()
+                self._finalizer = None
             if self._pool is not None:
                 self._pool.close()
                 self._pool = None

@@ -86,6 +86,7 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
         state = State(workspace, agent_id, config_path)
         state.pm = pm
         ctx.obj = state
+        ctx.call_on_close(state.close)
 
     cli.add_command(plugins_command)
     cli.add_command(config_group)

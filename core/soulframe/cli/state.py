@@ -49,6 +49,12 @@ class State:
             self._agent = Agent(self.config(), agent_id=self.agent_id, pm=self.pm)
         return self._agent
 
+    def close(self) -> None:
+        """Close the agent, if a command built one (its store's connections, watchers)."""
+        if self._agent is not None:
+            agent, self._agent = self._agent, None
+            agent.close()
+
 
 pass_state = click.make_pass_decorator(State)
 
