@@ -101,10 +101,8 @@ def test_cached_vectors_of_the_wrong_size_are_embedded_again(server: FakeEmbeddi
     assert sent_texts(server) == ["alpha"]
 
 
-def test_cache_with_the_offline_model() -> None:
-    from soulframe_embeddings.local import LocalProvider
-
-    provider = LocalProvider()
+def test_cache_with_the_offline_model(shared_minilm: Any) -> None:
+    provider = shared_minilm
     if not provider.available():
         pytest.skip(provider.unavailable_reason() or "")
     cache = EmbeddingCache(InMemoryCacheBackend())

@@ -64,8 +64,8 @@ PARAPHRASES = {
 
 
 @pytest.fixture(scope="module")
-def provider() -> LocalProvider:
-    p = LocalProvider()
+def provider(shared_minilm: LocalProvider) -> LocalProvider:
+    p = shared_minilm
     if not p.available():
         pytest.skip(f"offline model not installed: {p.unavailable_reason()}")
     return p
@@ -128,22 +128,25 @@ def test_one_thread_and_many_threads_agree(provider: LocalProvider) -> None:
 
 def test_blas_is_single_threaded_while_batches_overlap_and_restored_after(provider: LocalProvider) -> None:
     from soulframe_embeddings.blas import single_threaded_blas
-    from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     def blas_threads() -> list[int]:
         return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
 
-    before = blas_threads()
-    assert before, "NumPy's BLAS is not visible to threadpoolctl"
-    with single_threaded_blas() as first:
-        with single_threaded_blas() as second:
-            assert first and second and blas_threads() == [1] * len(before)
-        # one batch finished, the other still runs: still one thread each
-        assert blas_threads() == [1] * len(before)
-    assert blas_threads() == before
-    # a real multi-threaded embed leaves the caller's NumPy as it found it
-    LocalProvider(threads=2, batch_size=4).embed_documents(NOTES)
-    assert blas_threads() == before
+    assert blas_threads(), "NumPy's BLAS is not visible to threadpoolctl"
+    # the caller's setting (3 threads, whatever the environment or the cores say)
+    with threadpool_limits(3, user_api="blas"):
+        before = blas_threads()
+        assert set(before) == {3}
+        with single_threaded_blas() as first:
+            with single_threaded_blas() as second:
+                assert first and second and blas_threads() == [1] * len(before)
+            # one batch finished, the other still runs: still one thread each
+            assert blas_threads() == [1] * len(before)
+        assert blas_threads() == before
+        # a real multi-threaded embed leaves the caller's NumPy as it found it
+        LocalProvider(threads=2, batch_size=4).embed_documents(NOTES)
+        assert blas_threads() == before
 
 
 def test_long_text_is_embedded_whole_not_truncated(provider: LocalProvider) -> None:

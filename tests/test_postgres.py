@@ -544,11 +544,8 @@ def test_threads_share_one_store(pg_dsn):
     assert len(store.files()) == 30
 
 
-def test_skill_embeddings_backfill_and_pgvector_search(pg_dsn, tmp_path):
-    pytest.importorskip("soulframe_embeddings.local")
-    from soulframe_embeddings.local import LocalProvider
-
-    provider = LocalProvider()
+def test_skill_embeddings_backfill_and_pgvector_search(pg_dsn, tmp_path, shared_minilm):
+    provider = shared_minilm
     if not provider.available():
         pytest.skip(f"offline model not installed: {provider.unavailable_reason()}")
     store = open_store(pg_dsn, "skilled")

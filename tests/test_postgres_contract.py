@@ -95,12 +95,8 @@ def test_two_agents_in_one_database_do_not_mix(request, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    try:
-        from soulframe_embeddings.local import LocalProvider
-    except ImportError:
-        pytest.skip("the offline embedding plugin is not importable")
-    provider = LocalProvider()
+def minilm(shared_minilm):
+    provider = shared_minilm
     if not provider.available():
         pytest.skip(f"offline model not installed: {provider.unavailable_reason()}")
     return provider

@@ -35,10 +35,8 @@ TODAY = dt.date(2026, 10, 31)
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from soulframe_embeddings.local import LocalProvider
-
-    provider = LocalProvider()
+def results(tmp_path_factory: pytest.TempPathFactory, shared_minilm: Any) -> dict[str, Any]:
+    provider = shared_minilm
     if not provider.available():
         pytest.fail(f"the offline model is not installed: {provider.unavailable_reason()}")
     state = tmp_path_factory.mktemp("recall-state")

