@@ -75,7 +75,7 @@ def test_the_walk_sees_the_imports_we_know_of() -> None:
     # guards the test itself: an AST walk that found nothing would make both checks pass
     imports = third_party_imports()
     assert "plugins/soulframe_postgres/connection.py" in imports["psycopg_pool"]
-    assert "core/soulframe/skills_loader.py" in imports["yaml"]
+    assert "core/soulframe/skills/loader.py" in imports["yaml"]
     assert {"numpy", "click", "attrs", "pluggy"} <= set(imports)
 
 
