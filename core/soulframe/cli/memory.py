@@ -325,10 +325,13 @@ def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
             click.echo(f"[{stamp}] ", nl=False)
             _print_report(report)
 
-    click.echo(f"watching {mem.agent.root} (debounce {debounce * 1000:.0f} ms); Ctrl-C to stop", err=True)
+    def on_ready() -> None:
+        click.echo(f"watching {mem.agent.root} (debounce {debounce * 1000:.0f} ms); Ctrl-C to stop",
+                   err=True)
+
     try:
         with _warnings_in_report():
-            watch(mem, debounce_s=debounce, on_sync=on_sync)
+            watch(mem, debounce_s=debounce, on_sync=on_sync, on_ready=on_ready)
     except KeyboardInterrupt:
         pass
 

@@ -74,8 +74,11 @@ def watch(
     debounce_s: float = 1.5,
     on_sync: Callable[[SyncReport], None] | None = None,
     stop: threading.Event | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> None:
-    """Block, syncing ``memory`` after changes settle, until ``stop`` is set (or Ctrl-C)."""
+    """Block, syncing ``memory`` after changes settle, until ``stop`` is set (or Ctrl-C).
+    ``on_ready`` is called once changes are being watched (not before: a change made
+    between "watching" and the watch itself would be missed)."""
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
@@ -93,7 +96,9 @@ def watch(
     observer: Any = Observer()
     root = memory.agent.root
     observer.schedule(Handler(), str(root), recursive=True)
-    observer.start()
+    observer.start()  # the inotify (or other) watch exists once this returns
+    if on_ready is not None:
+        on_ready()
     try:
         while not stop.is_set():
             if not dirty.wait(timeout=0.2):
