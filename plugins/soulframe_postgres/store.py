@@ -61,11 +61,15 @@ class PostgresStore:
             )
         self.db = Database(str(dsn), origin=origin, configure=configure_connection, max_size=max_connections)
         self.location = self.db.location
-        self.schema_version = migrate(self.db)  # the first connection: a bad DSN fails here
-        self.agent_key = agent_key
-        self.agent_id, self.agent_type = self._ensure_agent(agent_key, agent_type)
-        if workspace is not None:
-            self._claim_workspace(str(workspace))
+        try:
+            self.schema_version = migrate(self.db)  # the first connection: a bad DSN fails here
+            self.agent_key = agent_key
+            self.agent_id, self.agent_type = self._ensure_agent(agent_key, agent_type)
+            if workspace is not None:
+                self._claim_workspace(str(workspace))
+        except BaseException:
+            self.db.close()  # a store refused here is never returned, so nobody else can
+            raise
         self._indexed_dims: set[int] = set()
         self._since_check: dict[int, int] = {}
         self.hnsw_min_rows = hnsw_min_rows
