@@ -66,8 +66,8 @@ def ws(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterato
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        from soulframe_userfiles.rules import write_context_file
         from soulframe.prompt.context import daily_log_names
+        from soulframe_userfiles.rules import write_context_file
 
         with Agent.open(ws) as agent:
             write_context_file(agent, "alice", "USER.md", f"# USER.md\nAlice. {ALICE}\n", from_chat=False)
