@@ -86,3 +86,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.filterwarnings(
                 "error:.*was deleted while still open:ResourceWarning"))  # psycopg's own
             item.add_marker(pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning"))
+
+
+# --------------------------------------------------------------------------- the adversarial tally
+# Each test process counts its attacks (tests/tally.py); an xdist worker hands its counts to
+# the controller, which prints one line for the whole run.
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tally import TALLY
+
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["adversarial"] = TALLY.to_dict()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    from tally import TALLY
+
+    TALLY.add(getattr(node, "workeroutput", {}).get("adversarial", {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from tally import TALLY
+
+    for line in TALLY.summary():
+        terminalreporter.write_line(line)

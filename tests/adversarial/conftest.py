@@ -19,17 +19,7 @@ from contextlib import contextmanager
 
 import attrs
 import pytest
-
-
-@attrs.define
-class Tally:
-    attempts: int = 0
-    refusals: int = 0
-    leaks: list[str] = attrs.field(factory=list)
-    tracebacks: list[str] = attrs.field(factory=list)
-
-
-_TALLY = Tally()
+from tally import TALLY as _TALLY  # noqa: E402
 
 
 @attrs.define
@@ -68,16 +58,3 @@ class Adversary:
 @pytest.fixture
 def adversary() -> Adversary:
     return Adversary()
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if not _TALLY.attempts:
-        return
-    terminalreporter.write_line(
-        f"adversarial suite: {_TALLY.attempts} attempts, {_TALLY.refusals} refusals, "
-        f"{len(_TALLY.leaks)} leaks, {len(_TALLY.tracebacks)} tracebacks"
-    )
-    for line in _TALLY.leaks:
-        terminalreporter.write_line(f"  leak: {line}")
-    for line in _TALLY.tracebacks:
-        terminalreporter.write_line(f"  traceback: {line}")

@@ -1,0 +1,37 @@
+"""The adversarial suite's tally, in a module of its own so the counts of every test process
+(pytest-xdist workers included) reach the one summary line the run prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.define
+class Tally:
+    attempts: int = 0
+    refusals: int = 0
+    leaks: list[str] = attrs.field(factory=list)
+    tracebacks: list[str] = attrs.field(factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    def add(self, other: dict[str, Any]) -> None:
+        self.attempts += int(other.get("attempts", 0))
+        self.refusals += int(other.get("refusals", 0))
+        self.leaks += list(other.get("leaks", ()))
+        self.tracebacks += list(other.get("tracebacks", ()))
+
+    def summary(self) -> list[str]:
+        if not self.attempts:
+            return []
+        lines = [f"adversarial suite: {self.attempts} attempts, {self.refusals} refusals, "
+                 f"{len(self.leaks)} leaks, {len(self.tracebacks)} tracebacks"]
+        lines += [f"  leak: {line}" for line in self.leaks]
+        lines += [f"  traceback: {line}" for line in self.tracebacks]
+        return lines
+
+
+TALLY = Tally()
