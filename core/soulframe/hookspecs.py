@@ -139,6 +139,8 @@ def workspace_initialized(config: Any, root: Path, download: bool, echo: Callabl
     """Finish the set-up after ``soulframe init`` created or completed a workspace: fetch
     what soulframe needs to work at its default settings.
 
+    Called once per ``soulframe init``, after the files are seeded.
+
     soulframe's embeddings plugin downloads the offline embedding model here (once per
     user, checked against a pinned SHA-256), so memory search is semantic from the start.
 
@@ -398,7 +400,7 @@ def prompt_built(agent: Agent, prompt: SystemPrompt) -> None:
 def before_compaction(agent: Agent, session: Session, usage: Any) -> None:
     """Observe that a host is about to compact a session's history.
 
-    A host calls ``agent.before_compaction(session, usage)``; the memory-flush plugin uses
+    Called when a host calls ``agent.before_compaction(session, usage)``; the memory-flush plugin uses
     this moment to let the model write durable memories first (seed 000 §16).
 
     :param agent: the :class:`~soulframe.Agent`.
@@ -414,10 +416,10 @@ def before_compaction(agent: Agent, session: Session, usage: Any) -> None:
 
 
 @hookspec
-def session_ended(agent: Any, session: Session, messages: Any) -> None:
+def session_ended(agent: Agent, session: Session, messages: Any) -> None:
     """Observe that a host ended (or reset) a session.
 
-    A host calls ``agent.end_session(session, messages)`` when a conversation is over; the
+    Called when a host calls ``agent.end_session(session, messages)`` at the end of a conversation; the
     memory plugin saves it to ``memory/YYYY-MM-DD-<slug>.md`` (a model summary, or the last
     turns without a model) and indexes it, unless ``memory.session.save_on_end`` is off.
 

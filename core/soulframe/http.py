@@ -14,6 +14,9 @@ Secrets in text: :func:`redact` masks known keys in a message, :func:`redact_url
 credentials of one URL (``user:KEY@``, ``?key=KEY``), :func:`redact_urls` every URL and every
 credential-shaped value (``sk-…``, ``AKIA…``, ``ghp_…``, ``xoxb-…``, JWTs, PEM keys) in a
 message. A ``user:password@`` in a URL is sent as HTTP Basic auth.
+
+One module, over the usual size, because it is one transport: the request, its retries
+and the errors it raises share the deadline and the secrets they must not print.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@
 
 Without a chat model it only removes near-identical duplicate entries of MEMORY.md (by
 similarity, ``dedupe_similarity``) and says it did nothing else.
+
+One module, just over the usual size, because a run is one transaction over MEMORY.md:
+proposing, checking the removal limit, applying, the diary and undo belong together.
 """
 
 from __future__ import annotations
