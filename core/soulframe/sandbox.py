@@ -12,7 +12,10 @@ the pre-compaction memory flush does not run (its only job is writing memory fil
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .agent import Agent
 
 ACCESS_LEVELS = ("none", "ro", "rw")
 
@@ -35,7 +38,7 @@ def sandbox_settings(config: Any, spec: Any) -> dict[str, Any] | None:
     return merged if merged["enabled"] else None
 
 
-def workspace_access(agent: Any) -> str:
+def workspace_access(agent: Agent) -> str:
     """``rw`` when the agent is not sandboxed, else its ``access`` (``none``/``ro``/``rw``)."""
     box = sandbox_settings(agent.config, agent.spec)
     if box is None:

@@ -120,7 +120,7 @@ def find_tool(tools: Sequence[ToolSpec], name: str) -> ToolSpec:
     raise ToolError(f"unknown tool {name!r}; available: {available}")
 
 
-def _refuse_writes_in_a_read_only_sandbox(agent: Any, name: str, available: Sequence[ToolSpec]) -> None:
+def _refuse_writes_in_a_read_only_sandbox(agent: Agent, name: str, available: Sequence[ToolSpec]) -> None:
     """A write tool called anyway (the model remembered it, a client cached the list, a
     caller passed its own tools) is refused by name, with the reason."""
     from .sandbox import read_only_reason, workspace_access

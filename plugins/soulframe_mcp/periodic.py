@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 log = logging.getLogger("soulframe.serve")
 
@@ -21,7 +24,7 @@ log = logging.getLogger("soulframe.serve")
 class PeriodicSync:
     """Sync ``agent``'s memory now and every ``interval`` seconds until :meth:`stop`."""
 
-    def __init__(self, agent: Any, interval: float) -> None:
+    def __init__(self, agent: Agent, interval: float) -> None:
         self.agent = agent
         self.interval = max(0.0, float(interval))
         self.syncs = 0
@@ -29,7 +32,7 @@ class PeriodicSync:
         self._thread = threading.Thread(target=self._run, name="soulframe-memory-sync", daemon=True)
 
     @classmethod
-    def for_agent(cls, agent: Any) -> PeriodicSync | None:
+    def for_agent(cls, agent: Agent) -> PeriodicSync | None:
         """None when memory is off (``memory.enabled = false``)."""
         if not agent.config.get("memory.enabled"):
             return None

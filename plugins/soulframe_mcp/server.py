@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp.types as types
@@ -21,6 +21,9 @@ from soulframe.model import Session, SoulframeError
 from soulframe.tools import ToolError, dispatch
 
 from .scope import NARROWER, ScopeError, prompt_kind, prompt_user
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 log = logging.getLogger("soulframe.serve")
 
@@ -31,7 +34,7 @@ CONTEXT_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "
 PRIVATE_FILES = ("MEMORY.md", "USER.md", "SOUL.md", "IDENTITY.md")
 
 
-def build_server(agent: Any, *, session_kind: str = "main", user_id: str | None = None,
+def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | None = None,
                  allow_remember: bool = True, read_only: bool = False) -> Server[Any]:
     """An MCP server for ``agent``. Each request is handled on its own: one failure is
     reported to the client and the server goes on serving."""
@@ -185,7 +188,7 @@ def _tool_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-def _warm_memory(agent: Any) -> None:
+def _warm_memory(agent: Agent) -> None:
     """Open the index, sync it and load the embedding model (one query's worth). Quiet:
     what goes wrong here is reported by the first search that meets it."""
     import warnings
@@ -238,7 +241,7 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def run(agent: Any, *, port: int | None, host: str, session_kind: str, user_id: str | None,
+def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id: str | None,
         allow_remember: bool, read_only: bool = False) -> None:
     if not agent.workspace.root.is_dir():
         # a typo in a desktop client's config would otherwise serve an empty agent in silence

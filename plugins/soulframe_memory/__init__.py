@@ -28,6 +28,7 @@ from soulframe.model import Chunk, DoctorCheck, Session, SoulframeError
 
 if TYPE_CHECKING:
     import click
+    from soulframe.agent import Agent
 
 # the logger name is kept from when the flush lived with the chat clients: hosts filter on it
 log = logging.getLogger("soulframe.chat")
@@ -65,7 +66,7 @@ def register_chunkers() -> list[Registration]:
 
 
 @hookimpl
-def before_compaction(agent: Any, session: Session, usage: Any) -> None:
+def before_compaction(agent: Agent, session: Session, usage: Any) -> None:
     """Run the memory flush when it is due; a failure is a warning, never an exception in
     the host's compaction path."""
     from .flush import maybe_flush
@@ -116,7 +117,7 @@ def register_config_keys() -> dict[str, Key]:
 
 
 @hookimpl
-def session_ended(agent: Any, session: Any, messages: Any) -> None:
+def session_ended(agent: Agent, session: Any, messages: Any) -> None:
     """Save a finished conversation to memory/YYYY-MM-DD-<slug>.md (seed 003: the end of
     a session is kept on reset), unless memory.session.save_on_end is off."""
     if not agent.config.get("memory.enabled") or not agent.config.get("memory.session.save_on_end"):

@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import conversation as m
@@ -37,6 +37,9 @@ from .flush_cycle import (
     should_flush,
 )
 from .flush_tools import MemoryFiles, file_tools
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 log = logging.getLogger("soulframe.chat")
 
@@ -196,7 +199,7 @@ def run_flush(
     timezone: str | None = None,
     now: dt.datetime | None = None,
     system_prompt: str | None = None,
-    agent: Any = None,
+    agent: Agent = None,
     session: Session | None = None,
 ) -> FlushResult:
     """Run one flush turn over ``transcript`` and report what was written.
@@ -270,7 +273,7 @@ def _usage_value(usage: Any, *names: str) -> Any:
 
 
 def maybe_flush(
-    agent: Any,
+    agent: Agent,
     session: Session | None,
     usage: Any,
     *,
@@ -342,7 +345,7 @@ def maybe_flush(
         return result
 
 
-def _flush_system_prompt(agent: Any, session: Session | None) -> str | None:
+def _flush_system_prompt(agent: Agent, session: Session | None) -> str | None:
     try:
         return str(agent.system_prompt(session or Session.main()).text)
     except Exception as exc:  # the prompt is a courtesy; a flush without it still saves memories

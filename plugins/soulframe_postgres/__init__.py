@@ -22,14 +22,17 @@ factory and the commands.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from soulframe import hookimpl
 from soulframe.model import Registration, SkillSource
 
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
-def open_store(agent: Any) -> Any:
+
+def open_store(agent: Agent) -> Any:
     """The ``postgres`` store for ``agent`` (``store.dsn`` or ``$SOULFRAME_DSN``)."""
     from .store import PostgresStore
 
@@ -63,7 +66,7 @@ def register_stores() -> list[Registration]:
 
 
 @hookimpl
-def register_skill_sources(agent: Any) -> Iterable[SkillSource]:
+def register_skill_sources(agent: Agent) -> Iterable[SkillSource]:
     """In managed mode, tier 4 (global skills) comes from the ``skills`` table."""
     if str(agent.config.get("store.backend")) != "postgres":
         return []

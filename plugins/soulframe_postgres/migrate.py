@@ -10,15 +10,18 @@ Embeddings are copied as they are (no re-embedding); the embedding cache too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from soulframe.agentstore import BOOTSTRAP, agent_level_files
 from soulframe.model import ChunkInput, FileRecord, SoulframeError
 
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
+
 CACHE_BATCH = 500
 
 
-def _sqlite_store(agent: Any) -> Any:
+def _sqlite_store(agent: Agent) -> Any:
     try:
         reg = agent.select("register_stores", "store.backend", "store", name="sqlite")
     except SoulframeError as exc:
@@ -30,7 +33,7 @@ def _sqlite_store(agent: Any) -> Any:
     return store
 
 
-def migrate_agent(agent: Any, dsn: str, *, origin: str = "store.dsn", overwrite: bool = False,
+def migrate_agent(agent: Agent, dsn: str, *, origin: str = "store.dsn", overwrite: bool = False,
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     from soulframe.embedding import vector_from_bytes
 

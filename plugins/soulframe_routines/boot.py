@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import conversation as m
@@ -30,6 +30,9 @@ from soulframe.toolloop import ChatModelError, ToolEvent, chat_model_for, run_to
 from soulframe.workspace import Workspace
 
 from .heartbeat import log_run
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 BOOT_FILE = "BOOT.md"
 BOOT_OK = "BOOT_OK"
@@ -160,7 +163,7 @@ def read_boot_file(ws: Workspace) -> str | None:
     return text
 
 
-def dispatching(agent: Any, tools: Sequence[ToolSpec], session: Session) -> list[ToolSpec]:
+def dispatching(agent: Agent, tools: Sequence[ToolSpec], session: Session) -> list[ToolSpec]:
     """``tools`` with handlers that go through :func:`soulframe.tools.dispatch`: the model's
     arguments are checked against each schema, and a refusal is a message it can read."""
     from soulframe.tools import dispatch
@@ -177,7 +180,7 @@ def dispatching(agent: Any, tools: Sequence[ToolSpec], session: Session) -> list
 
 
 def run_boot(
-    agent: Any,
+    agent: Agent,
     model: ChatModel | None = None,
     *,
     session: Session | None = None,

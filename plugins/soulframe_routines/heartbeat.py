@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import conversation as m
@@ -23,6 +23,9 @@ from soulframe.model import ChatModel, Session, SoulframeError
 from soulframe.prompt.context import agent_now
 from soulframe.toolloop import ChatModelError, chat_model_for
 from soulframe.workspace import Workspace
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
 HEARTBEAT_FILE = "HEARTBEAT.md"
@@ -105,7 +108,7 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def log_run(agent: Any, moment: dt.datetime, entry: str) -> str | None:
+def log_run(agent: Agent, moment: dt.datetime, entry: str) -> str | None:
     """Append ``- HH:MM entry`` to the daily log through the core's memory API (locked,
     fsynced, ``# YYYY-MM-DD`` heading on a new file). Returns the workspace-relative path,
     or None when memory is disabled (``memory.enabled = false``): then nothing is written."""
@@ -117,7 +120,7 @@ def log_run(agent: Any, moment: dt.datetime, entry: str) -> str | None:
 
 
 def run_heartbeat(
-    agent: Any,
+    agent: Agent,
     *,
     model: ChatModel | None = None,
     message: str = DEFAULT_MESSAGE,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import conversation as m
@@ -25,6 +25,9 @@ from soulframe.agentstore import context_store, is_managed
 from soulframe.model import ChatModel, SoulframeError, WorkspaceTemplate
 from soulframe.toolloop import ChatModelError, chat_model_for
 from soulframe.workspace import Workspace, seed_workspace
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 SUMMON_FILES: tuple[str, ...] = ("SOUL.md", "IDENTITY.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md")
 
@@ -154,7 +157,7 @@ def parse_files(text: str, expected: tuple[str, ...] = SUMMON_FILES) -> dict[str
 # --------------------------------------------------------------------------- templates
 
 
-def templates_for(agent: Any) -> dict[str, WorkspaceTemplate]:
+def templates_for(agent: Agent) -> dict[str, WorkspaceTemplate]:
     """The embedded templates of the five files, as plugins offer them through
     ``register_workspace_templates`` (soulframe_workspace's, or a third party's)."""
     from soulframe.workspace import workspace_templates
@@ -177,7 +180,7 @@ class _Target:
     write: Callable[[str, str], None]
 
 
-def _target(agent: Any) -> _Target:
+def _target(agent: Agent) -> _Target:
     ws: Workspace = agent.workspace
 
     def read_disk(name: str) -> str | None:
@@ -217,7 +220,7 @@ def _existing(target: _Target, templates: Mapping[str, WorkspaceTemplate]) -> li
 
 
 def summon(
-    agent: Any,
+    agent: Agent,
     description: str,
     *,
     force: bool = False,

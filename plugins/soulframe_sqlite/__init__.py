@@ -19,12 +19,15 @@ Nothing heavy is imported here: the driver, sqlite-vec and numpy load inside the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from soulframe import Registration, hookimpl
 
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
-def default_path(agent: Any) -> Path:
+
+def default_path(agent: Agent) -> Path:
     """``store.path`` if set, else ``<state_dir>/memory/<agent id>.sqlite``."""
     configured = agent.config.get("store.path")
     if configured:
@@ -32,7 +35,7 @@ def default_path(agent: Any) -> Path:
     return Path(str(agent.config.get("state_dir"))).expanduser() / "memory" / f"{agent.state_key}.sqlite"
 
 
-def open_store(agent: Any) -> Any:
+def open_store(agent: Agent) -> Any:
     from .store import SqliteStore
 
     options = agent.config.plugin_config("soulframe_sqlite")
@@ -43,7 +46,7 @@ def open_store(agent: Any) -> Any:
     )
 
 
-def open_context_files(agent: Any) -> Any:
+def open_context_files(agent: Agent) -> Any:
     """Per-user context files of a standalone agent (``userfiles.py``), without opening
     the memory index (which loads sqlite-vec and numpy): ``soulframe prompt`` stays light."""
     from .userfiles import open_context_files as _open

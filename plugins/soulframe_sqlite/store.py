@@ -35,6 +35,7 @@ from .driver import load_sqlite_vec, sqlite_module
 from .schema import LATEST, MIGRATIONS, SCHEMA_VERSION_KEY
 
 if TYPE_CHECKING:
+    from soulframe.agent import Agent
     from soulframe.model import Vector
 
     from .vectors import VectorMatrix
@@ -676,7 +677,7 @@ class SqliteStore:
                            days=int(r[8]), best_score=float(r[4]), first_recalled=float(r[5]),
                            last_recalled=float(r[6]), scope=scope) for r in rows]
 
-    def context_files(self, agent: Any) -> Any:
+    def context_files(self, agent: Agent) -> Any:
         """Per-user context files of a standalone agent (``userfiles.py``): kept in
         ``<state_dir>/agents.sqlite``, apart from this index, which may be rebuilt."""
         from .userfiles import open_context_files

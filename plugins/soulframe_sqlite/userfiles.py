@@ -19,12 +19,15 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from soulframe.agentstore import BOOTSTRAP, standalone_agent_id
 from soulframe.model import SoulframeError
 
 from .driver import sqlite_module
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 FILE_NAME = "agents.sqlite"
 SCHEMA_KEY = "userfiles_schema_version"
@@ -44,11 +47,11 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
 )
 
 
-def default_path(agent: Any) -> Path:
+def default_path(agent: Agent) -> Path:
     return Path(str(agent.config.get("state_dir"))).expanduser() / FILE_NAME
 
 
-def open_context_files(agent: Any) -> SqliteContextFiles:
+def open_context_files(agent: Agent) -> SqliteContextFiles:
     return SqliteContextFiles(default_path(agent), agent.state_key, agent.spec.type)
 
 

@@ -16,14 +16,17 @@ administrator reach the interceptor, so a third party can replace all of it by n
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from soulframe import hookimpl
 from soulframe.model import Registration, ToolSpec
 
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
-def _source(agent: Any) -> Any:
+
+def _source(agent: Agent) -> Any:
     from .source import StoreContextSource
 
     return StoreContextSource(agent)

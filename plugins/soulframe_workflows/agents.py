@@ -18,12 +18,15 @@ import tomllib
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe.config import Config, load_config, user_config_dir
 from soulframe.model import AgentSpec, ConfigError, SoulframeError
 from soulframe.workspace import ensure_private_dir
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 #: the id rule of soulframe.config (an agent id becomes a file name in the state dir)
 AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
@@ -83,7 +86,7 @@ def describe_agent(config: Config, spec: AgentSpec, pm: Any = None, *, is_defaul
     return row
 
 
-def memory_summary(agent: Any) -> dict[str, Any]:
+def memory_summary(agent: Agent) -> dict[str, Any]:
     """Memory files and the index, without creating an index or loading a model.
 
     ``index`` is ``"disabled"``, ``"not built"`` (no index file yet: the first search or

@@ -33,13 +33,16 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..model import SoulframeError
 from .recall import normalise_entry
 from .supersede import is_superseded, mark_superseded
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 DIARY = "memory/.diary/consolidation.md"
 UNDO_DIR = "memory/.diary/undo"
@@ -86,12 +89,12 @@ def entries(text: str) -> list[tuple[int, str]]:
     return [(i, ln) for i, ln in enumerate(text.split("\n")) if _ENTRY.match(ln) and not is_superseded(ln)]
 
 
-def _memory_path(agent: Any) -> Path:
+def _memory_path(agent: Agent) -> Path:
     found = agent.memory.discovery.root_memory()
     return found if found is not None else agent.workspace.resolve("MEMORY.md")
 
 
-def find_candidates(agent: Any, memory_text: str) -> list[dict[str, Any]]:
+def find_candidates(agent: Agent, memory_text: str) -> list[dict[str, Any]]:
     cfg = agent.config
     recalls = getattr(agent.store, "recalls", None)
     if recalls is None:
@@ -127,7 +130,7 @@ def find_candidates(agent: Any, memory_text: str) -> list[dict[str, Any]]:
     return out
 
 
-def _current_line(agent: Any, path: str, text: str, hint: int) -> int | None:
+def _current_line(agent: Agent, path: str, text: str, hint: int) -> int | None:
     try:
         lines = agent.workspace.resolve(path).read_text(encoding="utf-8", errors="replace").split("\n")
     except OSError:
@@ -251,7 +254,7 @@ def dedupe(memory_text: str, similarity: float) -> tuple[str, list[str]]:
 # --------------------------------------------------------------------------- the run
 
 
-def consolidate(agent: Any, *, dry_run: bool = False, use_model: bool = True, model: Any = None) -> ConsolidationResult:
+def consolidate(agent: Agent, *, dry_run: bool = False, use_model: bool = True, model: Any = None) -> ConsolidationResult:
     """One consolidation run (see the module docstring)."""
     from .safety import guard as safety
     from .sessions import ask_model, chat_model
@@ -342,7 +345,7 @@ def consolidate(agent: Any, *, dry_run: bool = False, use_model: bool = True, mo
     return result
 
 
-def _update_entities(agent: Any, ops: list[dict[str, Any]], day: str) -> list[str]:
+def _update_entities(agent: Agent, ops: list[dict[str, Any]], day: str) -> list[str]:
     from .entities import add_fact
 
     notes = []
@@ -363,7 +366,7 @@ def _diff(old: str, new: str, rel: str) -> str:
                                         f"a/{rel}", f"b/{rel}"))
 
 
-def _save_undo(agent: Any, rel: str, before: bytes) -> None:
+def _save_undo(agent: Agent, rel: str, before: bytes) -> None:
     from ..workspace import atomic_write, ensure_private_dir
 
     folder = ensure_private_dir(agent.workspace.resolve(UNDO_DIR))
@@ -374,7 +377,7 @@ def _save_undo(agent: Any, rel: str, before: bytes) -> None:
                  mode=0o600)
 
 
-def _diary(agent: Any, headline: str, ops: list[dict[str, Any]]) -> str:
+def _diary(agent: Agent, headline: str, ops: list[dict[str, Any]]) -> str:
     now = agent.memory._now()
     lines = [f"## {now:%Y-%m-%d %H:%M} {headline}"]
     for o in ops:
@@ -385,7 +388,7 @@ def _diary(agent: Any, headline: str, ops: list[dict[str, Any]]) -> str:
     return DIARY
 
 
-def undo_last(agent: Any) -> ConsolidationResult:
+def undo_last(agent: Agent) -> ConsolidationResult:
     """Restore MEMORY.md as it was before the last applied run, byte for byte."""
     from ..workspace import atomic_write
 

@@ -31,11 +31,14 @@ import secrets
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..model import SoulframeError
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 MODES = ("refuse", "warn", "allow")
 
@@ -230,7 +233,7 @@ def mode_of(config: Any) -> str:
     return mode if mode in MODES else "refuse"
 
 
-def guard(agent: Any, text: str, *, target: str, via: str) -> list[Finding]:
+def guard(agent: Agent, text: str, *, target: str, via: str) -> list[Finding]:
     """Check ``text`` before ``via`` (``memory remember``, ``flush`` ...) writes it to
     ``target`` (a workspace-relative path, or ``USER.md of user alice``).
 
@@ -295,7 +298,7 @@ class Quarantine:
         self.agent_id = agent_id
 
     @classmethod
-    def for_agent(cls, agent: Any) -> Quarantine:
+    def for_agent(cls, agent: Agent) -> Quarantine:
         from ..workspace import ensure_private_dir
 
         folder = ensure_private_dir(Path(agent.state_dir) / "quarantine")

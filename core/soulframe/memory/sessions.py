@@ -18,11 +18,14 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..model import SoulframeError
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 #: characters of transcript sent to the model for a summary (the end is kept: it is what
 #: the session came to)
@@ -138,7 +141,7 @@ def slugify(text: str, *, words: int = 5, max_len: int = 40) -> str:
     return slug or "session"
 
 
-def chat_model(agent: Any) -> Any:
+def chat_model(agent: Agent) -> Any:
     """The chat model ``[model] provider`` selects through the ``register_chat_models``
     registry, or ``None`` when none is configured."""
     if not agent.config.get("model.provider"):
@@ -175,7 +178,7 @@ def _bullets(summary: str) -> str:
 
 
 def save_session(
-    agent: Any,
+    agent: Agent,
     messages: Any,
     *,
     slug: str | None = None,
@@ -263,7 +266,7 @@ def save_session(
 # --------------------------------------------------------------------------- quarantine
 
 
-def release(agent: Any, entry_id: str) -> str:
+def release(agent: Agent, entry_id: str) -> str:
     """Append a quarantined text to the agent's memory file it was going to (MEMORY.md or
     memory/*.md), without the safety check, and drop it from quarantine."""
     from .safety import Quarantine
