@@ -190,3 +190,17 @@ def test_cli_on_a_fresh_workspace_without_a_model_exits_2(workspace, cli):
     after = sorted(p.name for p in (workspace / "memory").glob("*")) if (workspace / "memory").exists() else []
     assert after == before, "a failed heartbeat wrote into the daily log"
     assert "heartbeat: failed" not in Agent.open(workspace).system_prompt(Session.main()).text
+
+
+def test_consolidation_runs_after_a_heartbeat_only_when_asked(workspace):
+    """Seed 003 §2.5: memory is consolidated during heartbeat runs (memory.consolidate.on_heartbeat)."""
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
+    (workspace / "MEMORY.md").write_text("# MEMORY.md\n\n- Likes green tea.\n")
+    with FakeLLMServer([say("HEARTBEAT_OK"), say("HEARTBEAT_OK")]) as srv:
+        plain = run_heartbeat(agent_at(workspace, srv), now=NOW)
+        assert plain.consolidation is None
+        result = run_heartbeat(agent_at(workspace, srv, **{"memory.consolidate.on_heartbeat": True}), now=NOW)
+        assert len(srv.requests) == 2  # nothing recalled enough to promote: no extra model call
+    assert result.status == "ok" and result.exit_code == 0
+    assert result.consolidation == "nothing" and result.to_dict()["consolidation"] == "nothing"
+    assert (workspace / "MEMORY.md").read_text() == "# MEMORY.md\n\n- Likes green tea.\n"

@@ -182,6 +182,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.consolidate.max_candidates": K(20, "candidates sent to the model per run"),
     "memory.consolidate.max_removed_share": K(0.25, "refuse a run that would remove (or supersede) more than this share of MEMORY.md's entries"),
     "memory.consolidate.dedupe_similarity": K(0.9, "entries of MEMORY.md at least this similar are near-duplicates"),
+    "memory.consolidate.on_heartbeat": K(False, "run consolidation after each heartbeat that reached the model (seed 003 §2.5); off by default: it edits MEMORY.md and may call the model"),
     "memory.consolidate.entities": K(False, "let consolidation maintain bank/entities/<name>.md pages (asks the model for entities)"),
     "memory.session.save_on_end": K(True, "save a conversation to memory/ when a host ends a session (agent.end_session)"),
     "memory.session.turns": K(12, "turns save-session keeps when there is no model to summarise"),

@@ -73,6 +73,8 @@ class HeartbeatResult:
     detail: str = ""
     logged_to: str | None = None
     elapsed_s: float = 0.0
+    #: what the consolidation after the run did (``memory.consolidate.on_heartbeat``)
+    consolidation: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -100,6 +102,7 @@ class HeartbeatResult:
             "detail": self.detail,
             "logged_to": self.logged_to,
             "elapsed_s": round(self.elapsed_s, 3),
+            "consolidation": self.consolidation,
         }
 
 
@@ -168,4 +171,19 @@ def run_heartbeat(
         )
     if not log or not ws.root.is_dir():  # no workspace yet: nowhere to log, and not ours to create
         return result
-    return attrs.evolve(result, logged_to=log_run(agent, agent_now(timezone, now), entry))
+    result = attrs.evolve(result, logged_to=log_run(agent, agent_now(timezone, now), entry))
+    if agent.config.get("memory.consolidate.on_heartbeat") and agent.config.get("memory.enabled"):
+        result = attrs.evolve(result, consolidation=_consolidate(agent, model))
+    return result
+
+
+def _consolidate(agent: Any, model: ChatModel) -> str:
+    """Seed 003 §2.5: the heartbeat is when memory is consolidated. A failure is reported in
+    the result, never as a failed heartbeat: the agent itself is fine."""
+    from soulframe.memory.consolidate import consolidate
+
+    try:
+        done = consolidate(agent, model=model)
+    except (ChatModelError, SoulframeError) as exc:
+        return f"failed: {exc}"
+    return done.status
