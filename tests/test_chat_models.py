@@ -294,6 +294,8 @@ def test_models_are_offered_through_the_plugin_hook_and_built_from_a_config():
                 "model.base_url": srv.openai_base_url,
             },
         )
-        model = registry["openai-compatible"].factory(config)
+        from soulframe.agent import Agent
+
+        model = registry["openai-compatible"].factory(Agent(config))
         assert model.chat([m.user("hi")]).text == "from config"
     assert "authorization" not in srv.requests[0].headers  # no key configured, none sent

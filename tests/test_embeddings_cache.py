@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import soulframe_embeddings
 from fakes.embeddings_server import FakeEmbeddingsServer
+from soulframe.agent import Agent
 from soulframe.config import load_config
 from soulframe.embedding import (
     NO_PROVIDER_MESSAGE,
@@ -128,7 +129,7 @@ def test_vector_bytes_round_trip() -> None:
 @needs_model
 def test_auto_picks_the_offline_model_first(registry: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    provider = resolve_provider(config(), registry)
+    provider = resolve_provider(Agent(config()), registry)
     assert provider is not None and provider.name == "local"
 
 
@@ -136,10 +137,10 @@ def test_auto_falls_through_to_a_configured_api(registry: dict[str, Any], tmp_pa
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = config(embedding__local__model_path=str(tmp_path))  # no weights there
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
-    provider = resolve_provider(cfg, registry)
+    provider = resolve_provider(Agent(cfg), registry)
     assert provider is not None and provider.name == "gemini"
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    provider = resolve_provider(cfg, registry)
+    provider = resolve_provider(Agent(cfg), registry)
     assert provider is not None and provider.name == "openai"  # earlier in auto_order
 
 
@@ -147,31 +148,31 @@ def test_auto_with_nothing_available_says_so_loudly(registry: dict[str, Any], tm
                                                      caplog: pytest.LogCaptureFixture) -> None:
     cfg = config(embedding__local__model_path=str(tmp_path))
     with caplog.at_level(logging.WARNING, logger="soulframe.embedding"):
-        assert resolve_provider(cfg, registry) is None
+        assert resolve_provider(Agent(cfg), registry) is None
     assert NO_PROVIDER_MESSAGE in caplog.text
     assert "soulframe models install" in NO_PROVIDER_MESSAGE
 
 
 def test_auto_order_is_configurable(registry: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    provider = resolve_provider(config(embedding__auto_order=["openai", "local"]), registry)
+    provider = resolve_provider(Agent(config(embedding__auto_order=["openai", "local"])), registry)
     assert provider is not None and provider.name == "openai"
 
 
 def test_none_switches_semantic_search_off_quietly(registry: dict[str, Any], caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        assert resolve_provider(config(embedding__provider="none"), registry) is None
+        assert resolve_provider(Agent(config(embedding__provider="none")), registry) is None
     assert caplog.text == ""
 
 
 def test_an_explicit_provider_that_cannot_run_is_an_error(registry: dict[str, Any]) -> None:
     with pytest.raises(EmbeddingUnavailableError, match="'openai' is not available.*OPENAI_API_KEY"):
-        resolve_provider(config(embedding__provider="openai"), registry)
+        resolve_provider(Agent(config(embedding__provider="openai")), registry)
 
 
 def test_an_unknown_provider_names_the_choices(registry: dict[str, Any]) -> None:
     with pytest.raises(UnknownNameError, match=r"'opnai'.*did you mean 'openai'.*gemini.*local"):
-        resolve_provider(config(embedding__provider="opnai"), registry)
+        resolve_provider(Agent(config(embedding__provider="opnai")), registry)
 
 
 @needs_model
@@ -179,7 +180,7 @@ def test_explicit_local_with_a_config_file(registry: dict[str, Any], tmp_path: P
     cfg_file = tmp_path / "soulframe.toml"
     cfg_file.write_text('[embedding]\nprovider = "local"\nbatch_size = 4\n')
     cfg = load_config(cfg_file)
-    provider = resolve_provider(cfg, registry)
+    provider = resolve_provider(Agent(cfg), registry)
     assert provider is not None and provider.name == "local"
     assert provider.batch_size == 4  # type: ignore[attr-defined]
 
@@ -191,7 +192,7 @@ def test_registrations_cover_every_documented_provider() -> None:
 
 @needs_model
 def test_explain_providers_reports_each_one(registry: dict[str, Any]) -> None:
-    rows = {r["name"]: r for r in explain_providers(config(), registry)}
+    rows = {r["name"]: r for r in explain_providers(Agent(config()), registry)}
     assert rows["local"]["available"] is True
     assert rows["local"]["dimensions"] == 384
     assert rows["local"]["weights"].endswith("model")

@@ -148,7 +148,7 @@ def test_hook_register_truncation_policies(ws: Path) -> None:
 
         @hookimpl
         def register_truncation_policies(self):
-            return [Registration("first-lines", factory=lambda config: FirstLines())]
+            return [Registration("first-lines", factory=lambda agent: FirstLines())]
 
     text = agent_with(ws, P(), **{"bootstrap.truncation": "first-lines"}).system_prompt(Session.main()).text
     assert "Second line of the soul." not in text
@@ -160,7 +160,7 @@ def test_hook_register_token_estimators(ws: Path) -> None:
 
         @hookimpl
         def register_token_estimators(self):
-            return [Registration("words", factory=lambda config: lambda text: len(text.split()))]
+            return [Registration("words", factory=lambda agent: lambda text: len(text.split()))]
 
     prompt = agent_with(ws, P(), **{"prompt.tokenizer": "words"}).system_prompt(Session.main())
     for s in prompt.sections:
@@ -221,7 +221,7 @@ def test_hook_register_embedding_providers(ws: Path) -> None:
 
         @hookimpl
         def register_embedding_providers(self):
-            return [Registration("toy", factory=lambda config: ToyEmbedder())]
+            return [Registration("toy", factory=lambda agent: ToyEmbedder())]
 
     (ws / "MEMORY.md").write_text("# Memory\n- Ferns need indirect light.\n")
     agent = agent_with(ws, P(), **{"embedding.provider": "toy"})
@@ -257,7 +257,7 @@ def test_hook_register_chunkers(ws: Path) -> None:
 
         @hookimpl
         def register_chunkers(self):
-            return [Registration(name="one-line", factory=lambda config: OneLine())]
+            return [Registration(name="one-line", factory=lambda agent: OneLine())]
 
     (ws / "MEMORY.md").write_text("# Memory\n- Passport expires 2031.\n- Locker code is 4412.\n")
     agent = agent_with(ws, P(), **{"memory.chunker": "one-line"})
@@ -280,7 +280,7 @@ def test_hook_register_rerankers(ws: Path) -> None:
 
         @hookimpl
         def register_rerankers(self):
-            return [Registration(name="reverse", factory=lambda config: Reverse())]
+            return [Registration(name="reverse", factory=lambda agent: Reverse())]
 
     mem = ws / "memory"
     mem.mkdir()
@@ -379,10 +379,10 @@ def test_hook_register_chat_models(ws: Path) -> None:
 
         @hookimpl
         def register_chat_models(self):
-            return [Registration("echo", factory=lambda config: Echo())]
+            return [Registration("echo", factory=lambda agent: Echo())]
 
     agent = agent_with(ws, P(), **{"model.provider": "echo"})
-    model = agent.select("register_chat_models", "model.provider", "chat model").factory(agent.config)
+    model = agent.select("register_chat_models", "model.provider", "chat model").factory(agent)
     assert model.model_id == "echo-1"
 
 
@@ -453,3 +453,72 @@ def test_hook_session_ended(ws: Path) -> None:
     saved = list((ws / "memory").glob("*-book-the-dentist*.md"))
     assert len(saved) == 1 and "Dr. Weber, Tuesday 9:00" in saved[0].read_text()
     assert agent.memory.search("dentist appointment", min_score=0)[0].path == saved[0].relative_to(ws).as_posix()
+
+
+def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
+    """One registration factory signature: ``factory(agent)``, whichever registry."""
+    seen: dict[str, Any] = {}
+
+    def made(kind: str, result: Any) -> Any:
+        def factory(agent: Any) -> Any:
+            seen[kind] = agent
+            return result
+        return factory
+
+    class Toy:
+        name = "toy"
+        dimensions = 3
+        model_id = "toy"
+
+        def available(self) -> bool:
+            return True
+
+    class P:
+        __name__ = "everything"
+
+        @hookimpl
+        def register_truncation_policies(self):
+            return [Registration("toy", made("truncation", object()))]
+
+        @hookimpl
+        def register_token_estimators(self):
+            return [Registration("toy", made("tokens", len))]
+
+        @hookimpl
+        def register_embedding_providers(self):
+            return [Registration("toy", made("embedding", Toy()))]
+
+        @hookimpl
+        def register_chat_models(self):
+            return [Registration("toy", made("chat", object()))]
+
+        @hookimpl
+        def register_chunkers(self):
+            return [Registration("toy", made("chunker", Toy()))]
+
+        @hookimpl
+        def register_rerankers(self):
+            return [Registration("toy", made("reranker", Toy()))]
+
+        @hookimpl
+        def register_stores(self):
+            return [Registration("toy", made("store", object()))]
+
+        @hookimpl
+        def register_context_sources(self):
+            return [Registration("toy", made("context", object()))]
+
+    from soulframe.memory.pipeline import chunker, reranker
+    from soulframe.prompt.context import sources, truncation_policy
+    from soulframe.prompt.tokens import get_estimator
+    from soulframe.toolloop import chat_model_for
+
+    agent = agent_with(ws, P(), **{
+        "bootstrap.truncation": "toy", "prompt.tokenizer": "toy", "embedding.provider": "toy",
+        "model.provider": "toy", "memory.chunker": "toy", "memory.reranker": "toy",
+        "store.backend": "toy"})
+    truncation_policy(agent), get_estimator(agent), agent.embedder, chat_model_for(agent)
+    chunker(agent), reranker(agent), agent.store, sources(agent)
+    assert set(seen) == {"truncation", "tokens", "embedding", "chat", "chunker", "reranker",
+                         "store", "context"}
+    assert all(a is agent for a in seen.values())

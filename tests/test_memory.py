@@ -64,7 +64,7 @@ def provider_plugin(provider: Any) -> Any:
 
         @hookimpl
         def register_embedding_providers(self) -> list[Registration]:
-            return [Registration(provider.name, lambda config: provider, "test provider")]
+            return [Registration(provider.name, lambda agent: provider, "test provider")]
 
     return Plugin()
 

@@ -316,8 +316,8 @@ class Explode:
 
 @hookimpl
 def register_rerankers():
-    return [Registration(name="reverse", factory=lambda config: Reverse()),
-            Registration(name="explode", factory=lambda config: Explode())]
+    return [Registration(name="reverse", factory=lambda agent: Reverse()),
+            Registration(name="explode", factory=lambda agent: Explode())]
 
 
 @hookimpl

@@ -112,7 +112,7 @@ def _provider_plugin(provider):
 
         @hookimpl
         def register_embedding_providers(self):
-            return [Registration("local", lambda config: provider, "all-MiniLM-L6-v2")]
+            return [Registration("local", lambda agent: provider, "all-MiniLM-L6-v2")]
 
     return TestMiniLM()
 

@@ -156,7 +156,7 @@ def hybrid_agent(workspace: Path, embedder: SynonymEmbedder) -> Agent:
         @staticmethod
         @hookimpl
         def register_embedding_providers() -> list[Registration]:
-            return [Registration(name="synonyms", factory=lambda config: embedder)]
+            return [Registration(name="synonyms", factory=lambda agent: embedder)]
 
     pm = make_plugin_manager(load_entrypoints=False, plugins=[WorkspaceOnly, Provider])
     return Agent.open(workspace, pm=pm, embedding__provider="synonyms", store__backend="none-here")

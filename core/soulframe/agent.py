@@ -177,7 +177,7 @@ class Agent:
         available one), or ``None`` when semantic search is off."""
         from .embedding import resolve_provider
 
-        return resolve_provider(self.config, self.registry("register_embedding_providers"))
+        return resolve_provider(self, self.registry("register_embedding_providers"))
 
     # ------------------------------------------------------------------ capabilities
 

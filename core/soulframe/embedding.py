@@ -28,6 +28,7 @@ import attrs
 from .model import ConfigError, Registration, SoulframeError, UnknownNameError
 
 if TYPE_CHECKING:
+    from .agent import Agent
     from .model import EmbeddingProvider, Vector
 
 log = logging.getLogger("soulframe.embedding")
@@ -196,10 +197,10 @@ def _unavailable_reason(provider: Any) -> str:
     return "not available"
 
 
-def build_provider(config: Any, registration: Registration) -> EmbeddingProvider:
-    """Call a registration's ``factory(config)``, turning a failure into a clear error."""
+def build_provider(agent: Agent, registration: Registration) -> EmbeddingProvider:
+    """Call a registration's ``factory(agent)``, turning a failure into a clear error."""
     try:
-        provider: EmbeddingProvider = registration.factory(config)
+        provider: EmbeddingProvider = registration.factory(agent)
     except SoulframeError:
         raise
     except Exception as exc:
@@ -211,7 +212,7 @@ def build_provider(config: Any, registration: Registration) -> EmbeddingProvider
 
 
 def resolve_provider(
-    config: Any,
+    agent: Agent,
     registrations: Mapping[str, Registration] | Iterable[Registration],
 ) -> EmbeddingProvider | None:
     """The provider ``embedding.provider`` selects, or ``None`` when semantic search is off.
@@ -226,6 +227,7 @@ def resolve_provider(
       :class:`EmbeddingUnavailableError` (with the provider's reason) when it cannot run —
       a provider the user asked for by name is never silently replaced.
     """
+    config = agent.config
     registry = _registry(registrations)
     name = str(_get(config, "embedding.provider", "auto"))
     if name == "none":
@@ -237,7 +239,7 @@ def resolve_provider(
             origin = config.origin("embedding.provider") if hasattr(config, "origin") else ""
             select(registry, name, key="embedding.provider", kind="embedding provider",
                    origin="" if origin == "default" else origin)
-        provider = build_provider(config, registry[name])
+        provider = build_provider(agent, registry[name])
         if not provider.available():
             raise EmbeddingUnavailableError(
                 f"embedding.provider = {name!r} is not available: {_unavailable_reason(provider)}"
@@ -252,7 +254,7 @@ def resolve_provider(
             log.debug("embedding auto: %r is not registered; skipped", candidate)
             continue
         try:
-            provider = build_provider(config, reg)
+            provider = build_provider(agent, reg)
             if provider.available():
                 return provider
         except EmbeddingError as exc:
@@ -264,7 +266,7 @@ def resolve_provider(
 
 
 def explain_providers(
-    config: Any,
+    agent: Agent,
     registrations: Mapping[str, Registration] | Iterable[Registration],
 ) -> list[dict[str, Any]]:
     """One row per registered provider: name, plugin, available, reason, model id,
@@ -274,7 +276,7 @@ def explain_providers(
     for name, reg in _registry(registrations).items():
         row: dict[str, Any] = {"name": name, "plugin": reg.plugin, "description": reg.description}
         try:
-            provider = build_provider(config, reg)
+            provider = build_provider(agent, reg)
             ok = bool(provider.available())
             row.update(
                 available=ok,

@@ -162,7 +162,7 @@ def register_truncation_policies() -> Iterable[Registration]:
 
     Called when an :class:`~soulframe.Agent` first builds a prompt.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
         returns a :class:`~soulframe.model.TruncationPolicy`.
 
     Combined: a named registry; ``bootstrap.truncation`` in config selects one (default
@@ -176,7 +176,7 @@ def register_token_estimators() -> Iterable[Registration]:
 
     Called when an :class:`~soulframe.Agent` first counts tokens.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
         returns a callable ``estimate(text) -> int``.
 
     Combined: a named registry; ``prompt.tokenizer`` selects one (default ``"estimate"``:
@@ -211,7 +211,7 @@ def register_embedding_providers() -> Iterable[Registration]:
 
     Called when memory or skill search first needs an embedder, and by ``soulframe models``.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
         returns a :class:`~soulframe.model.EmbeddingProvider`.
 
     Combined: a named registry; ``embedding.provider`` selects one. ``"auto"`` is resolved by
@@ -242,7 +242,7 @@ def register_chunkers() -> Iterable[Registration]:
 
     Called when a memory sync first needs a chunker.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
         returns a :class:`~soulframe.model.Chunker`: a ``name`` and ``chunk(text, path) ->
         list[Chunk]`` (:class:`~soulframe.model.Chunk`: path, 1-based inclusive
         ``start_line``/``end_line`` of the lines the chunk's text came from, text).
@@ -259,7 +259,7 @@ def register_rerankers() -> Iterable[Registration]:
 
     Called when a search first needs the re-ranker that ``memory.reranker`` names.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
         returns a :class:`~soulframe.model.Reranker`: ``rerank(query, candidates) ->
         list[float]``, one score in [0, 1] per candidate (a :class:`~soulframe.model.Candidate`:
         path, lines, text, fused score), higher is better.
@@ -313,7 +313,7 @@ def register_chat_models() -> Iterable[Registration]:
 
     Called when a routine first needs a chat model, and by ``soulframe models``.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(config)``
+    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
         returns a :class:`~soulframe.model.ChatModel`.
 
     Combined: a named registry; ``model.provider`` selects one.

@@ -426,8 +426,9 @@ class Registration:
     """A named thing a plugin offers: a store, an embedding provider, a truncation policy,
     a chat model or a context source.
 
-    ``factory`` builds the object when it is selected (so nothing heavy is imported at
-    plugin load time). ``extra`` names the pip extra that provides its dependencies, which
+    ``factory(agent)`` builds the object when it is selected, for that
+    :class:`~soulframe.Agent` (its ``config``, workspace and id): one signature for every
+    registry, and nothing heavy is imported at plugin load time. ``extra`` names the pip extra that provides its dependencies, which
     the unknown-name error shows to the user.
     """
 

@@ -147,5 +147,5 @@ def chat_model_for(agent: Agent) -> ChatModel:
             "anthropic, ...) and [model] name in soulframe.toml"
         )
     registration = agent.select("register_chat_models", "model.provider", "chat model")
-    model: ChatModel = registration.factory(agent.config)
+    model: ChatModel = registration.factory(agent)
     return model

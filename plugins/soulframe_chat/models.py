@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from soulframe.model import ChatModel, Registration
 
 from .settings import PRESETS, model_table, resolve_settings
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
 DESCRIPTIONS = {
     "openai": "OpenAI chat completions (api.openai.com)",
@@ -33,8 +36,8 @@ def build_chat_model(config: Any, provider: str | None = None) -> ChatModel:
 
 
 def _factory(provider: str) -> Any:
-    def factory(config: Any = None) -> ChatModel:
-        return build_chat_model(config, provider)
+    def factory(agent: Agent) -> ChatModel:
+        return build_chat_model(agent.config, provider)
 
     factory.__name__ = f"build_{provider.replace('-', '_')}_chat_model"
     return factory

@@ -23,33 +23,34 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import click
+    from soulframe.agent import Agent
 
 
-def _local(config: Any) -> Any:
+def _local(agent: Agent) -> Any:
     from .local import LocalProvider
 
-    return LocalProvider.from_config(config)
+    return LocalProvider.from_config(agent.config)
 
 
-def _openai(config: Any) -> Any:
+def _openai(agent: Agent) -> Any:
     from .remote import OpenAIProvider
 
-    return OpenAIProvider(config)
+    return OpenAIProvider(agent.config)
 
 
-def _openai_compatible(config: Any) -> Any:
+def _openai_compatible(agent: Agent) -> Any:
     from .remote import OpenAIProvider
 
-    return OpenAIProvider(config, compatible=True)
+    return OpenAIProvider(agent.config, compatible=True)
 
 
-def _gemini(config: Any) -> Any:
+def _gemini(agent: Agent) -> Any:
     from .remote import GeminiProvider
 
-    return GeminiProvider(config)
+    return GeminiProvider(agent.config)
 
 
-def _none(config: Any) -> Any:
+def _none(agent: Agent) -> Any:
     from .remote import NullProvider
 
     return NullProvider()

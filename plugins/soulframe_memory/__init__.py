@@ -60,7 +60,7 @@ class LinesChunker:
 def register_chunkers() -> list[Registration]:
     return [Registration(
         name="lines",
-        factory=lambda config: LinesChunker(int(config.get("memory.chunk_max_chars"))),
+        factory=lambda agent: LinesChunker(int(agent.config.get("memory.chunk_max_chars"))),
         description="chunks of up to memory.chunk_max_chars, cut at blank lines (default)",
     )]
 

@@ -13,31 +13,34 @@ Token estimators: ``estimate`` (chars/4, CJK-aware, no download) and ``tiktoken`
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from soulframe import hookimpl
 from soulframe.model import Registration
 
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
 
-def _head_tail(config: Any) -> Any:
+
+def _head_tail(agent: Agent) -> Any:
     from .headtail import HeadTailPolicy
 
-    return HeadTailPolicy(config)
+    return HeadTailPolicy(agent.config)
 
 
-def _fair(config: Any) -> Any:
+def _fair(agent: Agent) -> Any:
     from .fair import FairPolicy
 
-    return FairPolicy(config)
+    return FairPolicy(agent.config)
 
 
-def _estimate(config: Any) -> Any:
+def _estimate(agent: Agent) -> Any:
     from soulframe.prompt.tokens import estimate
 
     return estimate
 
 
-def _tiktoken(config: Any) -> Any:
+def _tiktoken(agent: Agent) -> Any:
     from soulframe.prompt.tokens import tiktoken_estimator
 
     return tiktoken_estimator()

@@ -36,7 +36,7 @@ def chunker(agent: Agent) -> Chunker:
     if cached is not None and cached[0] == name:
         return cached[1]
     reg = agent.select("register_chunkers", "memory.chunker", "chunker")
-    built: Chunker = reg.factory(agent.config)
+    built: Chunker = reg.factory(agent)
     agent.cache.chunker = (name, built)
     return built
 
@@ -64,7 +64,7 @@ def reranker(agent: Agent) -> Reranker | None:
     if cached is not None and cached[0] == name:
         return cached[1]
     reg = agent.select("register_rerankers", "memory.reranker", "re-ranker")
-    built: Reranker = reg.factory(agent.config)
+    built: Reranker = reg.factory(agent)
     agent.cache.reranker = (name, built)
     return built
 

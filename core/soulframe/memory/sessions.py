@@ -147,7 +147,7 @@ def chat_model(agent: Agent) -> Any:
     if not agent.config.get("model.provider"):
         return None
     reg = agent.select("register_chat_models", "model.provider", "chat model")
-    return reg.factory(agent.config)
+    return reg.factory(agent)
 
 
 def ask_model(model: Any, system: str, user: str, *, timeout: float = 120.0) -> str:

@@ -321,7 +321,7 @@ def truncation_policy(agent: Agent) -> Any:
     if cached is not None and cached[0] == name:
         return cached[1]
     reg = agent.select("register_truncation_policies", "bootstrap.truncation", "truncation policy")
-    policy = reg.factory(agent.config)
+    policy = reg.factory(agent)
     agent.cache.truncation_policy = (name, policy)
     return policy
 

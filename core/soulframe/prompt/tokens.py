@@ -99,7 +99,7 @@ def get_estimator(agent: Agent) -> Estimator:
         fn: Estimator = estimate
     else:
         reg = agent.select("register_token_estimators", "prompt.tokenizer", "token estimator", name)
-        fn = reg.factory(agent.config)
+        fn = reg.factory(agent)
     try:
         _cache[agent] = (name, fn)
     except TypeError:  # an agent-like object that cannot be weakly referenced
