@@ -37,16 +37,7 @@ def search(index: MemoryIndex, query: str,
     track: bool = True,
     history: bool = False,
 ) -> SearchResults:
-    """Search memory. ``session`` decides visibility: only a main, private session (or
-    ``None``, the owner calling the API) sees MEMORY.md and other private files.
-
-    :param k: results wanted (default ``memory.max_results``).
-    :param min_score: drop hits below this fused score (default ``memory.min_score``).
-    :param channels: ``"hybrid"`` (default), ``"keyword"`` or ``"vector"``.
-    :param track: count the returned hits for recall tracking (``memory.recall_tracking``;
-        evaluation and consolidation search without counting).
-    :param history: also return superseded entries (ranked below their successors).
-    """
+    """The body of :meth:`MemoryIndex.search` (see there for the parameters)."""
     index._check_enabled()
     if channels not in ("hybrid", "keyword", "vector"):
         raise ValueError(f"channels = {channels!r} — expected hybrid, keyword or vector")

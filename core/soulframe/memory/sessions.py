@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..conversation import text_of
 from ..model import SoulframeError
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def parse_messages(text: str, where: str = "transcript") -> list[dict[str, Any]]
     for i, item in enumerate(data, 1):
         if not isinstance(item, Mapping) or "role" not in item:
             raise SoulframeError(f"{where}: message {i}: expected an object with role and content")
-        out.append({"role": str(item["role"]), "content": content_text(item.get("content"))})
+        out.append({"role": str(item["role"]), "content": text_of(item.get("content"))})
     return out
 
 
@@ -90,23 +91,6 @@ def load_messages(path: str) -> list[dict[str, Any]]:
     return parse_messages(text, path)
 
 
-def content_text(content: Any) -> str:
-    """A message's text: a string, or the text parts of a list of content parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        parts = []
-        for p in content:
-            if isinstance(p, Mapping) and isinstance(p.get("text"), str):
-                parts.append(p["text"])
-            elif isinstance(p, str):
-                parts.append(p)
-        return "\n".join(parts)
-    return str(content)
-
-
 def _normalise(messages: Any) -> list[dict[str, str]]:
     if isinstance(messages, str):
         messages = parse_messages(messages)
@@ -116,7 +100,7 @@ def _normalise(messages: Any) -> list[dict[str, str]]:
     for i, m in enumerate(messages or (), 1):
         if not isinstance(m, Mapping) or "role" not in m:
             raise SoulframeError(f"message {i}: expected an object with role and content")
-        out.append({"role": str(m["role"]), "content": content_text(m.get("content"))})
+        out.append({"role": str(m["role"]), "content": text_of(m.get("content"))})
     return out
 
 
