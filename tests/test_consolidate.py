@@ -100,6 +100,36 @@ def test_a_fact_recalled_three_times_is_promoted_with_its_citation_and_undone(
         undo_last(agent)
 
 
+def test_a_reviewed_dry_run_is_applied_as_shown_without_asking_again(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from soulframe.memory.consolidate import apply_reviewed, consolidate
+    from soulframe.model import SoulframeError
+
+    with FakeLLMServer() as srv:
+        agent, citation = setup(workspace, tmp_path, srv)
+        recall_over_three_days(agent, monkeypatch)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "add", "text": "Marta has the Lisbon door code.", "source": citation}]})))
+        before = (workspace / "MEMORY.md").read_bytes()
+        reviewed = consolidate(agent, dry_run=True)
+        assert reviewed.status == "dry-run" and (workspace / "MEMORY.md").read_bytes() == before
+        assert "proposed" not in reviewed.to_dict()  # the JSON output stays the diff, not the file
+
+        # the file changed after the review: applying is refused and nothing is written
+        (workspace / "MEMORY.md").write_bytes(before + b"- Edited by hand.\n")
+        with pytest.raises(SoulframeError, match="changed since the dry run"):
+            apply_reviewed(agent, reviewed)
+        assert (workspace / "MEMORY.md").read_bytes() == before + b"- Edited by hand.\n"
+
+        (workspace / "MEMORY.md").write_bytes(before)
+        applied = apply_reviewed(agent, reviewed)
+        assert applied.status == "applied" and len(srv.requests) == 1  # the model was asked once
+    assert (workspace / "MEMORY.md").read_text() == reviewed.proposed
+    assert "Marta has the Lisbon door code." in reviewed.proposed
+    with pytest.raises(SoulframeError, match="only a dry run"):
+        apply_reviewed(agent, applied)
+
+
 def setup_again(workspace: Path, tmp_path: Path, srv: FakeLLMServer) -> tuple[Agent, str]:
     """A fresh agent over the same workspace and state (recalls persist in the store)."""
     values = {"embedding.provider": "none", "state_dir": str(tmp_path / "state"),

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -76,9 +77,13 @@ class ConsolidationResult:
     refused: str | None = None
     model: str | None = None
     diary: str | None = None
+    #: a dry run's MEMORY.md as it would be written, and the SHA-256 of the file it was
+    #: planned against: :func:`apply_reviewed` writes exactly this, without asking again
+    proposed: str | None = attrs.field(default=None, repr=False)
+    base_sha256: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        return attrs.asdict(self, filter=lambda a, _v: a.name != "proposed")
 
 
 # --------------------------------------------------------------------------- reading
@@ -327,22 +332,46 @@ def consolidate(agent: Agent, *, dry_run: bool = False, use_model: bool = True, 
         return result
     if dry_run:
         result.status = "dry-run"
+        result.proposed, result.base_sha256 = new, hashlib.sha256(before).hexdigest()
         result.messages.append("dry run: nothing was written")
         return result
-    _save_undo(agent, rel, before)
+    _write(agent, path, before, new, result, entities=model is not None)
+    return result
+
+
+def apply_reviewed(agent: Agent, reviewed: ConsolidationResult) -> ConsolidationResult:
+    """Apply the run a dry run showed, exactly as its diff said, without asking the model
+    again (a second answer could differ from the one that was reviewed). Refused, with
+    MEMORY.md untouched, when the file changed since the dry run."""
+    if reviewed.status != "dry-run" or reviewed.proposed is None or reviewed.base_sha256 is None:
+        raise SoulframeError("only a dry run that proposed a change can be applied")
+    path = _memory_path(agent)
+    rel = path.relative_to(agent.root).as_posix()
+    before = path.read_bytes() if path.exists() else b""
+    if hashlib.sha256(before).hexdigest() != reviewed.base_sha256:
+        raise SoulframeError(f"{rel} changed since the dry run; run the dry run again and review the new diff")
+    result = attrs.evolve(reviewed, status="dry-run", messages=[], proposed=None)
+    _write(agent, path, before, reviewed.proposed, result, entities=reviewed.model is not None)
+    return result
+
+
+def _write(agent: Agent, path: Path, before: bytes, new: str, result: ConsolidationResult, *,
+           entities: bool) -> None:
+    """Write an accepted run: the undo copy first, then the file, the index, the diary."""
     from ..workspace import atomic_write, ensure_private_dir
 
+    rel = path.relative_to(agent.root).as_posix()
+    _save_undo(agent, rel, before)
     ensure_private_dir(path.parent)
     mode = (path.stat().st_mode & 0o777) if path.exists() else 0o600
     atomic_write(path, new.encode("utf-8"), mode=mode)
     agent.memory.sync()
     result.status = "applied"
-    if model is not None and agent.config.get("memory.consolidate.entities"):
-        result.messages.extend(_update_entities(agent, result.operations, day))
+    if entities and agent.config.get("memory.consolidate.entities"):
+        result.messages.extend(_update_entities(agent, result.operations, agent.memory._today().isoformat()))
     changed = [o for o in result.operations if o.get("op") != "noop"]
     result.diary = _diary(agent, f"applied: {len(changed)} change(s) to {rel}", result.operations)
     result.messages.append(f"{rel}: {len(changed)} change(s) applied; undo with `soulframe memory consolidate --undo`")
-    return result
 
 
 def _update_entities(agent: Agent, ops: list[dict[str, Any]], day: str) -> list[str]:
@@ -413,5 +442,5 @@ def undo_last(agent: Agent) -> ConsolidationResult:
     return result
 
 
-__all__ = ["ConsolidationResult", "consolidate", "dedupe", "entries", "find_candidates", "parse_operations",
+__all__ = ["ConsolidationResult", "apply_reviewed", "consolidate", "dedupe", "entries", "find_candidates", "parse_operations",
            "plan", "undo_last"]
