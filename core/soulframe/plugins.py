@@ -269,3 +269,54 @@ def list_plugins(pm: PluginManager) -> list[PluginInfo]:
         dist, version = pm.dists.get(name, (None, None))
         infos.append(PluginInfo(name=name, dist=dist, version=version, hooks=hooks))
     return infos
+
+
+#: the registration hooks whose items have a ``name``, and what ``soulframe plugins`` calls them
+REGISTRY_HOOKS = {
+    "register_prompt_sections": "sections",
+    "register_context_sources": "context sources",
+    "register_truncation_policies": "truncation policies",
+    "register_token_estimators": "token estimators",
+    "register_stores": "stores",
+    "register_embedding_providers": "embedding providers",
+    "register_tools": "tools",
+    "register_chat_models": "chat models",
+    "register_chunkers": "chunkers",
+    "register_rerankers": "re-rankers",
+}
+
+
+def what_each_registers(
+    pm: PluginManager,
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, list[str]], list[str]]:
+    """For each plugin: the named things it registers, by kind (config keys included); the
+    registrations of another plugin it replaces (same name, later plugin wins); and one line
+    per registration hook that failed, which does not hide the others."""
+    out: dict[str, dict[str, list[str]]] = {}
+    overrides: dict[str, list[str]] = {}
+    failures: list[str] = []
+    for hook, label in REGISTRY_HOOKS.items():
+        try:
+            items = collect(pm, hook)
+        except Exception as exc:  # a plugin's registration hook failing must not hide the rest
+            failures.append(f"{hook} failed: {exc}")
+            continue
+        owner: dict[str, str] = {}
+        for plugin_name, item in items:
+            name = getattr(item, "name", None)
+            if name is None:
+                continue
+            out.setdefault(plugin_name, {}).setdefault(label, []).append(str(name))
+            previous = owner.get(name)
+            if previous is not None and previous != plugin_name:
+                overrides.setdefault(plugin_name, []).append(f"{label}: {name} (replaces {previous}'s)")
+            owner[name] = plugin_name
+    try:
+        declared = call_in_order(pm, "register_config_keys")
+    except Exception as exc:
+        failures.append(f"register_config_keys failed: {exc}")
+        declared = []
+    for plugin_name, keys in declared:
+        if keys:
+            out.setdefault(plugin_name, {})["config keys"] = sorted(keys)
+    return out, overrides, failures

@@ -153,7 +153,9 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
     pm = state.pm
     assert pm is not None
     infos = p.list_plugins(pm)
-    registered, overrides = _what_each_registers(pm)
+    registered, overrides, failures = p.what_each_registers(pm)
+    for line in failures:
+        click.secho(f"warning: {line}", fg="yellow", err=True)
     rows: list[dict[str, Any]] = []
     hidden = 0
     for info in infos:
@@ -188,56 +190,6 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
         click.echo(f"({hidden} of soulframe's own default plugins not shown: --all lists them)")
     for line in pm.load_errors:
         click.echo(f"not loaded: {line}")
-
-
-_REGISTRY_HOOKS = {
-    "register_prompt_sections": "sections",
-    "register_context_sources": "context sources",
-    "register_truncation_policies": "truncation policies",
-    "register_token_estimators": "token estimators",
-    "register_stores": "stores",
-    "register_embedding_providers": "embedding providers",
-    "register_tools": "tools",
-    "register_chat_models": "chat models",
-    "register_chunkers": "chunkers",
-    "register_rerankers": "re-rankers",
-}
-
-
-def _what_each_registers(
-    pm: PluginManager,
-) -> tuple[dict[str, dict[str, list[str]]], dict[str, list[str]]]:
-    """For each plugin: the named things it registers, by kind; and the registrations of
-    another plugin it replaces (same name, later plugin wins)."""
-    from .. import plugins as p
-
-    out: dict[str, dict[str, list[str]]] = {}
-    overrides: dict[str, list[str]] = {}
-    for hook, label in _REGISTRY_HOOKS.items():
-        try:
-            items = p.collect(pm, hook)
-        except Exception as exc:  # a plugin's registration hook failing must not hide the rest
-            click.secho(f"warning: {hook} failed: {exc}", fg="yellow", err=True)
-            continue
-        owner: dict[str, str] = {}
-        for plugin_name, item in items:
-            name = getattr(item, "name", None)
-            if name is None:
-                continue
-            out.setdefault(plugin_name, {}).setdefault(label, []).append(str(name))
-            previous = owner.get(name)
-            if previous is not None and previous != plugin_name:
-                overrides.setdefault(plugin_name, []).append(f"{label}: {name} (replaces {previous}'s)")
-            owner[name] = plugin_name
-    try:
-        declared = p.call_in_order(pm, "register_config_keys")
-    except Exception as exc:
-        click.secho(f"warning: register_config_keys failed: {exc}", fg="yellow", err=True)
-        declared = []
-    for plugin_name, keys in declared:
-        if keys:
-            out.setdefault(plugin_name, {})["config keys"] = sorted(keys)
-    return out, overrides
 
 
 # --------------------------------------------------------------------------- config
