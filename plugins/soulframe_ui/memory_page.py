@@ -1,0 +1,107 @@
+"""The memory page's facts: a search with each hit's scores, the index status, the
+daily-log timeline and the most recalled entries; and one memory file's lines."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from soulframe.model import Session
+
+from .prompt_page import BadRequest
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
+
+CHANNELS = ("hybrid", "keyword", "vector")
+
+
+def _number(params: Mapping[str, str], name: str, lo: float, hi: float, *, whole: bool) -> float | None:
+    raw = (params.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw) if whole else float(raw)
+    except ValueError:
+        raise BadRequest(f"{name}={raw!r}: expected a {'whole ' if whole else ''}number") from None
+    if not lo <= value <= hi:
+        raise BadRequest(f"{name}={raw!r}: expected a number from {lo:g} to {hi:g}")
+    return value
+
+
+def search_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
+    """A search as the owner's main session sees it. Looking does not count as recalling:
+    the inspector never feeds recall tracking (and so never nudges consolidation)."""
+    query = (params.get("q") or "").strip()
+    channel = params.get("channel") or "hybrid"
+    if channel not in CHANNELS:
+        raise BadRequest(f"channel={channel!r}: expected one of {', '.join(CHANNELS)}")
+    k = _number(params, "k", 1, 50, whole=True)
+    min_score = _number(params, "min_score", 0, 1, whole=False)
+    floor = float(agent.config.get("memory.min_score")) if min_score is None else min_score
+    out: dict[str, Any] = {"query": query, "channel": channel, "k": int(k) if k else None,
+                           "min_score": min_score, "floor": floor, "hits": [], "searched": bool(query),
+                           "calibration": str(agent.config.get("memory.calibration", "raw"))}
+    if not query:
+        return out
+    results = agent.memory.search(query, int(k) if k else None, Session(kind="main"),
+                                  min_score=min_score, channels=channel, track=False)
+    out.update(mode=results.mode, notice=results.notice)
+    out["hits"] = [
+        {"citation": h.citation, "path": h.path, "start": h.start_line, "end": h.end_line,
+         "snippet": h.snippet, "scope": h.scope,
+         "bars": [(label, value) for label, value in (
+             ("fused", h.score), ("keyword", h.text_score), ("vector (calibrated)", h.vector_score),
+             ("re-ranker", h.rerank_score)) if value is not None]}
+        for h in results
+    ]
+    return out
+
+
+def index_facts(agent: Agent) -> dict[str, Any]:
+    """Index status, the daily logs by day and the most recalled entries."""
+    mem = agent.memory
+    status = mem.status()
+    days: list[dict[str, Any]] = []
+    for f in mem.files():
+        if f.day is None:
+            continue
+        try:
+            text = f.abspath.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        lines = text.splitlines()
+        entries = sum(1 for ln in lines if ln.strip() and not ln.lstrip().startswith("#"))
+        days.append({"day": f.day, "path": f.path, "entries": entries, "lines": len(lines)})
+    days.sort(key=lambda d: (d["day"], d["path"]), reverse=True)
+    widest = max((d["entries"] for d in days), default=1) or 1
+    for d in days:
+        d["share"] = d["entries"] / widest
+    recalls = getattr(agent.store, "recalls", None)
+    recalled = [
+        {"citation": f"{r.path}#L{r.line}", "path": r.path, "line": r.line, "text": r.text,
+         "count": r.count, "queries": r.queries, "days": r.days, "best": r.best_score,
+         "last": time.strftime("%Y-%m-%d", time.localtime(r.last_recalled))}
+        for r in (recalls(10) if recalls is not None else [])
+    ]
+    return {"status": status, "days": days, "recalled": recalled}
+
+
+def file_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
+    """A memory file's lines with a cited range marked. The path goes through the same
+    check as the ``memory_get`` tool (memory files only, no escape by ``..``, absolute
+    paths or links), read as the owner's main session."""
+    path = params.get("path") or ""
+    start = _number(params, "from", 1, 10**9, whole=True)
+    end = _number(params, "to", 1, 10**9, whole=True)
+    excerpt = agent.memory.get(path, None, None, Session(kind="main"))
+    lo = int(start) if start else 0
+    hi = int(end) if end else lo
+    return {
+        "path": excerpt.path,
+        "lines": [{"n": i, "text": line, "cited": lo <= i <= hi}
+                  for i, line in enumerate(excerpt.text.split("\n"), excerpt.start_line)],
+        "cited": f"L{lo}-L{hi}" if lo else None,
+        "first": lo,
+    }
