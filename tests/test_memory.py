@@ -629,6 +629,45 @@ def test_cli_eval_reports_recall_per_channel(tmp_path: Path) -> None:
     assert r.returncode != 0 and "line 1" in r.stderr
 
 
+def test_eval_reports_every_rate_per_split(agent: Any) -> None:
+    """The half used to choose settings and the half held apart each get their own recall,
+    false "no results" and unrelated rate, beside the overall figures (kept as they were)."""
+    from soulframe.memory.evaluation import evaluate
+
+    quiet(agent.memory.sync)
+    golden = [
+        {"id": "a", "query": "lease renewed", "split": "tune",
+         "relevant": [{"path": "MEMORY.md", "contains": "Lease renewed"}]},
+        {"id": "b", "query": "zeppelin", "split": "tune", "relevant": []},
+        {"id": "c", "query": "Biscuit vet", "split": "held",
+         "relevant": [{"path": "memory/2026-08-02.md", "contains": "Biscuit"}]},
+        {"id": "d", "query": "flaky login", "split": "held",
+         "relevant": [{"path": "memory/2026-08-01.md", "contains": "flaky login"}]},
+        {"id": "e", "query": "Crosstrek", "split": "held", "relevant": []},  # answered: a wrong "unrelated"
+    ]
+    r = quiet(evaluate, agent.memory, golden, k=3, channels=("keyword",))
+    m = r["channels"]["keyword"]
+    assert set(m["by_split"]) == {"tune", "held"}
+    assert m["by_split"]["tune"] == {"recall@k": 1.0, "unrelated_returned": 0.0,
+                                     "false_no_results": 0.0, "top_right": 1.0}
+    assert m["by_split"]["held"]["recall@k"] == 1.0 and m["by_split"]["held"]["unrelated_returned"] == 1.0
+    assert m["unrelated_returned"] == 0.5 and m["recall@k"] == 1.0  # the overall keys are unchanged
+    assert m["recall@k_by_split"] == {"held": 1.0, "tune": 1.0}
+    strict = quiet(evaluate, agent.memory, golden[:1], k=3, channels=("keyword",))
+    assert strict["channels"]["keyword"]["by_split"]["tune"]["unrelated_returned"] is None
+    assert "by_split" in r["channels"]["keyword@0"] and "false_no_results" not in r["channels"]["keyword@0"]
+
+
+def test_cli_eval_prints_each_split(ws: Path, tmp_path: Path) -> None:
+    golden = tmp_path / "split.jsonl"
+    golden.write_text(
+        '{"query": "lease renewed", "split": "tune", "relevant": [{"path": "MEMORY.md", "contains": "Lease"}]}\n'
+        '{"query": "zeppelin", "split": "held", "relevant": []}\n')
+    r = _cli(ws, tmp_path / "state", "memory", "eval", str(golden), "-k", "3")
+    assert r.returncode == 0, r.stderr
+    assert "hybrid by split: held R@3 -, no-res -, unrel 0.000; tune R@3 1.000, no-res 0.000, unrel -" in r.stdout, r.stdout
+
+
 def test_cli_search_json_says_keyword_only(ws: Path, tmp_path: Path) -> None:
     r = _cli(ws, tmp_path / "state", "memory", "search", "lease", "--json")
     rows = json.loads(r.stdout)

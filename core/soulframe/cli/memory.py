@@ -348,7 +348,7 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
     is relevant when it is in that file and its text contains that string (or covers the
     entry's "line" when it names one). "relevant": [] marks a question memory cannot
     answer: it should return nothing. Also reports the characters returned per query, the
-    false "no results" rate and, with a "split" field, recall per split.
+    false "no results" rate and, with a "split" field, each of them per split.
     """
     from ..memory.evaluation import evaluate, load_golden
 
@@ -383,9 +383,15 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
                    + f" {m['context_chars']:6.0f}"
                    + (f" {no_res:6.3f}" if no_res is not None else f" {'-':>6}")
                    + (f" {unrel:6.3f}" if unrel is not None else f" {'-':>6}"))
-    splits = result["channels"].get("hybrid", {}).get("recall@k_by_split", {})
+    splits = result["channels"].get("hybrid", {}).get("by_split", {})
     if len(splits) > 1:
-        click.echo(f"hybrid recall@{k} by split: " + ", ".join(f"{s} {v:.3f}" for s, v in splits.items()))
+        # the half used to choose settings next to the half held apart
+        def rate(v: float | None) -> str:
+            return "-" if v is None else f"{v:.3f}"
+
+        click.echo("hybrid by split: " + "; ".join(
+            f"{s} R@{k} {rate(v['recall@k'])}, no-res {rate(v.get('false_no_results'))}, "
+            f"unrel {rate(v.get('unrelated_returned'))}" for s, v in splits.items()))
     if result.get("notice"):
         click.secho(f"warning: {result['notice']}", fg="yellow", err=True)
 

@@ -22,6 +22,13 @@ lines), what reading them costs a prompt.
 Each channel is measured twice: as users get it (``memory.min_score`` applied to that
 channel's own scores: ``keyword``, ``vector``, ``hybrid``) and as a pure ranking
 (``min_score`` 0: ``keyword@0``, ``vector@0``, ``hybrid@0``).
+
+A golden file may keep a held-apart half: each query's ``split`` (``tune`` or ``held``;
+``all`` when absent). ``by_split`` then gives, per split, the same ``recall@k``,
+``unrelated_returned`` and (for the channels with ``min_score``) ``false_no_results`` and
+``top_right``, each over that split's own queries (``None`` where the split has none to
+count), so the half used to choose settings and the half never looked at are reported side
+by side.
 """
 
 from __future__ import annotations
@@ -99,8 +106,9 @@ def evaluate(
     channels: Sequence[str] = CHANNELS,
 ) -> dict[str, Any]:
     """Metrics for keyword, vector and hybrid, with and without the min score (see the
-    module docstring); ``recall@k_by_kind`` per ``kind`` and ``recall@k_by_split`` per
-    ``split`` (a golden file may keep a held-apart half)."""
+    module docstring); ``recall@k_by_kind`` per ``kind``, and ``recall@k_by_split`` and
+    ``by_split`` (every rate per split) per ``split`` (a golden file may keep a held-apart
+    half)."""
     runs: dict[str, dict[str, Any]] = {}
     for c in channels:
         if c == "vector" and memory.embedder is None:
@@ -115,18 +123,28 @@ def evaluate(
     answerable = [q for q in queries if q["relevant"]]
     n = max(1, len(answerable))
     unanswerable = len(queries) - len(answerable)
+    split_of = {str(q.get("id", i)): str(q.get("split", "all")) for i, q in enumerate(queries)}
+    split_answerable: dict[str, int] = {}
+    split_unanswerable: dict[str, int] = {}
+    for q in queries:
+        counts = split_answerable if q["relevant"] else split_unanswerable
+        counts[str(q.get("split", "all"))] = counts.get(str(q.get("split", "all")), 0) + 1
+    splits = sorted(set(split_of.values()))
     for name, opts in runs.items():
         r1 = r3 = rk = mrr = 0.0
         chars = 0
         returned_unrelated = 0
         by_kind: dict[str, list[float]] = {}
         by_split: dict[str, list[float]] = {}
+        unrelated_by_split: dict[str, int] = {}
         for i, q in enumerate(queries):
             hits = memory.search(q["query"], k, sync=False, track=False, **opts)
             chars += sum(len(_hit_text(memory, h.path, h.start_line, h.end_line, cache)) for h in hits[:k])
             per_query[str(q.get("id", i))][f"{name}:returned"] = len(hits)
             if not q["relevant"]:
                 returned_unrelated += bool(hits)
+                split = str(q.get("split", "all"))
+                unrelated_by_split[split] = unrelated_by_split.get(split, 0) + bool(hits)
                 continue
             recall, first, per_rank = rank_metrics(memory, q, hits, k, cache)
             r1 += per_rank[0]
@@ -142,12 +160,24 @@ def evaluate(
             "recall@k_by_split": {sp: sum(v) / len(v) for sp, v in sorted(by_split.items())},
             "context_chars": chars / max(1, len(queries)),
             "unrelated_returned": returned_unrelated / unanswerable if unanswerable else None,
+            "by_split": {
+                sp: {
+                    "recall@k": sum(by_split[sp]) / len(by_split[sp]) if by_split.get(sp) else None,
+                    "unrelated_returned": (unrelated_by_split.get(sp, 0) / split_unanswerable[sp]
+                                           if split_unanswerable.get(sp) else None),
+                } for sp in splits
+            },
         }
     for name in [c for c in runs if not c.endswith("@0")]:
         top_right = [qid for qid, row in per_query.items() if row.get(f"{name}@0") == 1]
         empty = [qid for qid in top_right if per_query[qid].get(f"{name}:returned") == 0]
-        result["channels"][name]["false_no_results"] = len(empty) / n
-        result["channels"][name]["top_right"] = len(top_right) / n
+        m = result["channels"][name]
+        m["false_no_results"] = len(empty) / n
+        m["top_right"] = len(top_right) / n
+        for sp in splits:
+            m_sp = split_answerable.get(sp, 0)
+            m["by_split"][sp]["false_no_results"] = sum(split_of[q] == sp for q in empty) / m_sp if m_sp else None
+            m["by_split"][sp]["top_right"] = sum(split_of[q] == sp for q in top_right) / m_sp if m_sp else None
     result["per_query"] = [{"id": qid, **row} for qid, row in per_query.items()]
     result["notice"] = memory.embedder_problem
     return result
