@@ -18,8 +18,9 @@ above that background it stands, in background standard deviations, mapped linea
 
 so 0 is "as similar as unrelated text usually is" and 1 is "``Z_FULL`` deviations above
 it". ``Z_FULL`` is chosen so that the default ``min_score`` 0.35 sits at the point measured
-best on tests/data/paraphrase_eval (the right note returned, unrelated questions not): see
-docs/memory.md, "Calibrated scores", for the options measured and the numbers.
+best on the tuning half of tests/data/paraphrase_eval (the right note returned, unrelated
+questions not; its held-apart half is reported beside it): see docs/memory.md, "Calibrated
+scores", for the options measured and the numbers.
 """
 
 from __future__ import annotations

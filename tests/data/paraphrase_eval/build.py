@@ -2,10 +2,15 @@
 
     python tests/data/paraphrase_eval/build.py
 
-A workspace of 40 daily logs (two remembered facts on 18 of them, among everyday small talk), and
+A workspace of 80 daily logs (two remembered facts on 36 of them, among everyday small talk), and
 ``golden.jsonl``: one question per fact, worded as someone would ask it days later (sharing
 few or none of the note's words), plus ``unrelated`` questions about things the logs never
 mention, which must return nothing. Everything here is invented.
+
+Two halves, each with its own facts, questions and logs (April-May and June-July): ``"split":
+"tune"`` (free to look at while choosing search settings) and ``"split": "held"`` (written
+before any result on it was seen, and never used to choose settings; reported beside the
+tuning half).
 """
 
 from __future__ import annotations
@@ -84,6 +89,74 @@ UNRELATED: list[str] = [
     "how do I solve a quadratic equation",
 ]
 
+#: the held-apart half: (note as remembered, question asked later), never used to tune
+HELD_FACTS: list[tuple[str, str]] = [
+    ("The babysitter, Chloe, charges 12 an hour and can't do Saturdays", "how much do we pay the person who minds the kids"),
+    ("Uncle Victor is flying in from Montreal on the 22nd", "when does my relative from Canada arrive"),
+    ("The dishwasher warranty runs out in August", "until when is the appliance guarantee valid"),
+    ("Freya got a place at Westbrook university to study architecture", "which course did she get into"),
+    ("The window cleaner comes on the first Monday of each month", "how often does someone wash the glass outside"),
+    ("Raj lent me his camping stove for the festival", "whose cooker did I borrow for the weekend away"),
+    ("Hugo's piano teacher is Mrs Lindqvist on Harbour Street", "who gives the boy his music lessons"),
+    ("The council tax direct debit comes out on the 15th", "what date is the local authority payment taken"),
+    ("Mum's blood test results came back normal", "was everything fine with my mother's lab work"),
+    ("The broadband deal ends in November and we can switch without a fee", "when can we change internet provider for free"),
+    ("Theo is scared of thunderstorms and hides under the bed", "why does the little one get upset when the weather turns"),
+    ("The front door is painted Farrow and Ball Hague Blue", "what shade did we use on the entrance"),
+    ("Marta's baby boy was born on Tuesday and is called Felix", "what did my colleague name her newborn"),
+    ("The bike lock code is 7391", "how do I open the padlock on my bike"),
+    ("Rosa is coming to stay for the long weekend in May", "when is our houseguest visiting"),
+    ("The chimney sweep is booked for the 4th of October", "when is someone coming to clean the fireplace flue"),
+    ("Ahmed is teetotal, so buy him elderflower cordial", "what should we get our guest who doesn't drink alcohol"),
+    ("The lost property office says my scarf was handed in at Victoria station", "where can I collect what I left on the train"),
+    ("Clara is running the Berlin marathon in September", "which race is Clara training for"),
+    ("Water is leaking through the ceiling in the downstairs toilet", "where is the damp patch coming from"),
+    ("Signed the kids up for tennis camp in the first week of August", "what are the children doing in the summer holidays"),
+    ("Mrs Douglas next door feeds the goldfish when we're away", "who looks after the fish while we travel"),
+    ("The electrician said the fuse box needs replacing before we sell", "what work must happen before the house goes on the market"),
+    ("Isabel's favourite flowers are peonies", "what bouquet should I get for Isabel"),
+    ("The library books are due back on the 28th", "when do the borrowed books have to be returned"),
+    ("Kofi moved to Lisbon for a job at a design studio", "where does Kofi live now"),
+    ("The heating oil tank was filled with 900 litres in January", "how much fuel did we buy for the furnace"),
+    ("Eva only needs glasses for reading since her eye test", "what did the optician tell Eva"),
+    ("Our cleaner, Dorota, comes every other Wednesday morning", "when does the housekeeper visit"),
+    ("Finn's football practice moved to the indoor hall at St Mary's", "where does the boy play soccer now"),
+    ("The will is kept with the solicitor at Barnes and Co", "who holds the legal papers about the inheritance"),
+    ("The spa gift voucher expires at the end of June", "until when can we use the pampering present"),
+    ("Oskar can't eat gluten, he has coeliac disease", "is bread okay for Oskar"),
+    ("The moving van is booked for 7am on the 30th", "when do the removals people arrive"),
+    ("Planted the cherry tree in the far left corner of the garden", "where did we put the new fruit sapling"),
+    ("Harriet takes the 8:15 ferry to the island on Fridays", "how does she get across the water at the end of the week"),
+]
+
+#: held-apart questions about things the logs never mention (their words occur nowhere in them)
+HELD_UNRELATED: list[str] = [
+    "what is the speed of light in a vacuum",
+    "how do I reverse a linked list in Python",
+    "who composed the Moonlight Sonata",
+    "what is the atomic mass of carbon",
+    "when did the Roman empire collapse",
+    "how does chlorophyll capture sunlight",
+    "what is the longest desert in Africa",
+    "how do I create a postgres replica",
+    "who discovered penicillin",
+    "what is the GDP of Argentina",
+    "how many people make up a rugby squad",
+    "what is the difference between mitosis and meiosis",
+    "how do tides relate to the moon",
+    "who invented the telephone",
+    "what is the square root of 144",
+    "how do I write a SQL join",
+    "what are the main causes of inflation",
+    "what does DNA stand for",
+    "how many kilometres separate Mars and Earth",
+    "what is the plot of Hamlet",
+    "how do hurricanes get their names",
+    "which element has the symbol Fe",
+    "how does elliptic curve cryptography work",
+    "what year did the Titanic sink",
+]
+
 SMALL_TALK: list[str] = [
     "Grey morning, drizzle until about eleven.",
     "Finished the crossword over breakfast for once.",
@@ -135,25 +208,28 @@ SMALL_TALK: list[str] = [
     "Made pancakes on a weekday just because.",
 ]
 
-#: two facts a day on 18 days, and 22 days of small talk only: 40 logs, one chunk each
+#: per half: two facts a day on 18 days, and 22 days of small talk only: 40 logs, one chunk each
 FACTS_PER_DAY = 2
-FIRST_DAY = "2026-04-01"
 DAYS_TOTAL = 40
+#: (split, first day, seed, facts, unrelated questions, first fact id, first unrelated id);
+#: the held half's logs come after the tuning half's, on days of their own
+HALVES = (
+    ("tune", "2026-04-01", 20260504, FACTS, UNRELATED, 1, 1),
+    ("held", "2026-06-01", 20260601, HELD_FACTS, HELD_UNRELATED, 37, 25),
+)
 
 
-def build() -> None:
+def write_half(memory: Path, split: str, first_day: str, seed: int, all_facts: list[tuple[str, str]],
+               unrelated: list[str], fact_id: int, unrelated_id: int) -> list[dict[str, object]]:
+    """Write one half's logs into ``memory``; return its golden entries."""
     import datetime as dt
 
-    rng = random.Random(20260504)
-    facts = list(enumerate(FACTS))
+    rng = random.Random(seed)
+    facts = list(enumerate(all_facts, fact_id))
     rng.shuffle(facts)
-    first = dt.date.fromisoformat(FIRST_DAY)
+    first = dt.date.fromisoformat(first_day)
     days = sorted(rng.sample(range(60), DAYS_TOTAL))
     with_facts = set(rng.sample(range(DAYS_TOTAL), len(facts) // FACTS_PER_DAY))
-    memory = HERE / "workspace" / "memory"
-    memory.mkdir(parents=True, exist_ok=True)
-    for old in memory.glob("*.md"):
-        old.unlink()
     golden: list[dict[str, object]] = []
     for d, offset in enumerate(days):
         day = (first + dt.timedelta(days=offset)).isoformat()
@@ -163,11 +239,20 @@ def build() -> None:
         (memory / f"{day}.md").write_text(f"# {day}\n\n" + "".join(f"- {ln}\n" for ln in lines),
                                           encoding="utf-8")
         for i, (note, question) in notes:
-            golden.append({"id": f"p{i + 1:03d}", "query": question, "kind": "paraphrase",
-                           "relevant": [{"path": f"memory/{day}.md", "contains": note}]})
+            golden.append({"id": f"p{i:03d}", "query": question, "kind": "paraphrase",
+                           "relevant": [{"path": f"memory/{day}.md", "contains": note}], "split": split})
     golden.sort(key=lambda g: str(g["id"]))
-    golden += [{"id": f"u{i + 1:03d}", "query": q, "kind": "unrelated", "relevant": []}
-               for i, q in enumerate(UNRELATED)]
+    golden += [{"id": f"u{i:03d}", "query": q, "kind": "unrelated", "relevant": [], "split": split}
+               for i, q in enumerate(unrelated, unrelated_id)]
+    return golden
+
+
+def build() -> None:
+    memory = HERE / "workspace" / "memory"
+    memory.mkdir(parents=True, exist_ok=True)
+    for old in memory.glob("*.md"):
+        old.unlink()
+    golden = [g for half in HALVES for g in write_half(memory, *half)]
     (HERE / "golden.jsonl").write_text("".join(json.dumps(g) + "\n" for g in golden), encoding="utf-8")
 
 
