@@ -290,7 +290,8 @@ def run(agent: Agent, *, port: int | None, open_browser: bool, write: bool, as_j
 
     sock = listen(port)
     chosen = int(sock.getsockname()[1])
-    token = secrets.token_urlsafe(24)
+    # hex: no "-" or "_", so no stretch of it can look like a credential to the page's masking
+    token = secrets.token_hex(24)
     app = create_app(agent, token=token, write=write, pm=pm, port=chosen)
     url = f"http://127.0.0.1:{chosen}/?token={token}"
     say = echo or (lambda line: click.echo(line, err=True))
