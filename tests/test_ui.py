@@ -447,3 +447,24 @@ def test_json_line_for_scripts_and_a_taken_port(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_open_hands_the_tokened_url_to_the_browser(tmp_path: Path) -> None:
+    ws, _ = make_workspace(tmp_path, None)
+    opened = tmp_path / "opened.txt"
+    recorder = tmp_path / "browser.py"
+    recorder.write_text(f"import sys, pathlib; pathlib.Path({str(opened)!r}).write_text(sys.argv[1])\n")
+    env = {**os.environ, "BROWSER": f"{sys.executable} {recorder} %s"}  # what webbrowser runs
+    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", "0", "--json", "--open"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        info = json.loads(proc.stdout.readline())
+        for _ in range(100):
+            if opened.exists() and opened.read_text():
+                break
+            threading.Event().wait(0.1)
+        assert opened.read_text() == info["url"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
