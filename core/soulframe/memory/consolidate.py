@@ -21,8 +21,9 @@
 Without a chat model it only removes near-identical duplicate entries of MEMORY.md (by
 similarity, ``dedupe_similarity``) and says it did nothing else.
 
-One module, just over the usual size, because a run is one transaction over MEMORY.md:
-proposing, checking the removal limit, applying, the diary and undo belong together.
+A run is one transaction over MEMORY.md, so proposing, checking the removal limit, applying,
+the diary and undo live here together; which entries are candidates is
+:mod:`soulframe.memory.candidates`.
 """
 
 from __future__ import annotations
@@ -39,15 +40,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..model import SoulframeError
+from .candidates import entries, find_candidates
 from .recall import normalise_entry
-from .supersede import is_superseded, mark_superseded
+from .supersede import mark_superseded
 
 if TYPE_CHECKING:
     from ..agent import Agent
 
 DIARY = "memory/.diary/consolidation.md"
 UNDO_DIR = "memory/.diary/undo"
-_ENTRY = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
 INSTRUCTIONS = """You curate MEMORY.md, the long-term memory of a personal assistant.
@@ -89,64 +90,9 @@ class ConsolidationResult:
 # --------------------------------------------------------------------------- reading
 
 
-def entries(text: str) -> list[tuple[int, str]]:
-    """(0-based line, text) of MEMORY.md's live entries (bullets, superseded left out)."""
-    return [(i, ln) for i, ln in enumerate(text.split("\n")) if _ENTRY.match(ln) and not is_superseded(ln)]
-
-
 def _memory_path(agent: Agent) -> Path:
     found = agent.memory.discovery.root_memory()
     return found if found is not None else agent.workspace.resolve("MEMORY.md")
-
-
-def find_candidates(agent: Agent, memory_text: str) -> list[dict[str, Any]]:
-    cfg = agent.config
-    recalls = getattr(agent.store, "recalls", None)
-    if recalls is None:
-        return []
-    min_recalls = int(cfg.get("memory.consolidate.min_recalls"))
-    min_queries = int(cfg.get("memory.consolidate.min_queries"))
-    min_age = int(cfg.get("memory.consolidate.min_age_days"))
-    min_score = float(cfg.get("memory.consolidate.min_score"))
-    today = agent.memory._today()
-    known = {normalise_entry(ln) for _, ln in entries(memory_text)}
-    known_text = memory_text.lower()
-    out = []
-    from .files import day_of
-
-    for r in recalls(500, path_prefix="memory/"):
-        if r.count < min_recalls or r.queries < min_queries or r.best_score < min_score:
-            continue
-        day = day_of(r.path)
-        if day is not None and (today - _dt.date.fromisoformat(day)).days < min_age:
-            continue
-        norm = normalise_entry(r.text)
-        if norm in known or norm in known_text:
-            continue
-        line = _current_line(agent, r.path, r.text, r.line)
-        if line is None:
-            continue  # the entry is gone from its file
-        if f"{r.path}#L{line}," in memory_text or f"{r.path}#L{line})" in memory_text:
-            continue  # promoted before (its citation is in MEMORY.md), perhaps reworded
-        out.append({"citation": f"{r.path}#L{line}", "text": r.text.strip(), "recalls": r.count,
-                    "queries": r.queries, "days": r.days, "score": round(r.best_score, 4)})
-        if len(out) >= int(cfg.get("memory.consolidate.max_candidates")):
-            break
-    return out
-
-
-def _current_line(agent: Agent, path: str, text: str, hint: int) -> int | None:
-    try:
-        lines = agent.workspace.resolve(path).read_text(encoding="utf-8", errors="replace").split("\n")
-    except OSError:
-        return None
-    want = normalise_entry(text)
-    if 0 < hint <= len(lines) and normalise_entry(lines[hint - 1]) == want:
-        return hint
-    for i, ln in enumerate(lines, 1):
-        if normalise_entry(ln) == want:
-            return i
-    return None
 
 
 # --------------------------------------------------------------------------- operations
