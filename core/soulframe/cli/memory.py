@@ -377,23 +377,20 @@ def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
         # chars: mean characters returned per query (the prompt cost of the hits); no-res:
         # the right passage was the top candidate but min_score returned nothing; unrel:
         # questions marked unanswerable ("relevant": []) that returned something
-        no_res = m.get("false_no_results")
-        unrel = m.get("unrelated_returned")
         click.echo(f"{name:10} " + " ".join(f"{m[key]:6.3f}" for _, key in cols) + f" {m['mrr']:6.3f}"
-                   + f" {m['context_chars']:6.0f}"
-                   + (f" {no_res:6.3f}" if no_res is not None else f" {'-':>6}")
-                   + (f" {unrel:6.3f}" if unrel is not None else f" {'-':>6}"))
+                   + f" {m['context_chars']:6.0f} {_rate(m.get('false_no_results')):>6}"
+                   + f" {_rate(m.get('unrelated_returned')):>6}")
     splits = result["channels"].get("hybrid", {}).get("by_split", {})
-    if len(splits) > 1:
-        # the half used to choose settings next to the half held apart
-        def rate(v: float | None) -> str:
-            return "-" if v is None else f"{v:.3f}"
-
+    if len(splits) > 1:  # the half used to choose settings next to the half held apart
         click.echo("hybrid by split: " + "; ".join(
-            f"{s} R@{k} {rate(v['recall@k'])}, no-res {rate(v.get('false_no_results'))}, "
-            f"unrel {rate(v.get('unrelated_returned'))}" for s, v in splits.items()))
+            f"{s} R@{k} {_rate(v['recall@k'])}, no-res {_rate(v.get('false_no_results'))}, "
+            f"unrel {_rate(v.get('unrelated_returned'))}" for s, v in splits.items()))
     if result.get("notice"):
         click.secho(f"warning: {result['notice']}", fg="yellow", err=True)
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 # `soulframe doctor` reports the memory index (keyword-only search, health, stale files)
