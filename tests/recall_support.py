@@ -60,3 +60,25 @@ def check_docs(marker: str, fresh: str) -> None:
     for g, w in zip(got, want, strict=True):
         assert g == pytest.approx(w, abs=0.02, rel=0.02), (
             f"docs/memory.md {marker} is stale ({g} vs {w}): rerun with SOULFRAME_UPDATE_DOCS=1")
+
+
+def regenerates_identically(data: Path, tmp_path: Path) -> bool:
+    """Whether running a copy of ``data``'s ``build.py`` writes exactly the committed set
+    (its daily logs and golden file), byte for byte."""
+    import hashlib
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "set"
+    shutil.copytree(data, copy)
+    subprocess.run([sys.executable, str(copy / "build.py")], check=True)
+
+    def digest(root: Path) -> str:
+        h = hashlib.sha256()
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and p.suffix in (".md", ".jsonl"):
+                h.update(p.relative_to(root).as_posix().encode() + p.read_bytes())
+        return h.hexdigest()
+
+    return digest(copy) == digest(data)

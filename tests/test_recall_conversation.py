@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recall_support import check_docs, indexed
+from recall_support import check_docs, indexed, regenerates_identically
 from soulframe.memory.evaluation import evaluate
 
 pytestmark = pytest.mark.model
@@ -68,23 +68,7 @@ def test_the_set_is_well_formed() -> None:
 
 
 def test_the_generator_is_deterministic(tmp_path: Path) -> None:
-    import hashlib
-    import shutil
-    import subprocess
-    import sys
-
-    copy = tmp_path / "set"
-    shutil.copytree(DATA, copy)
-    subprocess.run([sys.executable, str(copy / "build.py")], check=True)
-
-    def digest(root: Path) -> str:
-        h = hashlib.sha256()
-        for p in sorted(root.rglob("*")):
-            if p.is_file() and p.suffix in (".md", ".jsonl"):
-                h.update(p.relative_to(root).as_posix().encode() + p.read_bytes())
-        return h.hexdigest()
-
-    assert digest(copy) == digest(DATA)
+    assert regenerates_identically(DATA, tmp_path)
 
 
 def test_hybrid_beats_keyword_only_on_the_held_apart_half(results: dict[str, Any]) -> None:
