@@ -3,159 +3,32 @@ port, looked at in a real headless Chromium (Debian's ``chromium``, which .ci/ru
 through Playwright; the consolidation's model is a real HTTP server on 127.0.0.1.
 
 Each page is screenshotted into the test's tmp dir; with SOULFRAME_UPDATE_DOCS=1 the shots
-are also written to docs/images/ for docs/ui.md and the README.
+are also written to docs/images/ for docs/ui.md and the README. What the inspector refuses
+is in test_ui_security.py.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import http.cookiejar
 import json
 import os
-import queue
 import re
 import shutil
 import subprocess
 import sys
-import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fakes.llm_server import FakeLLMServer, say
+from ui_support import UI, serving
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("SOULFRAME_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 #: as root in a container, with no network: no sandbox, and nothing that phones home
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-MEMORY = "# MEMORY.md\n\n- Works on the platform team.\n- Prefers tea to coffee.\n- Lives in Berlin.\n"
-FACT = "- The Lisbon office door code changes every Monday; ask Marta for it."
-SOUL = "# SOUL.md\n\nCalm, precise, kind.\n"
-
-
-class UI:
-    """A running `soulframe ui`: its URL with the token, its process, its workspace."""
-
-    def __init__(self, proc: subprocess.Popen[str], url: str, workspace: Path) -> None:
-        self.proc, self.url, self.workspace = proc, url, workspace
-        self.base = url.split("/?", 1)[0]
-        self.token = url.rsplit("token=", 1)[1]
-
-    def client(self, *, with_token: bool = True) -> Client:
-        c = Client(self.base)
-        if with_token:
-            c.get(f"/?token={self.token}")
-        return c
-
-
-class Response:
-    def __init__(self, status_code: int, text: str) -> None:
-        self.status_code, self.text = status_code, text
-
-
-class Client:
-    """A browser-like HTTP client: keeps cookies, follows redirects."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def request(self, method: str, path: str, *, params: dict[str, str] | None = None,
-                data: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> Response:
-        url = self.base + path + (("&" if "?" in path else "?") + urllib.parse.urlencode(params) if params else "")
-        body = urllib.parse.urlencode(data).encode() if data is not None else None
-        req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
-        if body is not None:
-            req.add_header("Content-Type", "application/x-www-form-urlencoded")
-        try:
-            with self.opener.open(req, timeout=60) as r:
-                return Response(r.status, r.read().decode())
-        except urllib.error.HTTPError as e:
-            return Response(e.code, e.read().decode())
-
-    def get(self, path: str, **kw: Any) -> Response:
-        return self.request("GET", path, **kw)
-
-    def post(self, path: str, **kw: Any) -> Response:
-        return self.request("POST", path, **kw)
-
-
-def start_ui(workspace: Path, *args: str) -> UI:
-    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(workspace), "ui", "--port", "0", *args],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stderr or ()], daemon=True).start()
-    seen = []
-    while True:
-        try:
-            line = lines.get(timeout=60)
-        except queue.Empty:
-            proc.kill()
-            raise AssertionError(f"`soulframe ui` printed no URL: {seen}") from None
-        seen.append(line)
-        m = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
-        if m:
-            break
-    ui = UI(proc, m.group(0), workspace)
-    for _ in range(100):  # the socket is bound before the URL is printed; wait for the app
-        try:
-            urllib.request.urlopen(ui.base + "/static/ui.css", timeout=2).close()
-            return ui
-        except urllib.error.URLError:
-            threading.Event().wait(0.1)
-    raise AssertionError("`soulframe ui` never listened")
-
-
-def stop(ui: UI) -> None:
-    ui.proc.terminate()
-    try:
-        ui.proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        ui.proc.kill()
-
-
-def make_workspace(root: Path, llm_url: str | None) -> tuple[Path, str]:
-    """A workspace with identity files, curated memory, a daily log five days old holding a
-    fact that was recalled (so consolidation has a candidate), a skill, and a chat model."""
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
-
-    ws = root / "agent"
-    subprocess.run([sys.executable, "-m", "soulframe", "init", str(ws), "--no-download"], check=True,
-                   capture_output=True, text=True)
-    (ws / "SOUL.md").write_text(SOUL)
-    (ws / "MEMORY.md").write_text(MEMORY)
-    day = (dt.date.today() - dt.timedelta(days=5)).isoformat()
-    (ws / "memory").mkdir(exist_ok=True)
-    (ws / "memory" / f"{day}.md").write_text(
-        f"# {day}\n\n- Lunch at the canteen.\n{FACT}\n- Tomas keeps his spare house key under the blue flowerpot.\n"
-        "- The staging API key is sk-live1234567890abcdefSECRET\n")
-    skill = ws / "skills" / "trip-planner"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: trip-planner\ndescription: Plan train trips across Europe\n---\n"
-                                    "# Trip planner\n\n## Booking trains\n")
-    config = ['state_dir = "state"', "", "[memory.consolidate]", "min_recalls = 1", "min_queries = 1"]
-    if llm_url:
-        config += ["", "[model]", 'provider = "openai-compatible"', 'name = "m"', f'base_url = "{llm_url}"',
-                   "max_retries = 0"]
-    (ws / "soulframe.toml").write_text("\n".join(config) + "\n")
-    agent = Agent(load_config(workspace=ws))
-    assert any("door code" in h.snippet for h in agent.memory.search("Lisbon office door code", min_score=0))
-    agent.close()
-    return ws, f"memory/{day}.md#L4"
 
 
 @pytest.fixture(scope="module")
@@ -166,16 +39,8 @@ def llm() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory, llm: FakeLLMServer) -> Iterator[tuple[UI, str]]:
-    home = tmp_path_factory.mktemp("ui-home")
-    old = {k: os.environ.get(k) for k in ("HOME", "XDG_CONFIG_HOME")}
-    os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
-    ws, citation = make_workspace(tmp_path_factory.mktemp("ui"), llm.openai_base_url)
-    ui = start_ui(ws, "--write")
-    yield ui, citation
-    stop(ui)
-    for k, v in old.items():
-        if v is not None:
-            os.environ[k] = v
+    with serving(tmp_path_factory.mktemp("ui"), llm.openai_base_url) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -357,114 +222,3 @@ def test_skills_and_plugins_page(page: Any, tmp_path: Path) -> None:
     assert page.locator('tr[data-plugin="soulframe_memory"]').count() == 1
     assert "register_tools" in page.locator('tr[data-plugin="soulframe_memory"]').inner_text()
     shot(page, tmp_path, "skills")
-
-
-# --------------------------------------------------------------------------- refusals
-
-
-def test_requests_without_the_token_are_refused(site: tuple[UI, str]) -> None:
-    ui, _ = site
-    with ui.client(with_token=False) as c:
-        for path in ("/", "/prompt", "/memory?q=key", "/file?path=MEMORY.md", "/upkeep"):
-            r = c.get(path)
-            assert r.status_code == 403 and "token" in r.text, path
-        assert c.get("/prompt?token=wrong").status_code == 403
-        r = c.post("/upkeep/undo", data={"token": "wrong"})
-        assert r.status_code == 403
-    # another name for this machine (a DNS-rebinding page) is refused even with the token
-    r = Client(ui.base).get(f"/?token={ui.token}", headers={"Host": "attacker.example"})
-    assert r.status_code == 403 and "loopback" in r.text
-
-
-def test_a_form_posted_without_the_token_is_refused(site: tuple[UI, str]) -> None:
-    ui, _ = site
-    before = (ui.workspace / "MEMORY.md").read_bytes()
-    with ui.client() as c:  # the cookie alone is not enough for a change
-        assert c.post("/upkeep/undo", data={}).status_code == 403
-    assert (ui.workspace / "MEMORY.md").read_bytes() == before
-
-
-def test_paths_outside_the_memory_files_are_refused(site: tuple[UI, str], tmp_path: Path) -> None:
-    ui, _ = site
-    outside = tmp_path / "outside.md"
-    outside.write_text("a secret plan\n")
-    (ui.workspace / "memory" / "escape.md").symlink_to(outside)
-    (ui.workspace / "memory" / "soul.md").symlink_to(ui.workspace / "SOUL.md")
-    try:
-        with ui.client() as c:
-            for path in ("../outside.md", str(outside), "memory/../../outside.md", "SOUL.md",
-                         "memory/escape.md", "memory/soul.md", "soulframe.toml"):
-                r = c.get("/file", params={"path": path})
-                assert r.status_code == 403, (path, r.status_code)
-                assert "secret plan" not in r.text and "Calm, precise" not in r.text
-            assert c.get("/file", params={"path": "MEMORY.md"}).status_code == 200
-    finally:
-        (ui.workspace / "memory" / "escape.md").unlink()
-        (ui.workspace / "memory" / "soul.md").unlink()
-
-
-def test_read_only_by_default(tmp_path: Path) -> None:
-    ws, _ = make_workspace(tmp_path, None)
-    ui = start_ui(ws)
-    try:
-        before = (ws / "MEMORY.md").read_bytes()
-        with ui.client() as c:
-            page = c.get("/upkeep").text
-            assert "read-only" in page and 'disabled title="start the inspector with --write"' in page
-            for action in ("/upkeep/apply", "/upkeep/undo", "/quarantine/drop", "/quarantine/release"):
-                r = c.post(action, data={"token": ui.token, "id": "q1"})
-                assert r.status_code == 403 and "without --write" in r.text, action
-        assert (ws / "MEMORY.md").read_bytes() == before
-    finally:
-        stop(ui)
-
-
-def test_without_the_extra_it_names_it(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['uvicorn'] = None; from soulframe.cli import main; "
-            "sys.argv = ['soulframe', '-w', sys.argv[1], 'ui']; main()")
-    ws = tmp_path / "ws"
-    subprocess.run([sys.executable, "-m", "soulframe", "init", str(ws), "--no-download"], check=True, capture_output=True)
-    out = subprocess.run([sys.executable, "-c", code, str(ws)], capture_output=True, text=True, timeout=60)
-    assert out.returncode != 0 and "pip install 'soulframe[ui]'" in out.stderr
-
-
-def test_json_line_for_scripts_and_a_taken_port(tmp_path: Path) -> None:
-    ws, _ = make_workspace(tmp_path, None)
-    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", "0", "--json"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        info = json.loads(proc.stdout.readline())
-        assert info["host"] == "127.0.0.1" and info["write"] is False and info["port"] > 0
-        assert info["url"].startswith(f"http://127.0.0.1:{info['port']}/?token=")
-        # the port is listening as soon as the line is printed; the URL opens the pages
-        with Client(info["url"].split("/?")[0]) as c:
-            assert c.get("/" + info["url"].split("/", 3)[3]).status_code == 200
-        # a port asked for by name that is taken is an error naming it, not another port
-        taken = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", str(info["port"])],
-                               capture_output=True, text=True, timeout=60)
-        assert taken.returncode != 0 and f"port {info['port']} on 127.0.0.1 is in use" in taken.stderr
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def test_open_hands_the_tokened_url_to_the_browser(tmp_path: Path) -> None:
-    ws, _ = make_workspace(tmp_path, None)
-    opened = tmp_path / "opened.txt"
-    recorder = tmp_path / "browser.py"
-    recorder.write_text(f"import sys, pathlib; pathlib.Path({str(opened)!r}).write_text(sys.argv[1])\n")
-    env = {**os.environ, "BROWSER": f"{sys.executable} {recorder} %s"}  # what webbrowser runs
-    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", "0", "--json", "--open"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        info = json.loads(proc.stdout.readline())
-        for _ in range(100):
-            if opened.exists() and opened.read_text():
-                break
-            threading.Event().wait(0.1)
-        assert opened.read_text() == info["url"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)

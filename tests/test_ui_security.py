@@ -1,0 +1,130 @@
+"""What ``soulframe ui`` refuses and how it starts: no token, another Host, a form without the
+token, paths outside the memory files, changes without --write; the JSON line for scripts, a
+port that is taken, --open, and the missing extra. Plain HTTP against the real command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ui_support import UI, Client, make_workspace, serving, start_ui, stop
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UI, str]]:
+    with serving(tmp_path_factory.mktemp("ui"), None) as running:
+        yield running
+
+
+def test_requests_without_the_token_are_refused(site: tuple[UI, str]) -> None:
+    ui, _ = site
+    with ui.client(with_token=False) as c:
+        for path in ("/", "/prompt", "/memory?q=key", "/file?path=MEMORY.md", "/upkeep"):
+            r = c.get(path)
+            assert r.status_code == 403 and "token" in r.text, path
+        assert c.get("/prompt?token=wrong").status_code == 403
+        r = c.post("/upkeep/undo", data={"token": "wrong"})
+        assert r.status_code == 403
+    # another name for this machine (a DNS-rebinding page) is refused even with the token
+    r = Client(ui.base).get(f"/?token={ui.token}", headers={"Host": "attacker.example"})
+    assert r.status_code == 403 and "loopback" in r.text
+
+
+def test_a_form_posted_without_the_token_is_refused(site: tuple[UI, str]) -> None:
+    ui, _ = site
+    before = (ui.workspace / "MEMORY.md").read_bytes()
+    with ui.client() as c:  # the cookie alone is not enough for a change
+        assert c.post("/upkeep/undo", data={}).status_code == 403
+    assert (ui.workspace / "MEMORY.md").read_bytes() == before
+
+
+def test_paths_outside_the_memory_files_are_refused(site: tuple[UI, str], tmp_path: Path) -> None:
+    ui, _ = site
+    outside = tmp_path / "outside.md"
+    outside.write_text("a secret plan\n")
+    (ui.workspace / "memory" / "escape.md").symlink_to(outside)
+    (ui.workspace / "memory" / "soul.md").symlink_to(ui.workspace / "SOUL.md")
+    try:
+        with ui.client() as c:
+            for path in ("../outside.md", str(outside), "memory/../../outside.md", "SOUL.md",
+                         "memory/escape.md", "memory/soul.md", "soulframe.toml"):
+                r = c.get("/file", params={"path": path})
+                assert r.status_code == 403, (path, r.status_code)
+                assert "secret plan" not in r.text and "Calm, precise" not in r.text
+            assert c.get("/file", params={"path": "MEMORY.md"}).status_code == 200
+    finally:
+        (ui.workspace / "memory" / "escape.md").unlink()
+        (ui.workspace / "memory" / "soul.md").unlink()
+
+
+def test_read_only_by_default(tmp_path: Path) -> None:
+    ws, _ = make_workspace(tmp_path, None)
+    ui = start_ui(ws)
+    try:
+        before = (ws / "MEMORY.md").read_bytes()
+        with ui.client() as c:
+            page = c.get("/upkeep").text
+            assert "read-only" in page and 'disabled title="start the inspector with --write"' in page
+            for action in ("/upkeep/apply", "/upkeep/undo", "/quarantine/drop", "/quarantine/release"):
+                r = c.post(action, data={"token": ui.token, "id": "q1"})
+                assert r.status_code == 403 and "without --write" in r.text, action
+        assert (ws / "MEMORY.md").read_bytes() == before
+    finally:
+        stop(ui)
+
+
+def test_without_the_extra_it_names_it(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['uvicorn'] = None; from soulframe.cli import main; "
+            "sys.argv = ['soulframe', '-w', sys.argv[1], 'ui']; main()")
+    ws = tmp_path / "ws"
+    subprocess.run([sys.executable, "-m", "soulframe", "init", str(ws), "--no-download"], check=True, capture_output=True)
+    out = subprocess.run([sys.executable, "-c", code, str(ws)], capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "pip install 'soulframe[ui]'" in out.stderr
+
+
+def test_json_line_for_scripts_and_a_taken_port(tmp_path: Path) -> None:
+    ws, _ = make_workspace(tmp_path, None)
+    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", "0", "--json"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        info = json.loads(proc.stdout.readline())
+        assert info["host"] == "127.0.0.1" and info["write"] is False and info["port"] > 0
+        assert info["url"].startswith(f"http://127.0.0.1:{info['port']}/?token=")
+        # the port is listening as soon as the line is printed; the URL opens the pages
+        with Client(info["url"].split("/?")[0]) as c:
+            assert c.get("/" + info["url"].split("/", 3)[3]).status_code == 200
+        # a port asked for by name that is taken is an error naming it, not another port
+        taken = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", str(info["port"])],
+                               capture_output=True, text=True, timeout=60)
+        assert taken.returncode != 0 and f"port {info['port']} on 127.0.0.1 is in use" in taken.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_open_hands_the_tokened_url_to_the_browser(tmp_path: Path) -> None:
+    ws, _ = make_workspace(tmp_path, None)
+    opened = tmp_path / "opened.txt"
+    recorder = tmp_path / "browser.py"
+    recorder.write_text(f"import sys, pathlib; pathlib.Path({str(opened)!r}).write_text(sys.argv[1])\n")
+    env = {**os.environ, "BROWSER": f"{sys.executable} {recorder} %s"}  # what webbrowser runs
+    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", "0", "--json", "--open"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        info = json.loads(proc.stdout.readline())
+        for _ in range(100):
+            if opened.exists() and opened.read_text():
+                break
+            threading.Event().wait(0.1)
+        assert opened.read_text() == info["url"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
