@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from soulframe.memory.files import CURATED, MemoryPathError, confine_memory_path
+from soulframe.memory.textclean import strip_controls
 from soulframe.model import SoulframeError, ToolContext, ToolSpec
-from soulframe.workspace import Workspace, atomic_write, ensure_private_dir
+from soulframe.workspace import Workspace, ensure_private_dir, update_locked
 
 MAX_READ_CHARS = 50_000
 MAX_WRITE_CHARS = 100_000
@@ -98,21 +99,21 @@ class MemoryFiles:
             )
         if full.is_symlink():
             raise ToolRefused(f"{relative}: refusing to write through a symlink")
+        content = strip_controls(content)  # a NUL would make the file look binary
         if self.check is not None:
             self.check(content, relative)
         if self.check is not None:
             self.check(content, relative)
         ensure_private_dir(full.parent)
-        if append and full.exists():
-            old = full.read_bytes().decode("utf-8", errors="replace")
+
+        def change(before: bytes) -> bytes:
+            # under the file's lock, so a `remember` meanwhile is kept, not overwritten
+            old = before.decode("utf-8", errors="replace") if append else ""
             sep = "" if not old or old.endswith("\n") else "\n"
             new = old + sep + content
-        else:
-            new = content
-        if new and not new.endswith("\n"):
-            new += "\n"
-        mode = (full.stat().st_mode & 0o777) if full.exists() else 0o600
-        atomic_write(full, new, mode=mode)
+            return (new if not new or new.endswith("\n") else new + "\n").encode("utf-8")
+
+        update_locked(full, change)
         if relative not in self.written:
             self.written.append(relative)
         verb = "appended to" if append else "wrote"

@@ -126,10 +126,10 @@ def save_session_command(state: State, transcript_path: str, slug: str | None, n
       soulframe memory save-session --transcript chat.jsonl
       cat chat.json | soulframe memory save-session --transcript -
     """
-    from soulframe.memory.sessions import load_messages, save_session
+    from soulframe.memory.sessions import Limits, load_messages, save_session
 
     agent = state.agent()
-    messages = load_messages(transcript_path)
+    messages = load_messages(transcript_path, Limits.of(agent.config))
     saved = save_session(agent, messages, slug=slug, use_model=not no_model)
     if as_json:
         echo_json(saved.to_dict())
