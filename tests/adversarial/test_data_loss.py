@@ -409,11 +409,12 @@ TRANSCRIPTS = {
 def test_a_nested_transcript_is_refused_clearly(adversary: Any, ws: Path, tmp_path: Path, what: str) -> None:
     path = tmp_path / "t.json"
     path.write_text(TRANSCRIPTS[what])
-    with adversary.attempt(f"transcript: {what}", cls="unbounded transcript") as a:
-        r = run(tmp_path, ws, "memory", "save-session", "--transcript", str(path), "--no-model")
-        one_line_error(adversary, what, r)
-        assert "memory.session.max_transcript_depth" in r.stderr, r.stderr
-        a.refused()
+    for command in (("save-session", "--no-model"), ("flush",)):
+        with adversary.attempt(f"transcript: {command[0]} {what}", cls="unbounded transcript") as a:
+            r = run(tmp_path, ws, "memory", command[0], "--transcript", str(path), *command[1:])
+            one_line_error(adversary, what, r)
+            assert "memory.session.max_transcript_depth" in r.stderr, r.stderr
+            a.refused()
 
 
 @pytest.mark.parametrize("source", ["/dev/zero", "stdin", "big file"])
@@ -436,11 +437,12 @@ def test_an_endless_transcript_stops_at_the_limit(adversary: Any, ws: Path, tmp_
 
 
 def test_the_default_limit_stops_dev_zero(adversary: Any, ws: Path, tmp_path: Path) -> None:
-    with adversary.attempt("transcript: /dev/zero at the default limit", cls="unbounded transcript") as a:
-        r = run(tmp_path, ws, "memory", "save-session", "--transcript", "/dev/zero", "--no-model", timeout=60)
-        one_line_error(adversary, "/dev/zero", r)
-        assert "max_transcript_bytes (16,777,216 bytes)" in r.stderr, r.stderr
-        a.refused()
+    for command in (("save-session", "--no-model"), ("flush",)):
+        with adversary.attempt(f"transcript: {command[0]} /dev/zero at the default limit", cls="unbounded transcript") as a:
+            r = run(tmp_path, ws, "memory", command[0], "--transcript", "/dev/zero", *command[1:], timeout=60)
+            one_line_error(adversary, "/dev/zero", r)
+            assert "max_transcript_bytes (16,777,216 bytes)" in r.stderr, r.stderr
+            a.refused()
 
 
 def test_the_python_api_bounds_a_conversation_too(adversary: Any, ws: Path, tmp_path: Path) -> None:

@@ -96,7 +96,8 @@ def _depth_exceeds(data: Any, limit: int) -> bool:
     return False
 
 
-def _loads(text: str, where: str, limits: Limits) -> Any:
+def loads_bounded(text: str, where: str, limits: Limits) -> Any:
+    """``json.loads`` refusing a value nested deeper than ``limits.max_depth``."""
     try:
         data = json.loads(text)
     except RecursionError:  # deeper than the parser can go, far past any limit
@@ -118,7 +119,7 @@ def parse_messages(text: str, where: str = "transcript", limits: Limits | None =
         raise SoulframeError(f"{where}: empty transcript")
     data: Any
     try:
-        data = _loads(stripped, where, limits)
+        data = loads_bounded(stripped, where, limits)
     except json.JSONDecodeError as whole:
         lines = stripped.splitlines()
         if len(lines) < 2 or not stripped.startswith("{"):  # a broken JSON list is one document
@@ -128,7 +129,7 @@ def parse_messages(text: str, where: str = "transcript", limits: Limits | None =
             if not line.strip():
                 continue
             try:
-                data.append(_loads(line, f"{where} line {n}", limits))
+                data.append(loads_bounded(line, f"{where} line {n}", limits))
             except json.JSONDecodeError as exc:
                 raise SoulframeError(
                     f"{where} line {n}: invalid JSON Lines record: {exc.msg} (column {exc.colno})"
@@ -145,11 +146,10 @@ def parse_messages(text: str, where: str = "transcript", limits: Limits | None =
     return out
 
 
-def load_messages(path: str, limits: Limits | None = None) -> list[dict[str, Any]]:
-    """A transcript file (``-`` for standard input), see :func:`parse_messages`. At most
-    ``limits.max_bytes`` are read: an endless input (``/dev/zero``, a pipe that never
-    closes its data) stops there with an error, not with all memory used."""
-    limits = limits or Limits()
+def read_transcript(path: str, limits: Limits) -> tuple[str, str]:
+    """(text, name to show) of a transcript file, ``-`` for standard input. At most
+    ``limits.max_bytes`` are read: an endless input (``/dev/zero``, a pipe that never ends)
+    stops there with an error, not with all memory used."""
     where = "standard input" if path == "-" else path
     try:
         if path == "-":
@@ -161,7 +161,15 @@ def load_messages(path: str, limits: Limits | None = None) -> list[dict[str, Any
         raise SoulframeError(f"{path}: cannot read ({exc.strerror})") from None
     if len(data) > limits.max_bytes:
         raise limits.too_big(where, f"over {limits.max_bytes:,} bytes")
-    return parse_messages(data.decode("utf-8", errors="replace"), where, limits)
+    return data.decode("utf-8", errors="replace"), where
+
+
+def load_messages(path: str, limits: Limits | None = None) -> list[dict[str, Any]]:
+    """A transcript file (``-`` for standard input), see :func:`parse_messages` and
+    :func:`read_transcript`."""
+    limits = limits or Limits()
+    text, where = read_transcript(path, limits)
+    return parse_messages(text, where, limits)
 
 
 def _normalise(messages: Any, limits: Limits) -> list[dict[str, str]]:
@@ -351,4 +359,4 @@ def release(agent: Agent, entry_id: str) -> str:
     return target
 
 
-__all__ = ["SavedSession", "load_messages", "parse_messages", "release", "save_session", "slugify"]
+__all__ = ["Limits", "SavedSession", "load_messages", "loads_bounded", "parse_messages", "read_transcript", "release", "save_session", "slugify"]
