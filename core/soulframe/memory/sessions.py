@@ -354,7 +354,13 @@ def release(agent: Agent, entry_id: str) -> str:
     text = entry.text if entry.text.endswith("\n") else entry.text + "\n"
     heading = "# MEMORY.md\n\n" if target in ("MEMORY.md", "memory.md") else f"# {Path(target).stem}\n\n"
     agent.memory.append_to(target, text, heading=heading)
-    q.drop(entry_id)
+    try:
+        q.drop(entry_id)
+    except SoulframeError as exc:  # a full disk: released, but still listed
+        raise SoulframeError(
+            f"released {entry_id} into {target}, but it could not be dropped from quarantine "
+            f"({exc}); drop it with `soulframe memory quarantine drop {entry_id}` before "
+            "releasing anything again") from exc
     agent.memory.sync()
     return target
 
