@@ -10,6 +10,7 @@ refused too). Writes never go through a symlink.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -46,6 +47,9 @@ class MemoryFiles:
         #: the sandbox's workspace access: ``ro`` and ``none`` refuse every write
         self.access = access
         self.written: list[str] = []
+        #: SHA-256 of each file as read_file (or this flush's last write) left it: a whole-file
+        #: write over a file changed since then is refused, not allowed to drop the change
+        self.seen: dict[str, str] = {}
         #: called with (content, relative path) before a write; raises to refuse it (the
         #: flush passes soulframe.memory.safety.guard: no injection or secret lands)
         self.check: Any = None
@@ -77,7 +81,9 @@ class MemoryFiles:
             raise ToolRefused(f"{relative} does not exist yet; create it with write_file")
         if not full.is_file():
             raise ToolRefused(f"{relative} is not a file")
-        text = full.read_bytes().decode("utf-8", errors="replace")
+        data = full.read_bytes()
+        self.seen[relative] = hashlib.sha256(data).hexdigest()
+        text = data.decode("utf-8", errors="replace")
         if len(text) > MAX_READ_CHARS:
             return (
                 text[:MAX_READ_CHARS]
@@ -108,10 +114,17 @@ class MemoryFiles:
 
         def change(before: bytes) -> bytes:
             # under the file's lock, so a `remember` meanwhile is kept, not overwritten
+            seen = self.seen.get(relative)
+            if not append and seen is not None and hashlib.sha256(before).hexdigest() != seen:
+                raise ToolRefused(f"{relative} changed since you read it (a note came in meanwhile); "
+                                  "read_file it again and write your version of the new text, "
+                                  "or append")
             old = before.decode("utf-8", errors="replace") if append else ""
             sep = "" if not old or old.endswith("\n") else "\n"
             new = old + sep + content
-            return (new if not new or new.endswith("\n") else new + "\n").encode("utf-8")
+            data = (new if not new or new.endswith("\n") else new + "\n").encode("utf-8")
+            self.seen[relative] = hashlib.sha256(data).hexdigest()
+            return data
 
         update_locked(full, change)
         if relative not in self.written:

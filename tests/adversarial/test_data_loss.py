@@ -289,6 +289,37 @@ def test_undo_refuses_when_memory_changed_after_the_run(adversary: Any, tmp_path
         a.leaked((ws / "MEMORY.md").read_bytes() != after)
 
 
+def test_a_flush_never_overwrites_a_note_that_came_in_after_its_read(adversary: Any, tmp_path: Path) -> None:
+    """The memory flush has the same gap: the model reads MEMORY.md, a note comes in, the
+    model writes the whole file back from what it read."""
+    from fakes.llm_server import call
+    from soulframe_chat.models import build_chat_model
+    from soulframe_memory.flush import FlushSettings, run_flush
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("# Memory\n\n- Prefers tea\n")
+    stale = "# Memory\n\n- Prefers tea\n- Moved to Lisbon\n"
+    replies = iter([call("read_file", path="MEMORY.md"), call("write_file", path="MEMORY.md", content=stale), say("NO_REPLY")])
+
+    def respond(request: Any) -> Any:
+        reply = next(replies)
+        if "write_file" in str(reply.tool_calls):  # the note lands while the model writes
+            r = run(tmp_path, ws, "memory", "remember", "--curated", "Gate code 5521")
+            assert r.returncode == 0, r.stderr
+        return reply
+
+    with FakeLLMServer(responder=respond) as srv:
+        chat = build_chat_model({"model": {"provider": "openai-compatible", "name": "m",
+                                           "base_url": srv.openai_base_url, "max_retries": 0}})
+        with adversary.attempt("flush writes MEMORY.md from a stale read", cls="lost update") as a:
+            result = run_flush(ws, chat, [{"role": "user", "content": "I moved to Lisbon"}],
+                               settings=FlushSettings())
+            a.refused("changed since you read it" in json.dumps(srv.requests[-1].json))
+            a.leaked("Gate code 5521" not in (ws / "MEMORY.md").read_text())
+    assert result.written == ()
+
+
 # --------------------------------------------------------------------------- 4. NUL bytes
 
 
