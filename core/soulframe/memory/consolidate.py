@@ -44,6 +44,7 @@ from ..model import SoulframeError
 from .candidates import entries, find_candidates
 from .recall import normalise_entry
 from .supersede import mark_superseded
+from .textclean import strip_controls
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -136,7 +137,7 @@ def plan(
     for n, op in enumerate(ops, 1):
         kind = str(op.get("op", "")).lower()
         source = str(op.get("source", ""))
-        text = " ".join(str(op.get("text", "")).split())
+        text = " ".join(strip_controls(str(op.get("text", ""))).split())
         if kind in ("noop", "no-op", "none"):
             applied.append({"op": "noop", "source": source})
             continue

@@ -322,6 +322,7 @@ def save_session(
     while (folder / Path(rel).name).exists():
         rel = f"memory/{day}-{name_slug}-{n}.md"
         n += 1
+    content = strip_controls(content)  # the model's summary too: no NUL in memory
     guard(agent, content, target=rel, via=via)
     # whole or not at all (a full disk leaves no cut file), and never over another session's
     while not create_exclusive(agent.workspace.resolve(rel), content):
