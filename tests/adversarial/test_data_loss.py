@@ -356,6 +356,17 @@ def test_a_nul_byte_never_hides_a_day(adversary: Any, ws: Path, tmp_path: Path) 
         a.leaked(not searchable(tmp_path, ws, "stoat woodpile", saved))
 
 
+def test_model_written_text_carries_no_nul(adversary: Any) -> None:
+    from soulframe.memory.consolidate import plan
+
+    cand = [{"citation": "memory/2026-01-02.md#L3", "text": "heron"}]
+    for text in ("The heron \u0000 nests", "\u0000" * 20, "bell\u0007 and \u001b[31mred"):
+        with adversary.attempt(f"NUL: consolidation op {text!r}", cls="NUL byte") as a:
+            new, *_ = plan("# MEMORY.md\n\n- Tea\n", [{"op": "add", "text": text, "source": cand[0]["citation"]}],
+                           cand, "2026-01-05")
+            a.leaked(any(c in new for c in "\x00\x07\x1b"))
+
+
 BAD_FILES = {
     # a hand-written file with a NUL on one line; MEMORY.md as the old code left it on a full disk
     "memory/2026-01-03.md": b"# 2026-01-03\n\n- The wren \x00 sang\n- The magpie stole a spoon\n",
