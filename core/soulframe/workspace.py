@@ -185,7 +185,8 @@ def update_locked(path: Path, change: Callable[[bytes], bytes | None]) -> bytes:
 
 
 def _read_all(fd: int, size: int) -> bytes:
-    chunks, offset = [], 0
+    chunks: list[bytes] = []
+    offset = 0
     while True:
         block = os.pread(fd, max(size - offset, 65536), offset)
         if not block:

@@ -122,7 +122,7 @@ class MemoryFiles:
             old = before.decode("utf-8", errors="replace") if append else ""
             sep = "" if not old or old.endswith("\n") else "\n"
             new = old + sep + content
-            data = (new if not new or new.endswith("\n") else new + "\n").encode("utf-8")
+            data: bytes = (new if not new or new.endswith("\n") else new + "\n").encode("utf-8")
             self.seen[relative] = hashlib.sha256(data).hexdigest()
             return data
 
