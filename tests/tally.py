@@ -14,6 +14,8 @@ class Tally:
     refusals: int = 0
     leaks: list[str] = attrs.field(factory=list)
     tracebacks: list[str] = attrs.field(factory=list)
+    #: attempts per class of attack (the test module's name unless the test names one)
+    classes: dict[str, int] = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -23,12 +25,16 @@ class Tally:
         self.refusals += int(other.get("refusals", 0))
         self.leaks += list(other.get("leaks", ()))
         self.tracebacks += list(other.get("tracebacks", ()))
+        for name, n in dict(other.get("classes", {})).items():
+            self.classes[name] = self.classes.get(name, 0) + int(n)
 
     def summary(self) -> list[str]:
         if not self.attempts:
             return []
         lines = [f"adversarial suite: {self.attempts} attempts, {self.refusals} refusals, "
                  f"{len(self.leaks)} leaks, {len(self.tracebacks)} tracebacks"]
+        if self.classes:
+            lines.append("  classes: " + ", ".join(f"{name} {n}" for name, n in sorted(self.classes.items())))
         lines += [f"  leak: {line}" for line in self.leaks]
         lines += [f"  traceback: {line}" for line in self.tracebacks]
         return lines

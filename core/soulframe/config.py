@@ -186,6 +186,8 @@ DEFAULTS: dict[str, Key] = {
     "memory.consolidate.entities": K(False, "let consolidation maintain bank/entities/<name>.md pages (asks the model for entities)"),
     "memory.session.save_on_end": K(True, "save a conversation to memory/ when a host ends a session (agent.end_session)"),
     "memory.session.turns": K(12, "turns save-session keeps when there is no model to summarise"),
+    "memory.session.max_transcript_bytes": K(16 * 1024 * 1024, "a transcript save-session reads may be at most this big (an endless input stops here)"),
+    "memory.session.max_transcript_depth": K(32, "... and nest JSON lists/objects at most this deep"),
     # ----------------------------------------------------------------- store
     "store.backend": K("sqlite", "storage backend (see `soulframe plugins`); postgres when only $SOULFRAME_DSN is set"),
     "store.path": K(None, "SQLite file; default <state_dir>/memory/<agent>.sqlite", types=(str, NONE), path=True),

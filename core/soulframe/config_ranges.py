@@ -39,6 +39,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "memory.watch_debounce_ms": (0, 3_600_000),
     "memory.half_life_days": (0.001, 1_000_000),
     "memory.max_file_bytes": (1, INT_LIMIT),
+    "memory.session.max_transcript_bytes": (1, INT_LIMIT),
+    # deep enough for content blocks; the JSON parser itself stops near 1,000
+    "memory.session.max_transcript_depth": (2, 500),
     "embedding.batch_size": (1, 100_000),
     "embedding.dimensions": (1, 1_000_000),
     "embedding.timeout_s": _TIMEOUT,

@@ -2,6 +2,12 @@
 one file-lock helper (:func:`lock_fd`, and :func:`locked` over it for a lock file) every
 part of soulframe uses.
 
+Every write of a memory or context file leaves either the old bytes or the new ones, never
+a mix, even when the disk fills up or the process dies half-way: the new content goes to a
+temporary file beside the target, is fsynced, and is renamed over it (:func:`atomic_write`;
+:func:`update_locked` does the same under the file's lock for a read–change–write). A full
+disk is reported as :class:`StorageFullError`, one line naming the file.
+
 Every path an agent, a tool or a config value names is resolved through
 :meth:`Workspace.resolve`, which refuses ``..``, absolute paths and symlinks that lead
 outside the workspace.
@@ -10,11 +16,12 @@ outside the workspace.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,26 +59,179 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
+class StorageFullError(SoulframeError):
+    """A write failed because the disk (or a quota, or a file-size limit) is full; the
+    file it was writing is as it was before."""
+
+
+#: the errors that mean "no room": the disk, a quota, a file-size limit (RLIMIT_FSIZE)
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def storage_full(exc: BaseException) -> str | None:
+    """A one-line reason when ``exc`` means the disk (or a quota) is full — an
+    ``OSError`` (ENOSPC, EDQUOT, EFBIG), SQLite's "database or disk is full", PostgreSQL's
+    disk_full (SQLSTATE 53100) — else None."""
+    if isinstance(exc, StorageFullError):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.errno in _FULL:
+        return os.strerror(exc.errno).lower()
+    text = str(exc)
+    module = type(exc).__module__
+    if "sqlite" in module or "sqlean" in module:  # sqlite3, or sqlean's build of it
+        if "disk is full" in text:
+            return "the memory index could not be written: the disk is full"
+        if "disk I/O error" in text:  # what SQLite makes of EFBIG, and of some full disks
+            return "the memory index could not be written (disk I/O error; is the disk full?)"
+    if getattr(exc, "sqlstate", None) in ("53100", "53200", "53400"):
+        return f"the database is out of space ({text.splitlines()[0] if text else 'disk full'})"
+    return None
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: Path, data: str | bytes, *, mode: int = FILE_MODE) -> None:
-    """Write a file so a crash leaves either the old content or the new, never half of it."""
+    """Write a file so a crash or a full disk leaves either the old content or the new,
+    never half of it: a temporary file beside it, fsynced, renamed over it. A full disk
+    raises :class:`StorageFullError` naming the file (which is unchanged)."""
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    except BaseException as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        why = storage_full(exc)
+        if why is not None and not isinstance(exc, StorageFullError):
+            raise StorageFullError(f"{path.name}: not written: {why}; the file is unchanged") from exc
         raise
+    _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def locked_file(path: Path) -> Iterator[int]:
+    """Hold :func:`lock_fd` on the file ``path`` names (created 0600 if missing) and yield
+    its descriptor. Writers replace files by rename, so a lock taken on a file that was
+    replaced while we waited is the wrong one: it is dropped and taken again on the file
+    the path names now."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+        lock_fd(fd)
+        try:
+            now = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        held = os.fstat(fd)
+        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            break
+        unlock_fd(fd)
+        os.close(fd)
+    try:
+        yield fd
+    finally:
+        unlock_fd(fd)
+        os.close(fd)
+
+
+def update_locked(path: Path, change: Callable[[bytes], bytes | None]) -> bytes:
+    """Read–change–write ``path`` under its lock: ``change`` gets the current bytes and
+    returns the new ones (None: leave the file alone), which replace the file atomically
+    (:func:`atomic_write`, the file's mode kept). Concurrent writers wait for each other, so
+    none loses another's change; a full disk leaves the old bytes. Returns the bytes the
+    file held before. Never writes through a symlink."""
+    path = Path(path)
+    if path.is_symlink():
+        raise PathEscapeError(f"{path.name}: refusing to write through a symlink")
+    existed = path.exists()
+    try:
+        with locked_file(path) as fd:
+            st = os.fstat(fd)
+            old = _read_all(fd, st.st_size)
+            written = False
+            try:
+                new = change(old)
+                if new is not None and new != old:
+                    atomic_write(path, new, mode=stat.S_IMODE(st.st_mode))
+                    written = True
+            finally:
+                if not existed and not written and not old:  # only the lock created it
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+            return old
+    except OSError as exc:
+        why = storage_full(exc)
+        if why is None:
+            raise
+        raise StorageFullError(f"{path.name}: not written: {why}; the file is unchanged") from exc
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    offset = 0
+    while True:
+        block = os.pread(fd, max(size - offset, 65536), offset)
+        if not block:
+            return b"".join(chunks)
+        chunks.append(block)
+        offset += len(block)
 
 
 def create_exclusive(path: Path, data: str, *, mode: int = FILE_MODE) -> bool:
-    """Create ``path`` only if it does not exist (O_EXCL). Returns False if it already did."""
+    """Create ``path`` only if it does not exist. Returns False if it already did. The file
+    appears whole or not at all: written to a temporary file, fsynced, then hard-linked to
+    its name (which fails if the name exists); where hard links are not supported, an
+    ``O_EXCL`` create removed again if the write fails. A full disk raises
+    :class:`StorageFullError`."""
+    path = Path(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            return _create_exclusive_in_place(path, data, mode)
+        _fsync_dir(path.parent)
+        return True
+    except OSError as exc:
+        why = storage_full(exc)
+        if why is None:
+            raise
+        raise StorageFullError(f"{path.name}: not written: {why}") from exc
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _create_exclusive_in_place(path: Path, data: str, mode: int) -> bool:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     except FileExistsError:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from soulframe.cli import State, command_group, echo_json, model_option, pass_state
 from soulframe.model import SoulframeError
+
+if TYPE_CHECKING:
+    from soulframe.memory.sessions import Limits
 
 
 def add_commands(cli: click.Group) -> None:
@@ -31,30 +33,24 @@ def add_commands(cli: click.Group) -> None:
 # --------------------------------------------------------------------------- memory flush
 
 
-def load_transcript(path: str) -> Any:
+def load_transcript(path: str, limits: Limits | None = None) -> Any:
     """A saved conversation: JSON (a list of {role, content}, or {"messages": [...]}) or
-    plain text. ``-`` reads standard input."""
-    if path == "-":
-        text = sys.stdin.read()
-        where = "standard input"
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise SoulframeError(f"{path}: cannot read ({exc.strerror})") from None
-        where = path
+    plain text. ``-`` reads standard input. Bounded in size and nesting depth
+    (``memory.session.max_transcript_bytes`` / ``max_transcript_depth``)."""
+    from soulframe.memory.sessions import Limits, loads_bounded, parse_messages, read_transcript
+
+    limits = limits or Limits()
+    text, where = read_transcript(path, limits)
     stripped = text.lstrip()
     if stripped[:1] in ("[", "{"):
         try:
-            data = json.loads(text)
+            data = loads_bounded(text, where, limits)
         except json.JSONDecodeError as exc:
             if not stripped.startswith("{") or len(stripped.splitlines()) < 2:
                 raise SoulframeError(f"{where} line {exc.lineno}: invalid JSON: {exc.msg}") from None
             # JSON Lines: one {role, content} object per line (a broken JSON list is
             # reported as one, above)
-            from soulframe.memory.sessions import parse_messages
-
-            return parse_messages(text, where)
+            return parse_messages(text, where, limits)
         if isinstance(data, dict) and not isinstance(data.get("messages"), list):
             raise SoulframeError(
                 f'{where}: expected a list of {{role, content}} or {{"messages": [...]}}'
@@ -82,12 +78,13 @@ def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
     timezone), within flush.max_iterations model calls and flush.timeout_s seconds.
     Exits 1 if the model failed or timed out.
     """
+    from soulframe.memory.sessions import Limits
     from soulframe.toolloop import chat_model_for
 
     from .flush import FlushSettings, _flush_system_prompt, run_flush
 
     agent = state.agent()
-    transcript = load_transcript(transcript_path)
+    transcript = load_transcript(transcript_path, Limits.of(agent.config))
     model = chat_model_for(agent)
     result = run_flush(
         agent.workspace,

@@ -10,6 +10,7 @@ refused too). Writes never go through a symlink.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -18,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from soulframe.memory.files import CURATED, MemoryPathError, confine_memory_path
+from soulframe.memory.textclean import strip_controls
 from soulframe.model import SoulframeError, ToolContext, ToolSpec
-from soulframe.workspace import Workspace, atomic_write, ensure_private_dir
+from soulframe.workspace import Workspace, ensure_private_dir, update_locked
 
 MAX_READ_CHARS = 50_000
 MAX_WRITE_CHARS = 100_000
@@ -45,6 +47,9 @@ class MemoryFiles:
         #: the sandbox's workspace access: ``ro`` and ``none`` refuse every write
         self.access = access
         self.written: list[str] = []
+        #: SHA-256 of each file as read_file (or this flush's last write) left it: a whole-file
+        #: write over a file changed since then is refused, not allowed to drop the change
+        self.seen: dict[str, str] = {}
         #: called with (content, relative path) before a write; raises to refuse it (the
         #: flush passes soulframe.memory.safety.guard: no injection or secret lands)
         self.check: Any = None
@@ -76,7 +81,9 @@ class MemoryFiles:
             raise ToolRefused(f"{relative} does not exist yet; create it with write_file")
         if not full.is_file():
             raise ToolRefused(f"{relative} is not a file")
-        text = full.read_bytes().decode("utf-8", errors="replace")
+        data = full.read_bytes()
+        self.seen[relative] = hashlib.sha256(data).hexdigest()
+        text = data.decode("utf-8", errors="replace")
         if len(text) > MAX_READ_CHARS:
             return (
                 text[:MAX_READ_CHARS]
@@ -98,21 +105,28 @@ class MemoryFiles:
             )
         if full.is_symlink():
             raise ToolRefused(f"{relative}: refusing to write through a symlink")
+        content = strip_controls(content)  # a NUL would make the file look binary
         if self.check is not None:
             self.check(content, relative)
         if self.check is not None:
             self.check(content, relative)
         ensure_private_dir(full.parent)
-        if append and full.exists():
-            old = full.read_bytes().decode("utf-8", errors="replace")
+
+        def change(before: bytes) -> bytes:
+            # under the file's lock, so a `remember` meanwhile is kept, not overwritten
+            seen = self.seen.get(relative)
+            if not append and seen is not None and hashlib.sha256(before).hexdigest() != seen:
+                raise ToolRefused(f"{relative} changed since you read it (a note came in meanwhile); "
+                                  "read_file it again and write your version of the new text, "
+                                  "or append")
+            old = before.decode("utf-8", errors="replace") if append else ""
             sep = "" if not old or old.endswith("\n") else "\n"
             new = old + sep + content
-        else:
-            new = content
-        if new and not new.endswith("\n"):
-            new += "\n"
-        mode = (full.stat().st_mode & 0o777) if full.exists() else 0o600
-        atomic_write(full, new, mode=mode)
+            data: bytes = (new if not new or new.endswith("\n") else new + "\n").encode("utf-8")
+            self.seen[relative] = hashlib.sha256(data).hexdigest()
+            return data
+
+        update_locked(full, change)
         if relative not in self.written:
             self.written.append(relative)
         verb = "appended to" if append else "wrote"

@@ -121,15 +121,17 @@ def save_session_command(state: State, transcript_path: str, slug: str | None, n
 
     With a chat model configured ([model] provider) the file holds the model's summary;
     without one (or with --no-model) the last memory.session.turns user/assistant turns.
+    A transcript over memory.session.max_transcript_bytes (16 MiB), or nested deeper than
+    memory.session.max_transcript_depth (32), is refused.
 
     \b
       soulframe memory save-session --transcript chat.jsonl
       cat chat.json | soulframe memory save-session --transcript -
     """
-    from soulframe.memory.sessions import load_messages, save_session
+    from soulframe.memory.sessions import Limits, load_messages, save_session
 
     agent = state.agent()
-    messages = load_messages(transcript_path)
+    messages = load_messages(transcript_path, Limits.of(agent.config))
     saved = save_session(agent, messages, slug=slug, use_model=not no_model)
     if as_json:
         echo_json(saved.to_dict())
@@ -157,7 +159,9 @@ def consolidate_command(state: State, dry_run: bool, undo: bool, no_model: bool,
     distinct queries, old enough, scored well enough). The chat model proposes add /
     update / supersede / no-op operations; soulframe applies them itself, refuses a run
     that would remove more than max_removed_share of MEMORY.md's entries, keeps a diary in
-    memory/.diary/consolidation.md and can undo the last run (--undo).
+    memory/.diary/consolidation.md and can undo the last run (--undo). A run is refused
+    when MEMORY.md changed while the model answered; --undo refuses when MEMORY.md changed
+    since the run (a note or an edit would be lost).
 
     \b
       soulframe memory consolidate --dry-run

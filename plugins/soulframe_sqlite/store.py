@@ -81,6 +81,11 @@ class SqliteStore:
         try:
             self._open()
         except self.module.DatabaseError as exc:
+            from soulframe.workspace import StorageFullError, storage_full
+
+            why = storage_full(exc)
+            if why is not None:  # a full disk is not a corrupted index: keep it (and its recalls)
+                raise StorageFullError(f"{why}; {self.path.name} was left as it was") from exc
             self._move_aside(exc)
             self._open()
 

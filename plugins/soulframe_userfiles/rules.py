@@ -206,7 +206,9 @@ def write_context_file(
     # 3. write, once the text is known not to carry an injection or a secret into every
     # later prompt (memory.write_safety)
     from soulframe.memory.safety import guard
+    from soulframe.memory.textclean import strip_controls
 
+    content = strip_controls(content)  # a NUL would make the file look binary
     where = f"{name} of user {user_id}" if to_user else name
     guard(agent, content, target=where, via="context_write" if from_chat else "context set")
     if to_user:

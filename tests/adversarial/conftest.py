@@ -37,9 +37,15 @@ class Attempt:
 
 
 class Adversary:
+    def __init__(self, default_class: str = "other") -> None:
+        self.default_class = default_class
+
     @contextmanager
-    def attempt(self, what: str) -> Iterator[Attempt]:
+    def attempt(self, what: str, cls: str | None = None) -> Iterator[Attempt]:
+        """One attack; ``cls`` names its class in the tally (default: the test module's)."""
         _TALLY.attempts += 1
+        name = cls or self.default_class
+        _TALLY.classes[name] = _TALLY.classes.get(name, 0) + 1
         try:
             yield Attempt(what)
         except AssertionError:
@@ -56,5 +62,5 @@ class Adversary:
 
 
 @pytest.fixture
-def adversary() -> Adversary:
-    return Adversary()
+def adversary(request: pytest.FixtureRequest) -> Adversary:
+    return Adversary(request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_").replace("_", " "))

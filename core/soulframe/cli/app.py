@@ -28,13 +28,23 @@ def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, file:
 
 
 class SoulframeGroup(click.Group):
-    """Turns a :class:`SoulframeError` into a one-line error instead of a traceback."""
+    """Turns a :class:`SoulframeError`, or a full disk, into a one-line error instead of a
+    traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from ..workspace import StorageFullError, storage_full
+
         try:
             return super().invoke(ctx)
+        except StorageFullError as exc:
+            raise click.ClickException(f"{exc}; free some space and run the command again") from exc
         except SoulframeError as exc:
             raise click.ClickException(str(exc)) from exc
+        except Exception as exc:
+            why = storage_full(exc)  # a full disk is the machine's state, not a bug: one line
+            if why is None:
+                raise
+            raise click.ClickException(f"{why}; free some space and run the command again") from exc
 
 
 def _version() -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..model import SESSION_KINDS, Session
+from ..model import SESSION_KINDS, Session, SoulframeError
 from .state import State, echo_json, pass_state
 
 if TYPE_CHECKING:
@@ -241,13 +241,28 @@ def memory_remember(state: State, text: str, curated: bool, user_id: str | None,
     mem = _index(state)
     path = mem.remember(text, curated=curated)
     rel = path.relative_to(state.agent().root).as_posix()
-    with _warnings_in_report():
+    with _warnings_in_report(), _saved_but_not_indexed(rel):
         report = mem.sync()
     if as_json:
         echo_json({"path": rel, "sync": report.to_dict()})
         return
     _print_report(report, verbose=False)
     click.echo(f"remembered in {rel}")
+
+
+@contextmanager
+def _saved_but_not_indexed(rel: str) -> Iterator[None]:
+    """A full disk after the note was written: say it is safe, and how to index it later."""
+    from ..workspace import storage_full
+
+    try:
+        yield
+    except Exception as exc:
+        why = storage_full(exc)
+        if why is None:
+            raise
+        raise SoulframeError(f"remembered in {rel}, but {why}; free some space and run "
+                             "`soulframe memory index`") from exc
 
 
 @memory_group.command("status")

@@ -21,8 +21,9 @@
 Without a chat model it only removes near-identical duplicate entries of MEMORY.md (by
 similarity, ``dedupe_similarity``) and says it did nothing else.
 
-A run is one transaction over MEMORY.md, so proposing, checking the removal limit, applying,
-the diary and undo live here together; which entries are candidates is
+A run is one transaction over MEMORY.md, so proposing, checking the removal limit, applying
+(under the file's lock, refused if the file changed since it was read), the diary and undo
+live here together, a little over 400 lines; which entries are candidates is
 :mod:`soulframe.memory.candidates`.
 """
 
@@ -43,6 +44,7 @@ from ..model import SoulframeError
 from .candidates import entries, find_candidates
 from .recall import normalise_entry
 from .supersede import mark_superseded
+from .textclean import strip_controls
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -135,7 +137,7 @@ def plan(
     for n, op in enumerate(ops, 1):
         kind = str(op.get("op", "")).lower()
         source = str(op.get("source", ""))
-        text = " ".join(str(op.get("text", "")).split())
+        text = " ".join(strip_controls(str(op.get("text", ""))).split())
         if kind in ("noop", "no-op", "none"):
             applied.append({"op": "noop", "source": source})
             continue
@@ -281,8 +283,17 @@ def consolidate(agent: Agent, *, dry_run: bool = False, use_model: bool = True, 
         result.proposed, result.base_sha256 = new, hashlib.sha256(before).hexdigest()
         result.messages.append("dry run: nothing was written")
         return result
-    _write(agent, path, before, new, result, entities=model is not None)
+    try:
+        _write(agent, path, before, new, result, entities=model is not None)
+    except ChangedMeanwhile as exc:
+        result.refused = f"refused: {exc}"
+        result.status = "refused"
+        _diary(agent, result.refused, result.operations)
     return result
+
+
+class ChangedMeanwhile(SoulframeError):
+    """The file is not what a run planned against (a note or an edit came in meanwhile)."""
 
 
 def apply_reviewed(agent: Agent, reviewed: ConsolidationResult) -> ConsolidationResult:
@@ -294,23 +305,45 @@ def apply_reviewed(agent: Agent, reviewed: ConsolidationResult) -> Consolidation
     path = _memory_path(agent)
     rel = path.relative_to(agent.root).as_posix()
     before = path.read_bytes() if path.exists() else b""
-    if hashlib.sha256(before).hexdigest() != reviewed.base_sha256:
-        raise SoulframeError(f"{rel} changed since the dry run; run the dry run again and review the new diff")
     result = attrs.evolve(reviewed, status="dry-run", messages=[], proposed=None)
-    _write(agent, path, before, reviewed.proposed, result, entities=reviewed.model is not None)
+    try:  # checked again under the lock, as the file is written
+        if hashlib.sha256(before).hexdigest() != reviewed.base_sha256:
+            raise ChangedMeanwhile(rel)
+        _write(agent, path, before, reviewed.proposed, result, entities=reviewed.model is not None)
+    except ChangedMeanwhile:
+        raise SoulframeError(f"{rel} changed since the dry run; run the dry run again and review the new diff") from None
     return result
 
 
 def _write(agent: Agent, path: Path, before: bytes, new: str, result: ConsolidationResult, *,
            entities: bool) -> None:
-    """Write an accepted run: the undo copy first, then the file, the index, the diary."""
-    from ..workspace import atomic_write, ensure_private_dir
+    """Write an accepted run: the undo copy first, then the file, the index, the diary.
+
+    The file is re-read under its lock and written only if it still holds ``before``, the
+    bytes the run planned against: a note remembered, or an edit saved, while the model was
+    answering is never overwritten (:class:`ChangedMeanwhile`, nothing written)."""
+    from ..workspace import ensure_private_dir, update_locked
 
     rel = path.relative_to(agent.root).as_posix()
-    _save_undo(agent, rel, before)
+    payload = new.encode("utf-8")
     ensure_private_dir(path.parent)
-    mode = (path.stat().st_mode & 0o777) if path.exists() else 0o600
-    atomic_write(path, new.encode("utf-8"), mode=mode)
+    saved: list[Path] = []
+
+    def change(current: bytes) -> bytes:
+        if current != before:
+            raise ChangedMeanwhile(
+                f"{rel} changed while the run was being planned (a note or an edit came in "
+                f"meanwhile); nothing was written, {rel} keeps that change. Run "
+                "`soulframe memory consolidate` again")
+        saved.append(_save_undo(agent, rel, before, payload))
+        return payload
+
+    try:
+        update_locked(path, change)
+    except BaseException:
+        for p in saved:  # the file was not written: nothing to undo
+            p.unlink(missing_ok=True)
+        raise
     agent.memory.sync()
     result.status = "applied"
     if entities and agent.config.get("memory.consolidate.entities"):
@@ -341,15 +374,19 @@ def _diff(old: str, new: str, rel: str) -> str:
                                         f"a/{rel}", f"b/{rel}"))
 
 
-def _save_undo(agent: Agent, rel: str, before: bytes) -> None:
+def _save_undo(agent: Agent, rel: str, before: bytes, written: bytes) -> Path:
+    """Keep ``before`` for :func:`undo_last`, with the SHA-256 of what the run writes: undo
+    restores only a file still holding exactly that."""
     from ..workspace import atomic_write, ensure_private_dir
 
     folder = ensure_private_dir(agent.workspace.resolve(UNDO_DIR))
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%f")
-    atomic_write(folder / f"{stamp}.json", json.dumps({"path": rel, "existed": bool(before) or
-                                                       agent.workspace.resolve(rel).exists(),
-                                                       "content": before.decode("utf-8", "surrogateescape")}),
+    target = folder / f"{stamp}.json"
+    atomic_write(target, json.dumps({"path": rel, "existed": bool(before) or agent.workspace.resolve(rel).exists(),
+                                     "content": before.decode("utf-8", "surrogateescape"),
+                                     "written_sha256": hashlib.sha256(written).hexdigest()}),
                  mode=0o600)
+    return target
 
 
 def _diary(agent: Agent, headline: str, ops: list[dict[str, Any]]) -> str:
@@ -364,8 +401,10 @@ def _diary(agent: Agent, headline: str, ops: list[dict[str, Any]]) -> str:
 
 
 def undo_last(agent: Agent) -> ConsolidationResult:
-    """Restore MEMORY.md as it was before the last applied run, byte for byte."""
-    from ..workspace import atomic_write
+    """Restore MEMORY.md as it was before the last applied run, byte for byte — only when
+    it still holds what that run wrote: a note or an edit made since would be lost, so then
+    nothing is restored and the error says where the old copy is."""
+    from ..workspace import update_locked
 
     folder = agent.workspace.resolve(UNDO_DIR)
     saved = sorted(folder.glob("*.json")) if folder.is_dir() else []
@@ -373,20 +412,30 @@ def undo_last(agent: Agent) -> ConsolidationResult:
         raise SoulframeError("nothing to undo: no applied consolidation run is recorded")
     last = saved[-1]
     data = json.loads(last.read_text(encoding="utf-8"))
-    path = agent.workspace.resolve(str(data["path"]))
+    rel = str(data["path"])
+    path = agent.workspace.resolve(rel)
     content = str(data["content"]).encode("utf-8", "surrogateescape")
+    expected = data.get("written_sha256")
+    copy = last.relative_to(agent.root).as_posix()
+
+    def change(current: bytes) -> bytes:
+        if expected is None or hashlib.sha256(current).hexdigest() != expected:
+            raise SoulframeError(
+                f"{rel} changed since the consolidation run of {last.stem} (a note or an edit came "
+                f"after it), and undo would lose that change: nothing was restored. The file as "
+                f"it was before the run is kept in {copy}")
+        return content
+
+    update_locked(path, change)
     if not data.get("existed", True):
         path.unlink(missing_ok=True)
-    else:
-        mode = (path.stat().st_mode & 0o777) if path.exists() else 0o600
-        atomic_write(path, content, mode=mode)
     os.unlink(last)
     agent.memory.sync()
     result = ConsolidationResult(status="undone")
-    result.diary = _diary(agent, f"undone: {data['path']} restored as it was before the run of {last.stem}", [])
-    result.messages.append(f"{data['path']} restored as it was before the last consolidation")
+    result.diary = _diary(agent, f"undone: {rel} restored as it was before the run of {last.stem}", [])
+    result.messages.append(f"{rel} restored as it was before the last consolidation")
     return result
 
 
-__all__ = ["ConsolidationResult", "apply_reviewed", "consolidate", "dedupe", "entries", "find_candidates", "parse_operations",
+__all__ = ["ChangedMeanwhile", "ConsolidationResult", "apply_reviewed", "consolidate", "dedupe", "entries", "find_candidates", "parse_operations",
            "plan", "undo_last"]

@@ -18,7 +18,6 @@ The owner (or the agent during a heartbeat) moves notes into the right section l
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -56,28 +55,16 @@ def file_note(text: str, entry: str, *, heading: str = "# MEMORY.md\n\n") -> str
 
 def file_note_locked(path: Path, entry: str, *, heading: str = "# MEMORY.md\n\n") -> None:
     """:func:`file_note` on the file at ``path``, under an exclusive lock (concurrent
-    writers — another ``remember``, a flush — wait rather than lose a note), then fsync.
-    Created 0600 in a 0700 directory, never written through a symlink."""
-    from ..model import SoulframeError
-    from ..workspace import ensure_private_dir, lock_fd, unlock_fd
+    writers — another ``remember``, a flush — wait rather than lose a note), written to a
+    temporary file, fsynced and renamed over it: a full disk or a crash leaves MEMORY.md
+    as it was (:func:`soulframe.workspace.update_locked`). Created 0600 in a 0700
+    directory, never written through a symlink."""
+    from ..workspace import ensure_private_dir, update_locked
 
     ensure_private_dir(path.parent)
-    if path.is_symlink():
-        raise SoulframeError(f"{path.name}: refusing to write through a symlink")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        lock_fd(fd)
-        try:
-            size = os.fstat(fd).st_size
-            old = os.pread(fd, size, 0).decode("utf-8", errors="replace") if size else ""
-            new = file_note(old, entry, heading=heading).encode("utf-8")
-            if new.startswith(old.encode("utf-8")):  # the common case: only appended
-                os.pwrite(fd, new[len(old.encode("utf-8")):], size)
-            else:
-                os.pwrite(fd, new, 0)
-                os.ftruncate(fd, len(new))
-            os.fsync(fd)
-        finally:
-            unlock_fd(fd)
-    finally:
-        os.close(fd)
+
+    def change(old: bytes) -> bytes:
+        text = old.decode("utf-8", errors="replace") if old else ""
+        return file_note(text, entry, heading=heading).encode("utf-8")
+
+    update_locked(path, change)

@@ -4,12 +4,10 @@ lock, fsynced, never through a symlink."""
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..model import SoulframeError
-from ..workspace import lock_fd, unlock_fd
 
 if TYPE_CHECKING:
     from .index import MemoryIndex
@@ -55,37 +53,29 @@ def remember(index: MemoryIndex, text: str, *, curated: bool = False, via: str =
 
 
 def _entry(text: str) -> str:
-    text = " ".join((text or "").split())  # one entry, one line
+    from .textclean import strip_controls
+
+    text = " ".join(strip_controls(text or "").split())  # one entry, one line, no NUL
     if not text:
         raise SoulframeError("memory remember: the text is empty")
     return f"- {text}\n"
 
 
 def _append_locked(path: Path, entry: str, *, heading: str) -> None:
-    """Append under an exclusive lock, writing ``heading`` first if the file is new/empty,
-    then fsync. The file is created 0600 in a 0700 directory."""
-    from ..workspace import ensure_private_dir
+    """Append under an exclusive lock, writing ``heading`` first if the file is new/empty:
+    the whole new file is written beside the old one, fsynced and renamed over it, so a full
+    disk or a crash leaves the old bytes, never a cut entry. Created 0600 in a 0700
+    directory, never through a symlink."""
+    from ..workspace import ensure_private_dir, update_locked
 
     ensure_private_dir(path.parent)
     if path.is_symlink():
         raise SoulframeError(f"{path.name}: refusing to append through a symlink")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        lock_fd(fd)
-        try:
-            size = os.fstat(fd).st_size
-            payload = entry
-            if size == 0:
-                payload = heading + entry
-            else:
-                # make sure the entry starts on its own line
-                with open(path, "rb") as fh:
-                    fh.seek(size - 1)
-                    if fh.read(1) != b"\n":
-                        payload = "\n" + entry
-            os.write(fd, payload.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            unlock_fd(fd)
-    finally:
-        os.close(fd)
+
+    def change(old: bytes) -> bytes:
+        if not old:
+            return (heading + entry).encode("utf-8")
+        sep = b"" if old.endswith(b"\n") else b"\n"  # the entry starts on its own line
+        return old + sep + entry.encode("utf-8")
+
+    update_locked(path, change)

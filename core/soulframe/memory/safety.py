@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import re
 import secrets
 import warnings
@@ -248,9 +247,19 @@ def guard(agent: Agent, text: str, *, target: str, via: str) -> list[Finding]:
     findings = scan(text)
     if not findings:
         return []
-    q = Quarantine.for_agent(agent)
-    entry_id = q.add(text, target=target, via=via, findings=findings, action=mode)
+    from ..workspace import StorageFullError
+
     what = summary(findings)
+    try:
+        q = Quarantine.for_agent(agent)
+        entry_id = q.add(text, target=target, via=via, findings=findings, action=mode)
+    except (StorageFullError, OSError) as exc:
+        # the quarantine could not keep it (a full disk): echo the text rather than lose it
+        raise UnsafeWriteError(
+            f"{via}: refused to write to {target}: the text contains {what}. It was not written, "
+            f"and it could not be kept in quarantine ({exc}); here it is, so it is not lost:\n{text}",
+            tuple(findings), None,
+        ) from None
     if mode == "warn":
         warnings.warn(
             f"{via}: wrote {what} to {target} (memory.write_safety = warn); "
@@ -321,12 +330,10 @@ class Quarantine:
         return entry_id
 
     def _append(self, line: str) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        from ..workspace import update_locked
+
+        # the whole file, replaced under its lock: a full disk leaves the old lines whole
+        update_locked(self.path, lambda old: old + line.encode("utf-8"))
 
     def entries(self) -> list[QuarantineEntry]:
         if not self.path.exists():
@@ -352,12 +359,15 @@ class Quarantine:
         raise SoulframeError(f"{entry_id}: no such quarantine entry in {self.path}")
 
     def drop(self, entry_id: str) -> QuarantineEntry:
-        from ..workspace import atomic_write
+        from ..workspace import update_locked
 
         entry = self.get(entry_id)
-        rest = [e for e in self.entries() if e.id != entry_id]
-        atomic_write(self.path, "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in rest),
-                     mode=0o600)
+
+        def without(_old: bytes) -> bytes:  # under the lock: a refusal added meanwhile stays
+            rest = [e for e in self.entries() if e.id != entry_id]
+            return "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in rest).encode("utf-8")
+
+        update_locked(self.path, without)
         return entry
 
 

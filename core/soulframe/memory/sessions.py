@@ -13,7 +13,6 @@ docs/memory-upkeep.md).
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -24,6 +23,7 @@ import attrs
 
 from ..conversation import text_of
 from ..model import SoulframeError
+from .textclean import strip_controls
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -46,14 +46,80 @@ SUMMARY_INSTRUCTIONS = (
 # --------------------------------------------------------------------------- transcripts
 
 
-def parse_messages(text: str, where: str = "transcript") -> list[dict[str, Any]]:
-    """``[{role, content}, ...]`` from JSON, ``{"messages": [...]}`` or JSON Lines."""
+#: defaults of ``memory.session.max_transcript_bytes`` and ``max_transcript_depth``
+MAX_TRANSCRIPT_BYTES = 16 * 1024 * 1024
+MAX_TRANSCRIPT_DEPTH = 32
+
+
+@attrs.frozen
+class Limits:
+    """How big and how deeply nested a transcript may be (``memory.session.*``): a
+    transcript is read whole into memory and parsed, so both are bounded."""
+
+    max_bytes: int = MAX_TRANSCRIPT_BYTES
+    max_depth: int = MAX_TRANSCRIPT_DEPTH
+
+    @classmethod
+    def of(cls, config: Any) -> Limits:
+        if config is None:
+            return cls()
+        return cls(int(config.get("memory.session.max_transcript_bytes")),
+                   int(config.get("memory.session.max_transcript_depth")))
+
+    def too_big(self, where: str, size: str) -> SoulframeError:
+        return SoulframeError(
+            f"{where}: the transcript is {size}, more than memory.session.max_transcript_bytes "
+            f"({self.max_bytes:,} bytes); save a shorter part of it or raise the limit")
+
+    def too_deep(self, where: str) -> SoulframeError:
+        return SoulframeError(
+            f"{where}: the transcript nests JSON lists or objects more than "
+            f"memory.session.max_transcript_depth ({self.max_depth}) levels deep; a transcript "
+            "is a list of {role, content} messages")
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    """Whether ``data`` nests lists/objects more than ``limit`` deep (iteratively: a deep
+    value must not exhaust the Python stack while it is being measured)."""
+    stack = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children)
+    return False
+
+
+def loads_bounded(text: str, where: str, limits: Limits) -> Any:
+    """``json.loads`` refusing a value nested deeper than ``limits.max_depth``."""
+    try:
+        data = json.loads(text)
+    except RecursionError:  # deeper than the parser can go, far past any limit
+        raise limits.too_deep(where) from None
+    if _depth_exceeds(data, limits.max_depth):
+        raise limits.too_deep(where)
+    return data
+
+
+def parse_messages(text: str, where: str = "transcript", limits: Limits | None = None) -> list[dict[str, Any]]:
+    """``[{role, content}, ...]`` from JSON, ``{"messages": [...]}`` or JSON Lines, within
+    ``limits`` (size and nesting depth); control characters (NUL ...) are dropped from the
+    contents."""
+    limits = limits or Limits()
+    if len(text) > limits.max_bytes:
+        raise limits.too_big(where, f"{len(text):,} characters")
     stripped = text.strip()
     if not stripped:
         raise SoulframeError(f"{where}: empty transcript")
     data: Any
     try:
-        data = json.loads(stripped)
+        data = loads_bounded(stripped, where, limits)
     except json.JSONDecodeError as whole:
         lines = stripped.splitlines()
         if len(lines) < 2 or not stripped.startswith("{"):  # a broken JSON list is one document
@@ -63,7 +129,7 @@ def parse_messages(text: str, where: str = "transcript") -> list[dict[str, Any]]
             if not line.strip():
                 continue
             try:
-                data.append(json.loads(line))
+                data.append(loads_bounded(line, f"{where} line {n}", limits))
             except json.JSONDecodeError as exc:
                 raise SoulframeError(
                     f"{where} line {n}: invalid JSON Lines record: {exc.msg} (column {exc.colno})"
@@ -76,31 +142,54 @@ def parse_messages(text: str, where: str = "transcript") -> list[dict[str, Any]]
     for i, item in enumerate(data, 1):
         if not isinstance(item, Mapping) or "role" not in item:
             raise SoulframeError(f"{where}: message {i}: expected an object with role and content")
-        out.append({"role": str(item["role"]), "content": text_of(item.get("content"))})
+        out.append({"role": str(item["role"]), "content": strip_controls(text_of(item.get("content")))})
     return out
 
 
-def load_messages(path: str) -> list[dict[str, Any]]:
-    """A transcript file (``-`` for standard input), see :func:`parse_messages`."""
-    if path == "-":
-        return parse_messages(sys.stdin.read(), "standard input")
+def read_transcript(path: str, limits: Limits) -> tuple[str, str]:
+    """(text, name to show) of a transcript file, ``-`` for standard input. At most
+    ``limits.max_bytes`` are read: an endless input (``/dev/zero``, a pipe that never ends)
+    stops there with an error, not with all memory used."""
+    where = "standard input" if path == "-" else path
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        if path == "-":
+            data = sys.stdin.buffer.read(limits.max_bytes + 1)
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(limits.max_bytes + 1)
     except OSError as exc:
         raise SoulframeError(f"{path}: cannot read ({exc.strerror})") from None
-    return parse_messages(text, path)
+    if len(data) > limits.max_bytes:
+        raise limits.too_big(where, f"over {limits.max_bytes:,} bytes")
+    return data.decode("utf-8", errors="replace"), where
 
 
-def _normalise(messages: Any) -> list[dict[str, str]]:
+def load_messages(path: str, limits: Limits | None = None) -> list[dict[str, Any]]:
+    """A transcript file (``-`` for standard input), see :func:`parse_messages` and
+    :func:`read_transcript`."""
+    limits = limits or Limits()
+    text, where = read_transcript(path, limits)
+    return parse_messages(text, where, limits)
+
+
+def _normalise(messages: Any, limits: Limits) -> list[dict[str, str]]:
     if isinstance(messages, str):
-        messages = parse_messages(messages)
+        messages = parse_messages(messages, limits=limits)
     if isinstance(messages, Mapping):
         messages = messages.get("messages") or []
     out = []
+    total = 0
     for i, m in enumerate(messages or (), 1):
         if not isinstance(m, Mapping) or "role" not in m:
             raise SoulframeError(f"message {i}: expected an object with role and content")
-        out.append({"role": str(m["role"]), "content": text_of(m.get("content"))})
+        content = m.get("content")
+        if not isinstance(content, str) and _depth_exceeds(content, limits.max_depth):
+            raise limits.too_deep(f"message {i}")
+        text = strip_controls(text_of(content))
+        total += len(text)
+        if total > limits.max_bytes:
+            raise limits.too_big("the conversation", f"over {limits.max_bytes:,} characters")
+        out.append({"role": str(m["role"]), "content": text})
     return out
 
 
@@ -177,12 +266,12 @@ def save_session(
     ``memory.session.turns`` user/assistant turns. The file passes the write-time safety
     check like every memory write.
     """
-    from ..workspace import ensure_private_dir
+    from ..workspace import create_exclusive, ensure_private_dir
     from .safety import guard
 
     memory = agent.memory
     memory._check_enabled()
-    turns = [t for t in _normalise(messages) if t["role"] in ("user", "assistant") and t["content"].strip()]
+    turns = [t for t in _normalise(messages, Limits.of(agent.config)) if t["role"] in ("user", "assistant") and t["content"].strip()]
     if not turns:
         raise SoulframeError("save-session: the transcript has no user or assistant turns")
     now = memory._now()
@@ -233,13 +322,12 @@ def save_session(
     while (folder / Path(rel).name).exists():
         rel = f"memory/{day}-{name_slug}-{n}.md"
         n += 1
+    content = strip_controls(content)  # the model's summary too: no NUL in memory
     guard(agent, content, target=rel, via=via)
-    path = agent.workspace.resolve(rel)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(content)
-        fh.flush()
-        os.fsync(fh.fileno())
+    # whole or not at all (a full disk leaves no cut file), and never over another session's
+    while not create_exclusive(agent.workspace.resolve(rel), content):
+        rel = f"memory/{day}-{name_slug}-{n}.md"
+        n += 1
     memory.sync()
     return SavedSession(
         path=rel, model=used_model, turns=0 if used_model else len(kept), chars=len(content),
@@ -267,9 +355,15 @@ def release(agent: Agent, entry_id: str) -> str:
     text = entry.text if entry.text.endswith("\n") else entry.text + "\n"
     heading = "# MEMORY.md\n\n" if target in ("MEMORY.md", "memory.md") else f"# {Path(target).stem}\n\n"
     agent.memory.append_to(target, text, heading=heading)
-    q.drop(entry_id)
+    try:
+        q.drop(entry_id)
+    except SoulframeError as exc:  # a full disk: released, but still listed
+        raise SoulframeError(
+            f"released {entry_id} into {target}, but it could not be dropped from quarantine "
+            f"({exc}); drop it with `soulframe memory quarantine drop {entry_id}` before "
+            "releasing anything again") from exc
     agent.memory.sync()
     return target
 
 
-__all__ = ["SavedSession", "load_messages", "parse_messages", "release", "save_session", "slugify"]
+__all__ = ["Limits", "SavedSession", "load_messages", "loads_bounded", "parse_messages", "read_transcript", "release", "save_session", "slugify"]

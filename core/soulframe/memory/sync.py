@@ -28,6 +28,7 @@ from ..model import ChunkInput, FileRecord
 from ..workspace import lock_fd, unlock_fd
 from .chunking import bytes_hash, text_hash
 from .results import MemoryWarning, SyncReport
+from .textclean import BINARY, blank_nul_lines, line_list, looks_binary
 
 if TYPE_CHECKING:
     from ..model import EmbeddingProvider
@@ -142,9 +143,13 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         data = _read_stable(mf.abspath)
         if data is None:
             continue
-        if b"\x00" in data[:BINARY_SNIFF]:
-            _skip(index, report, mf.path, st, "binary file (contains NUL bytes)")
-            continue
+        if b"\x00" in data:
+            if looks_binary(data):
+                _skip(index, report, mf.path, st, BINARY)
+                continue
+            data, bad = blank_nul_lines(data)
+            _warn(index, report, mf.path, st, f"{mf.path}: {line_list(bad)} skipped: NUL bytes (the rest "
+                  "of the file is indexed; remove the NUL bytes to index the line)")
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -343,7 +348,7 @@ def _skip_reason(path: Path, size: int, max_bytes: int) -> str | None:
             head = fh.read(BINARY_SNIFF)
     except OSError:
         return None
-    return "binary file (contains NUL bytes)" if b"\x00" in head else None
+    return BINARY if b"\x00" in head and looks_binary(head) else None
 
 
 def _read_stable(path: Path, attempts: int = 3) -> bytes | None:
