@@ -60,8 +60,10 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
             check: bool = False) -> subprocess.CompletedProcess[str]:
     """Run ``python -m soulframe ARGS`` in a subprocess, as a user would."""
     full_env = {**os.environ, **(env or {})}
+    # no stdin, as under cron or CI: a command that would ask must not wait for an answer
     return subprocess.run([sys.executable, "-m", "soulframe", *args], capture_output=True,
-                          text=True, env=full_env, cwd=cwd, check=check, timeout=300)
+                          stdin=subprocess.DEVNULL, text=True, env=full_env, cwd=cwd,
+                          check=check, timeout=300)
 
 
 @pytest.fixture

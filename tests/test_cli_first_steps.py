@@ -43,6 +43,29 @@ def test_the_readme_says_which_commands_need_an_extra() -> None:
         assert needs in readme, needs
 
 
+def test_the_readme_examples_name_real_things(tmp_path: Path) -> None:
+    """The README's `install` example is a plugin that exists, and its `memory eval` example
+    question is in the format the command reads: run as written, it finds its note."""
+    import json
+    import re
+
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text()
+    for target in re.findall(r"soulframe install (\S+)", readme):
+        assert (repo / target).is_dir(), f"README installs {target}, which is not in the repository"
+    question = json.loads(re.search(r'`(\{"id".*?\})`', readme).group(1))
+    ws = tmp_path / "agent"
+    assert run_cli("init", str(ws), "--no-download").returncode == 0
+    rel = question["relevant"][0]
+    (ws / rel["path"]).write_text(f"# notes\n\n- Prefers {rel['contains']} screenshots\n")
+    golden = tmp_path / "questions.jsonl"
+    golden.write_text(json.dumps(question) + "\n")
+    out = run_cli("-w", str(ws), "memory", "eval", str(golden), "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["queries"] == 1 and report["channels"]["keyword"]["recall@k"] == 1.0
+
+
 @pytest.mark.parametrize("args", [
     ["prompt"],
     ["memory", "remember", "buy milk"],
