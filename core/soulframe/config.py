@@ -275,6 +275,8 @@ def _locate(text: str, dotted: str) -> int | None:
         m = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?$", s)
         if m:
             table = [p.strip().strip('"') for p in m.group(1).split(".")]
+            if table == parts:  # the key is a whole table ([memroy]): its header line
+                return lineno
             continue
         m = re.match(r'^"?([A-Za-z0-9_.\-]+)"?\s*[=:]', s)
         if m:
@@ -451,6 +453,10 @@ def mask_secrets(key: str, value: Any) -> Any:
 
 
 def _did_you_mean(key: str, known: list[str]) -> str:
+    if "." not in key:
+        # a misspelt [section] is compared with the sections, not with their keys: [memroy]
+        # is [memory], not memory.mmr
+        known = sorted({k.split(".")[0] for k in known})
     m = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return f" (did you mean {m[0]!r}?)" if m else ""
 

@@ -46,7 +46,7 @@ class ConfigError(SoulframeError):
     """Bad configuration: the message names the file, the key and what was expected."""
 
 
-class UnknownNameError(SoulframeError):
+class UnknownNameError(ConfigError):
     """A configured name (store, provider, policy, model) that no installed plugin offers."""
 
 

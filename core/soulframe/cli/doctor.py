@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..model import DoctorCheck, Finding
+from ..model import ConfigError, DoctorCheck, Finding
 from .state import State, echo_json, pass_state
 
 if TYPE_CHECKING:
@@ -96,6 +96,8 @@ def run_checks(agent: Agent) -> list[Finding]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # checks report through findings
                 findings.extend(check(agent))
+        except ConfigError as exc:  # the config names something wrong: say that, plainly
+            findings.append(Finding(name, "problem", str(exc)))
         except Exception as exc:
             findings.append(Finding(name, "problem", f"the check failed: {type(exc).__name__}: {exc}"))
     return findings
