@@ -96,3 +96,25 @@ def test_init_still_creates_a_missing_workspace(tmp_path: Path) -> None:
     assert (new / "SOUL.md").is_file()
     run_cli("init", str(tmp_path / "other"), check=True)
     assert (tmp_path / "other" / "AGENTS.md").is_file()
+
+
+def test_a_missing_workspace_is_an_error_from_the_api_unless_asked_to_create(tmp_path: Path) -> None:
+    from soulframe import Agent, WorkspaceNotFoundError
+
+    typo = tmp_path / "agnet"
+    with pytest.raises(WorkspaceNotFoundError, match="agnet does not exist"):
+        Agent.open(typo)
+    assert not typo.exists()
+    made = Agent.open(typo, create=True)
+    assert typo.is_dir() and (typo.stat().st_mode & 0o777) == 0o700
+    assert made.workspace.root == typo
+
+
+def test_without_w_a_missing_default_workspace_is_an_error_that_names_it(_isolated_home: Path) -> None:
+    """No -w and no workspace created yet: `memory remember` must not create one quietly
+    under ~/.soulframe; the error names the path and where it came from."""
+    out = run_cli("memory", "remember", "buy milk")
+    assert out.returncode == 2
+    default = _isolated_home / ".soulframe" / "workspace"
+    assert str(default) in out.stderr and "built-in default" in out.stderr
+    assert not default.exists()

@@ -50,6 +50,10 @@ class UnknownNameError(ConfigError):
     """A configured name (store, provider, policy, model) that no installed plugin offers."""
 
 
+class WorkspaceNotFoundError(SoulframeError):
+    """The agent's workspace directory does not exist (a typo, or not created yet)."""
+
+
 class PathEscapeError(SoulframeError):
     """A path that would leave the workspace (``..``, absolute, or through a symlink)."""
 
