@@ -118,3 +118,48 @@ def test_without_w_a_missing_default_workspace_is_an_error_that_names_it(_isolat
     default = _isolated_home / ".soulframe" / "workspace"
     assert str(default) in out.stderr and "built-in default" in out.stderr
     assert not default.exists()
+
+
+def _stderr_on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """What the CLI writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    try:
+        subprocess.run([sys.executable, "-m", "soulframe", *args], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=slave, env={**os.environ, **env},
+                       timeout=120)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the other side is closed: all read
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_no_color_turns_colour_off_on_a_terminal(tmp_path: Path) -> None:
+    typo = str(tmp_path / "agnet")
+    coloured = _stderr_on_a_terminal(["-w", typo, "prompt"], {})
+    assert "\x1b[" in coloured  # a terminal gets colour ...
+    plain = _stderr_on_a_terminal(["-w", typo, "prompt"], {"NO_COLOR": "1"})
+    assert "Error: the workspace" in plain and "\x1b[" not in plain  # ... unless NO_COLOR
+
+
+def test_tables_have_no_trailing_spaces(tmp_path: Path) -> None:
+    ws = tmp_path / "agent"
+    assert run_cli("init", str(ws), "--no-download").returncode == 0
+    for args in (["prompt", "--explain"], ["skills", "list"], ["memory", "logs"], ["plugins", "--all"]):
+        out = run_cli("-w", str(ws), *args)
+        assert out.returncode == 0, (args, out.stderr)
+        bad = [line for line in out.stdout.splitlines() if line != line.rstrip()]
+        assert not bad, (args, bad[:3])

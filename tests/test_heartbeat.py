@@ -133,7 +133,7 @@ def write_config(workspace: Path, srv: FakeLLMServer) -> None:
     [
         (say("HEARTBEAT_OK"), 0, "HEARTBEAT_OK"),
         (say("Disk is 95% full."), 1, "ATTENTION: Disk is 95% full."),
-        (fail(500, "boom"), 2, "ERROR: "),
+        (fail(500, "boom"), 2, "Error: "),
     ],
 )
 def test_cli_exit_codes(workspace, cli, reply, code, line):
@@ -206,7 +206,7 @@ def test_cli_on_a_fresh_workspace_without_a_model(workspace, cli):
     for _ in range(3):  # a */30 cron job without a model
         out = cli("-w", str(workspace), "heartbeat")
         assert out.returncode == 2
-        assert out.stderr.startswith("ERROR: no chat model configured") and "[model]" in out.stderr
+        assert out.stderr.startswith("Error: no chat model configured") and "[model]" in out.stderr
         assert out.stdout == ""
     after = sorted(p.name for p in (workspace / "memory").glob("*")) if (workspace / "memory").exists() else []
     assert after == before, "a failed heartbeat wrote into the daily log"

@@ -118,7 +118,7 @@ class BootResult:
             return f"nothing to do: {self.detail}"
         if self.status == "problem":
             return f"PROBLEM ({stats}): {self.detail or _first_line(self.summary)}"
-        return f"ERROR: {self.error}"
+        return f"Error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -91,7 +91,7 @@ class HeartbeatResult:
             return f"nothing to do: {self.detail}"
         if self.status == "attention":
             return f"ATTENTION: {_first_line(self.reply)}"
-        return f"ERROR: {self.error}"
+        return f"Error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
         return {

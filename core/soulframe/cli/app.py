@@ -51,7 +51,11 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
     from .install import install_command, uninstall_command
     from .keys import keys_group
 
-    @click.group(cls=SoulframeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    # NO_COLOR (no-color.org): any non-empty value turns colour off, even on a terminal
+    color = False if os.environ.get("NO_COLOR") else None
+
+    @click.group(cls=SoulframeGroup,
+                 context_settings={"help_option_names": ["-h", "--help"], "color": color})
     @click.option("-w", "--workspace", type=click.Path(file_okay=False), envvar="SOULFRAME_WORKSPACE",
                   help="Agent workspace directory (default: from config, else ~/.soulframe/workspace).")
     @click.option("--agent", "agent_id", metavar="ID", help="Which [[agents]] entry of the config to use.")
