@@ -33,7 +33,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # not once per test (tests of the cache itself pass their own directory)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
     for var in ("SOULFRAME_CONFIG", "SOULFRAME_WORKSPACE", "SOULFRAME_DISABLE_PLUGINS",
-                "SOULFRAME_DSN", "OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
+                "SOULFRAME_DSN", "SOULFRAME_HOME", "OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     yield home
 

@@ -82,3 +82,25 @@ def test_get_masks_secrets_and_unset_restores_the_default(cli, workspace: Path) 
 def test_values_are_read_as_toml_when_they_parse() -> None:
     assert parse_value("3") == 3 and parse_value("true") is True and parse_value("0.5") == 0.5
     assert parse_value('["a", "b"]') == ["a", "b"] and parse_value("Europe/Lisbon") == "Europe/Lisbon"
+
+
+def test_soulframe_home_keeps_every_file_under_one_directory(cli, tmp_path: Path, _isolated_home: Path) -> None:
+    """One override, as llm's LLM_USER_PATH: config, keys, aliases, the default workspace,
+    indexes and caches all go under $SOULFRAME_HOME, nothing under the home directory."""
+    home = tmp_path / "sfhome"
+    env = {"SOULFRAME_HOME": str(home)}
+    before = sorted(p.relative_to(_isolated_home) for p in _isolated_home.rglob("*"))
+    assert cli("init", "--no-download", env=env).returncode == 0
+    cli("memory", "remember", "buy oat milk", env=env, check=True)
+    cli("keys", "set", "openai", "--value", "sk-home-0123456789abcdefXYZ", env=env, check=True)
+    cli("models", "aliases", "set", "fast", "openai/gpt-fast", env=env, check=True)
+    cli("config", "set", "--user", "memory.max_results", "9", env=env, check=True)
+    after = sorted(p.relative_to(_isolated_home) for p in _isolated_home.rglob("*"))
+    assert after == before, "something was written outside $SOULFRAME_HOME"
+    shown = json.loads(cli("paths", "--json", env=env, check=True).stdout)
+    assert shown["override"] == str(home)
+    for name in ("config dir", "keys", "model aliases", "workspace", "state", "models", "cache"):
+        assert shown[name]["path"].startswith(str(home)), name
+    assert shown["keys"]["exists"] and shown["workspace"]["exists"] and shown["state"]["exists"]
+    assert "buy oat milk" in "".join(p.read_text() for p in (home / "workspace" / "memory").glob("*.md"))
+    assert cli("config", "get", "memory.max_results", env=env, check=True).stdout.strip() == "9"

@@ -246,9 +246,9 @@ ENV_OVERRIDES = {"store.dsn": "SOULFRAME_DSN"}
 
 
 def user_config_dir() -> Path:
-    import platformdirs
+    from .paths import config_dir
 
-    return Path(platformdirs.user_config_dir("soulframe"))
+    return config_dir()
 
 
 def _flatten(data: Mapping[str, Any], keys: Mapping[str, Key], prefix: str = "",
@@ -499,7 +499,9 @@ def find_config_file(explicit: str | os.PathLike[str] | None, workspace: Path | 
     if workspace is None:
         # no -w: the default workspace is the workspace, and `soulframe init` puts users
         # there, so its soulframe.toml must not be silently ignored
-        default_ws = Path(str(DEFAULTS["workspace"].default)).expanduser()
+        from .paths import default_workspace
+
+        default_ws = default_workspace()
         candidates += [default_ws / "soulframe.toml", default_ws / "soulframe.json"]
     for c in candidates:
         if c.is_file():
@@ -614,6 +616,14 @@ def load_config(
         values[key] = value
         origins[key] = "override"
 
+    from . import paths
+
+    home = paths.override()
+    if home is not None:
+        for key, folder in paths.HOME_DEFAULTS.items():
+            if key not in values:
+                values[key] = str(home / folder)
+                origins[key] = f"${paths.ENV}"
     _check_together(values, origins)
     agents = _build_agents(raw_agents, values, cfg_path, text, ws)
     if agent_id is not None and agent_id not in {a.id for a in agents}:

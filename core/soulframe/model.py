@@ -50,6 +50,12 @@ class UnknownNameError(ConfigError):
     """A configured name (store, provider, policy, model) that no installed plugin offers."""
 
 
+def _default_workspace() -> Path:
+    from .paths import default_workspace
+
+    return default_workspace()
+
+
 class WorkspaceNotFoundError(SoulframeError):
     """The agent's workspace directory does not exist (a typo, or not created yet)."""
 
@@ -126,7 +132,7 @@ class AgentSpec:
     """One agent as configured (``[[agents]]`` in soulframe.toml)."""
 
     id: str = "default"
-    workspace: Path = attrs.field(factory=lambda: Path("~/.soulframe/workspace").expanduser())
+    workspace: Path = attrs.field(factory=lambda: _default_workspace())
     type: AgentType = "open"
     #: identity overrides from config (name, emoji, avatar); IDENTITY.md fills the rest
     identity: Mapping[str, str] = attrs.field(factory=dict)

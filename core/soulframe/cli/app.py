@@ -95,6 +95,7 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 
     cli.add_command(plugins_command)
     cli.add_command(config_group)
+    cli.add_command(paths_command)
     cli.add_command(keys_group)
     cli.add_command(install_command)
     cli.add_command(uninstall_command)
@@ -320,6 +321,42 @@ def config_unset(key: str, user: bool) -> None:
     assert state is not None
     path = _config_write(state, key, None, user)
     click.echo(f"removed {key} from {path}")
+
+
+@click.command("paths")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {name: {path, exists}}.")
+@pass_state
+def paths_command(state: State, as_json: bool) -> None:
+    """Where soulframe keeps its files: your config and keys, models, caches, the default
+    workspace, indexes and global skills. Set SOULFRAME_HOME to keep them all under one
+    directory; a setting in the config file still wins for what it names."""
+    from ..chatmodels import aliases_path, default_model_path
+    from ..keys import keys_path
+    from ..paths import ENV, cache_dir, config_dir, data_dir, override, soulframe_home
+
+    cfg = state.config()
+    rows = {
+        "home": soulframe_home(),
+        "config dir": config_dir(),
+        "config file": cfg.path or config_dir() / "soulframe.toml",
+        "keys": keys_path(),
+        "model aliases": aliases_path(),
+        "default chat model": default_model_path(),
+        "models": data_dir() / "models",
+        "cache": cache_dir(),
+        "workspace": cfg.agent(state.agent_id).workspace,
+        "state": Path(str(cfg.get("state_dir"))).expanduser(),
+        "global skills": Path(str(cfg.get("skills.global_dir"))).expanduser(),
+    }
+    if as_json:
+        echo_json({"override": str(override()) if override() else None,
+                   **{k: {"path": str(v), "exists": v.exists()} for k, v in rows.items()}})
+        return
+    source = f"${ENV}" if override() else f"defaults (set ${ENV} to move them all)"
+    click.echo(f"# {source}")
+    width = max(len(k) for k in rows)
+    for name, path in rows.items():
+        click.echo(f"{name:<{width}}  {path}" + ("" if path.exists() else "  (not yet)"))
 
 
 @config_group.command("path")
