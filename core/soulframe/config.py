@@ -142,6 +142,8 @@ DEFAULTS: dict[str, Key] = {
     "skills.bm25_k1": K(1.2, "BM25 k1", seed="000 §10"),
     "skills.bm25_b": K(0.75, "BM25 b", seed="000 §10"),
     "skills.max_results": K(5, "skill_search results", seed="000 §10"),
+    "logs.enabled": K(True, "log every chat-model call (when, model, tokens, outcome; never the text) for `soulframe logs`"),
+    "logs.retention_days": K(90, "days a logged chat-model call is kept", min=1),
     "skills.min_score": K(0.2, "a skill no query word matches is returned only when its calibrated vector score (as memory.min_score) reaches this", min=0, max=1),
     "skills.text_weight": K(0.3, "BM25 weight in hybrid skill search", seed="000 §11"),
     "skills.vector_weight": K(0.7, "vector weight in hybrid skill search", seed="000 §11"),

@@ -161,7 +161,7 @@ def run_heartbeat(
         return HeartbeatResult("nothing to do", detail=idle + _model_note(agent, model))
     try:
         if model is None:
-            model = chat_model_for(agent)
+            model = chat_model_for(agent, "heartbeat")
         prompt = agent.system_prompt(Session.heartbeat()).text
         reply = model.chat([m.system(prompt), m.user(message)], timeout=timeout)
     except (ChatModelError, SoulframeError) as exc:

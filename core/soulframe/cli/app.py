@@ -123,6 +123,7 @@ def _require_workspace(ctx: click.Context, workspace: str) -> None:
 def _add_core_commands(cli: click.Group) -> None:
     """Commands that belong to the core modules. Each module imports only click at load
     time; what a command needs is imported when it runs."""
+    from .calllog import logs_command
     from .doctor import doctor_command
     from .memory import memory_group
     from .models import add_models_commands
@@ -133,6 +134,7 @@ def _add_core_commands(cli: click.Group) -> None:
 
     add_workspace_commands(cli)  # init, identity
     cli.add_command(doctor_command)
+    cli.add_command(logs_command)
     cli.add_command(prompt_command)
     cli.add_command(memory_group)
     cli.add_command(skills_group)
