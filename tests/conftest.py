@@ -33,7 +33,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # not once per test (tests of the cache itself pass their own directory)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
     for var in ("SOULFRAME_CONFIG", "SOULFRAME_WORKSPACE", "SOULFRAME_DISABLE_PLUGINS",
-                "SOULFRAME_DSN", "OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
+                "SOULFRAME_DSN", "SOULFRAME_HOME", "OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     yield home
 
@@ -60,8 +60,10 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
             check: bool = False) -> subprocess.CompletedProcess[str]:
     """Run ``python -m soulframe ARGS`` in a subprocess, as a user would."""
     full_env = {**os.environ, **(env or {})}
+    # no stdin, as under cron or CI: a command that would ask must not wait for an answer
     return subprocess.run([sys.executable, "-m", "soulframe", *args], capture_output=True,
-                          text=True, env=full_env, cwd=cwd, check=check, timeout=300)
+                          stdin=subprocess.DEVNULL, text=True, env=full_env, cwd=cwd,
+                          check=check, timeout=300)
 
 
 @pytest.fixture

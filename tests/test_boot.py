@@ -289,7 +289,7 @@ def write_config(workspace: Path, srv: FakeLLMServer) -> None:
 @pytest.mark.parametrize(("replies", "code", "first"), [
     ([say("BOOT_OK — noted the restart.")], 0, "BOOT_OK ("),
     ([say("BOOT_FAILED: the VPN host is unreachable.")], 1, "PROBLEM ("),
-    ([fail(500, "boom")], 2, "ERROR: "),
+    ([fail(500, "boom")], 2, "Error: "),
 ])
 def test_cli_exit_codes_and_summary(workspace: Path, cli, replies, code: int, first: str) -> None:
     booted(workspace)

@@ -43,6 +43,29 @@ def test_the_readme_says_which_commands_need_an_extra() -> None:
         assert needs in readme, needs
 
 
+def test_the_readme_examples_name_real_things(tmp_path: Path) -> None:
+    """The README's `install` example is a plugin that exists, and its `memory eval` example
+    question is in the format the command reads: run as written, it finds its note."""
+    import json
+    import re
+
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text()
+    for target in re.findall(r"soulframe install (\S+)", readme):
+        assert (repo / target).is_dir(), f"README installs {target}, which is not in the repository"
+    question = json.loads(re.search(r'`(\{"id".*?\})`', readme).group(1))
+    ws = tmp_path / "agent"
+    assert run_cli("init", str(ws), "--no-download").returncode == 0
+    rel = question["relevant"][0]
+    (ws / rel["path"]).write_text(f"# notes\n\n- Prefers {rel['contains']} screenshots\n")
+    golden = tmp_path / "questions.jsonl"
+    golden.write_text(json.dumps(question) + "\n")
+    out = run_cli("-w", str(ws), "memory", "eval", str(golden), "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["queries"] == 1 and report["channels"]["keyword"]["recall@k"] == 1.0
+
+
 @pytest.mark.parametrize("args", [
     ["prompt"],
     ["memory", "remember", "buy milk"],
@@ -73,3 +96,70 @@ def test_init_still_creates_a_missing_workspace(tmp_path: Path) -> None:
     assert (new / "SOUL.md").is_file()
     run_cli("init", str(tmp_path / "other"), check=True)
     assert (tmp_path / "other" / "AGENTS.md").is_file()
+
+
+def test_a_missing_workspace_is_an_error_from_the_api_unless_asked_to_create(tmp_path: Path) -> None:
+    from soulframe import Agent, WorkspaceNotFoundError
+
+    typo = tmp_path / "agnet"
+    with pytest.raises(WorkspaceNotFoundError, match="agnet does not exist"):
+        Agent.open(typo)
+    assert not typo.exists()
+    made = Agent.open(typo, create=True)
+    assert typo.is_dir() and (typo.stat().st_mode & 0o777) == 0o700
+    assert made.workspace.root == typo
+
+
+def test_without_w_a_missing_default_workspace_is_an_error_that_names_it(_isolated_home: Path) -> None:
+    """No -w and no workspace created yet: `memory remember` must not create one quietly
+    under ~/.soulframe; the error names the path and where it came from."""
+    out = run_cli("memory", "remember", "buy milk")
+    assert out.returncode == 2
+    default = _isolated_home / ".soulframe" / "workspace"
+    assert str(default) in out.stderr and "built-in default" in out.stderr
+    assert not default.exists()
+
+
+def _stderr_on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """What the CLI writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    try:
+        subprocess.run([sys.executable, "-m", "soulframe", *args], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=slave, env={**os.environ, **env},
+                       timeout=120)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the other side is closed: all read
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_no_color_turns_colour_off_on_a_terminal(tmp_path: Path) -> None:
+    typo = str(tmp_path / "agnet")
+    coloured = _stderr_on_a_terminal(["-w", typo, "prompt"], {})
+    assert "\x1b[" in coloured  # a terminal gets colour ...
+    plain = _stderr_on_a_terminal(["-w", typo, "prompt"], {"NO_COLOR": "1"})
+    assert "Error: the workspace" in plain and "\x1b[" not in plain  # ... unless NO_COLOR
+
+
+def test_tables_have_no_trailing_spaces(tmp_path: Path) -> None:
+    ws = tmp_path / "agent"
+    assert run_cli("init", str(ws), "--no-download").returncode == 0
+    for args in (["prompt", "--explain"], ["skills", "list"], ["memory", "logs"], ["plugins", "--all"]):
+        out = run_cli("-w", str(ws), *args)
+        assert out.returncode == 0, (args, out.stderr)
+        bad = [line for line in out.stdout.splitlines() if line != line.rstrip()]
+        assert not bad, (args, bad[:3])

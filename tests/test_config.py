@@ -212,3 +212,34 @@ def test_relative_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
     loaded = load_config(cfg)
     assert loaded.get("state_dir") == str(tmp_path / "conf" / "state")
     assert loaded.agents[0].workspace == tmp_path / "agent"
+
+
+def test_a_misspelt_section_suggests_the_section_with_its_line(workspace: Path) -> None:
+    (workspace / "soulframe.toml").write_text("# mine\n[memroy]\nmax_results = 3\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace=workspace)
+    assert "line 2" in str(err.value) and "did you mean 'memory'?" in str(err.value)
+
+
+@pytest.mark.parametrize("section, key, value, near", [
+    ("embedding", "provider", "openia", "openai"),
+    ("store", "backend", "sqlit", "sqlite"),
+    ("memory", "chunker", "lnes", "lines"),
+    ("bootstrap", "truncation", "headtale", "head-tail"),
+    ("memory", "reranker", "mmmr", None),
+])
+def test_an_unknown_plugin_name_is_an_error_naming_file_line_and_near_miss(
+        cli, workspace: Path, section: str, key: str, value: str, near: str | None) -> None:
+    """A misspelt provider, store, chunker, policy or re-ranker is an error like a misspelt
+    key: never a warning and a quietly keyword-only search (exit 0)."""
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / "2026-11-21.md").write_text("- Prefers dark-mode screenshots\n")
+    (workspace / "soulframe.toml").write_text(f'[{section}]\n{key} = "{value}"\n')
+    command = ["prompt"] if section == "bootstrap" else ["memory", "search", "screenshots"]
+    out = cli("-w", str(workspace), *command)
+    assert out.returncode != 0, out.stdout
+    first = out.stderr.strip().splitlines()[0]
+    assert "soulframe.toml:2" in first and f"{section}.{key} = {value!r}" in first
+    if near:
+        assert f"did you mean {near!r}?" in first
+    assert "Traceback" not in out.stderr

@@ -122,3 +122,36 @@ def test_plugins_add_checks_through_the_hook(workspace: Path) -> None:
     findings = run_checks(Agent.open(workspace, pm=pm))
     assert Finding("extra", "warning", "checked default") in findings
     assert any(f.check == "broken" and "kaput" in f.message and f.level == "problem" for f in findings)
+
+
+def test_doctor_fix_applies_the_safe_fixes_and_lists_each(cli, workspace: Path, tmp_path: Path) -> None:
+    """Permissions, a stale index and a flagged link are fixed (the link removed, never its
+    target); what needs a person is left, and the exit status follows what is left."""
+    import json
+    import os
+
+    from soulframe.workspace import seed_workspace
+
+    seed_workspace(workspace)
+    (workspace / "memory" / "2026-11-20.md").write_text("- Prefers dark-mode screenshots\n")
+    os.chmod(workspace / "memory", 0o755)
+    secret = tmp_path / "outside.md"
+    secret.write_text("a secret plan\n")
+    (workspace / "memory" / "leak.md").symlink_to(secret)
+    (workspace / "soulframe.toml").write_text('[model]\napi_key = "sk-doctor-0123456789abcdefXYZ"\n')
+    os.chmod(workspace / "soulframe.toml", 0o644)
+    before = json.loads(cli("-w", str(workspace), "doctor", "--json").stdout)
+    assert not before["healthy"]
+    assert {f["fix"] for f in before["findings"] if f["fix"]} >= {
+        f"chmod 700 {workspace / 'memory'}", f"chmod 600 {workspace / 'soulframe.toml'}",
+        "rm memory/leak.md (the link, not its target)", "soulframe memory index"}
+    out = cli("-w", str(workspace), "doctor", "--fix", "--json")
+    report = json.loads(out.stdout)
+    assert all(f["ok"] for f in report["fixed"]) and len(report["fixed"]) == 4
+    assert (os.stat(workspace / "memory").st_mode & 0o777) == 0o700
+    assert (os.stat(workspace / "soulframe.toml").st_mode & 0o777) == 0o600
+    assert not (workspace / "memory" / "leak.md").exists() and secret.read_text() == "a secret plan\n"
+    assert not [f for f in report["findings"] if f["fix"]]
+    assert report["healthy"] and out.returncode == 0
+    text = cli("-w", str(workspace), "doctor", "--fix").stdout
+    assert "fixed:" not in text  # nothing left to fix

@@ -133,7 +133,7 @@ def write_config(workspace: Path, srv: FakeLLMServer) -> None:
     [
         (say("HEARTBEAT_OK"), 0, "HEARTBEAT_OK"),
         (say("Disk is 95% full."), 1, "ATTENTION: Disk is 95% full."),
-        (fail(500, "boom"), 2, "ERROR: "),
+        (fail(500, "boom"), 2, "Error: "),
     ],
 )
 def test_cli_exit_codes(workspace, cli, reply, code, line):
@@ -169,23 +169,44 @@ def test_cli_json_and_nothing_to_do(workspace, cli):
         ({"model.provider": "anthropic", "model.name": "claude-test"}, "ANTHROPIC_API_KEY"),
     ],
 )
-def test_nothing_to_do_is_still_an_error_without_a_usable_model(workspace, model, message):
-    """A monitor reading exit 0 must mean the agent could answer: an empty checklist skips
-    the call, not the check that a model is configured (a fresh workspace's HEARTBEAT.md
-    has nothing to do)."""
+def test_nothing_to_do_needs_no_model_but_says_a_task_would_fail(workspace, model, message):
+    """Seed 003: an empty HEARTBEAT.md skips the call, so a fresh workspace's heartbeat is
+    exit 0 with no model; the line still says that a real task would fail, and why."""
     seed_workspace(workspace)
+    result = run_heartbeat(agent_at(workspace, None, **model), now=NOW)
+    assert result.status == "nothing to do" and result.exit_code == 0
+    assert message in result.detail
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ({}, "no chat model configured"),
+        ({"model.provider": "anthropic", "model.name": "claude-test"}, "ANTHROPIC_API_KEY"),
+    ],
+)
+def test_a_task_without_a_usable_model_is_an_error(workspace, model, message):
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
     result = run_heartbeat(agent_at(workspace, None, **model), now=NOW)
     assert result.status == "error" and result.exit_code == 2
     assert message in (result.error or "")
 
 
-def test_cli_on_a_fresh_workspace_without_a_model_exits_2(workspace, cli):
+def test_cli_on_a_fresh_workspace_without_a_model(workspace, cli):
+    """What the help promises: an empty checklist is exit 0 with no model call; once
+    HEARTBEAT.md holds a task and no model is configured, exit 2 and nothing logged."""
     assert cli("init", str(workspace)).returncode == 0
+    out = cli("-w", str(workspace), "heartbeat")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("nothing to do:") and "no chat model configured" in out.stdout
+    help_text = cli("heartbeat", "--help").stdout
+    assert "no model call" in help_text
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
     before = sorted(p.name for p in (workspace / "memory").glob("*")) if (workspace / "memory").exists() else []
     for _ in range(3):  # a */30 cron job without a model
         out = cli("-w", str(workspace), "heartbeat")
         assert out.returncode == 2
-        assert out.stderr.startswith("ERROR: no chat model configured") and "[model]" in out.stderr
+        assert out.stderr.startswith("Error: no chat model configured") and "[model]" in out.stderr
         assert out.stdout == ""
     after = sorted(p.name for p in (workspace / "memory").glob("*")) if (workspace / "memory").exists() else []
     assert after == before, "a failed heartbeat wrote into the daily log"

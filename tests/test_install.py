@@ -84,6 +84,12 @@ def test_install_and_uninstall_report_the_plugins(throwaway_env: Path, tmp_path:
     assert "soulframe_fresh" not in {r["name"] for r in rows}
 
 
+def test_uninstall_without_a_terminal_asks_for_yes_instead_of_crashing(cli) -> None:
+    out = cli("uninstall", "soulframe-quiet-hours")  # stdin is not a terminal here
+    assert out.returncode == 2 and "-y" in out.stderr
+    assert "Traceback" not in out.stderr and "EOFError" not in out.stderr
+
+
 def test_uninstall_refuses_soulframe_itself(cli) -> None:
     out = cli("uninstall", "soulframe", "-y")
     assert out.returncode == 2 and "remove soulframe itself" in out.stderr

@@ -36,7 +36,11 @@ def test_set_list_path_and_the_file_is_private(cli, tmp_path: Path) -> None:
     assert listed.strip() == "OPENAI_API_KEY" and KEY not in listed
     assert json.loads(cli("keys", "list", "--json", check=True).stdout)["keys"] == ["OPENAI_API_KEY"]
     assert cli("keys", "set", "bad name!", "--value", "x").returncode != 0
+    # `keys get` is the one command that prints a key, for $(...) in a script
+    assert cli("keys", "get", "openai", check=True).stdout == KEY + "\n"
     assert cli("keys", "remove", "openai", check=True).returncode == 0
+    missing = cli("keys", "get", "openai")
+    assert missing.returncode == 1 and "no key stored under OPENAI_API_KEY" in missing.stderr
     assert json.loads(path.read_text()) == {}
 
 

@@ -887,3 +887,19 @@ def test_cli_remembers_and_searches_for_a_user(tmp_path, cli) -> None:
     assert "5521" in mine.stdout
     theirs = cli("-w", str(ws), "memory", "search", "locker code", "--user", "bob", "--json", check=True)
     assert "5521" not in theirs.stdout
+
+
+def test_status_deep_index_reindexes_first_and_probes_the_provider(cli, workspace: Path) -> None:
+    import json
+
+    (workspace / "memory").mkdir()
+    (workspace / "soulframe.toml").write_text('embedding.provider = "none"\n')
+    (workspace / "memory" / "2026-11-20.md").write_text("- Prefers dark-mode screenshots\n")
+    cli("-w", str(workspace), "memory", "index", check=True)
+    (workspace / "memory" / "2026-11-21.md").write_text("- Allergic to penicillin\n")
+    stale = json.loads(cli("-w", str(workspace), "memory", "status", "--json", check=True).stdout)
+    assert stale["stale_files"] == ["memory/2026-11-21.md"]
+    out = json.loads(cli("-w", str(workspace), "memory", "status", "--deep", "--index", "--json",
+                         check=True).stdout)
+    assert out["reindexed"]["added"] == 1 and out["stale_files"] == []
+    assert out["provider_probe"].startswith("none (")  # keyword-only here: said, not hidden

@@ -82,3 +82,25 @@ def test_resolve_names() -> None:
     assert resolve("loop", providers, {"loop": "loop"}) == (None, "loop")
     with pytest.raises(ConfigError):
         resolve(" ", providers)
+
+
+def test_aliases_set_on_the_command_line_are_used_by_m(cli, workspace: Path) -> None:
+    with FakeLLMServer([say("HEARTBEAT_OK"), say("HEARTBEAT_OK")]) as srv:
+        ws = _ws(workspace, srv)
+        cli("models", "aliases", "set", "cheap", "openai/gpt-cheap", check=True)
+        cli("-w", str(ws), "heartbeat", "-m", "cheap", check=True)
+        assert _asked(srv) == "gpt-cheap"
+        # the workspace's [model.aliases] wins on a name both define
+        cli("models", "aliases", "set", "fast", "openai/gpt-user-fast", check=True)
+        cli("-w", str(ws), "heartbeat", "-m", "fast", check=True)
+        assert _asked(srv) == "gpt-fast"
+    listed = json.loads(cli("-w", str(ws), "models", "aliases", "list", "--json", check=True).stdout)
+    assert listed["cheap"]["model"] == "openai/gpt-cheap"
+    assert listed["fast"] == {"model": "openai/gpt-fast", "from": "config"}
+    text = cli("-w", str(ws), "models", "aliases", "list", check=True).stdout
+    assert "cheap" in text and "openai/gpt-cheap" in text
+    assert cli("models", "aliases", "remove", "cheap", check=True).returncode == 0
+    gone = cli("models", "aliases", "remove", "cheap")
+    assert gone.returncode == 1 and "no alias 'cheap'" in gone.stderr
+    bad = cli("models", "aliases", "set", "two words", "x")
+    assert bad.returncode == 1 and "without spaces" in bad.stderr

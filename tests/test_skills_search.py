@@ -236,3 +236,30 @@ def _skills_plugin() -> Any:
     import soulframe_skills
 
     return soulframe_skills
+
+
+@pytest.mark.model
+def test_an_unrelated_skill_is_not_returned_for_every_question(workspace: Path) -> None:
+    """The README's example, "open a pull request", with only the built-in skills: none of
+    them is about pull requests, so none comes back (it used to return heartbeat-checklist
+    at 0.11, found by nothing but the cosine every text has with every other); the right
+    skill still does once it exists."""
+    try:
+        import soulframe_embeddings
+    except ImportError as exc:  # pragma: no cover - depends on the embeddings plugin
+        pytest.skip(f"soulframe_embeddings is not importable: {exc}")
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[soulframe_embeddings, _skills_plugin()])
+    agent = Agent.open(workspace, pm=pm, embedding__provider="local")
+    try:
+        assert agent.embedder is not None
+    except Exception as exc:  # the weights package is not installed
+        pytest.skip(f"the offline model is not available: {exc}")
+    assert agent.skills.search("open a pull request") == []
+    write_skill(workspace / "skills", "p", "pr-review",
+                "Review a GitHub pull request, read the diff, run tests, leave comments")
+    agent = Agent.open(workspace, pm=pm, embedding__provider="local")
+    assert [h.name for h in agent.skills.search("open a pull request")][:1] == ["pr-review"]
+    # a paraphrase no word of which matches is still found through the vector channel
+    assert [h.name for h in agent.skills.search("look over the changes in this PR")] == ["pr-review"]
+    unfloored = Agent.open(workspace, pm=pm, embedding__provider="local", skills__min_score=0)
+    assert "heartbeat-checklist" in {h.name for h in unfloored.skills.search("open a pull request")}

@@ -190,7 +190,7 @@ def test_cli_summon_fallback_is_loud_and_refusal_is_an_error(workspace, cli):
     with FakeLLMServer([say("<file>nope</file>")]) as srv:
         write_config(workspace, srv)
         out = cli("-w", str(workspace), "agents", "summon", "sarcastic Rust reviewer", "--json")
-        assert out.returncode == 0, out.stderr
+        assert out.returncode == 1, out.stderr  # templates written, but nobody was summoned
         data = json.loads(out.stdout)
         assert data["source"] == "templates" and "no <file" in data["fallback_reason"]
         (workspace / "SOUL.md").write_text("edited\n")
@@ -200,10 +200,10 @@ def test_cli_summon_fallback_is_loud_and_refusal_is_an_error(workspace, cli):
     assert "Traceback" not in again.stderr
 
 
-def test_cli_summon_without_a_model_says_so(workspace, cli):
+def test_cli_summon_without_a_model_says_so_and_fails(workspace, cli):
     write_config(workspace, None)
     out = cli("-w", str(workspace), "agents", "summon", "sarcastic Rust reviewer")
-    assert out.returncode == 0
+    assert out.returncode == 1
     assert "Could not summon with the model: no chat model configured" in out.stderr
     assert "Wrote the embedded templates instead" in out.stdout
 
@@ -254,10 +254,11 @@ def test_cli_summon_that_changed_nothing_exits_1(workspace, cli):
 def test_cli_summon_right_after_init(workspace, cli):
     """`init` seeds the five templates; they are not yet personalised, so summoning right
     after is not a conflict: with a model they are replaced without --force, without one the
-    templates are already what the fallback would write (exit 0, no "Kept existing")."""
+    templates are already what the fallback would write (no "Kept existing"; exit 1: nobody
+    was summoned)."""
     assert cli("init", str(workspace)).returncode == 0
     out = cli("-w", str(workspace), "agents", "summon", "sarcastic Rust reviewer")
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 1, out.stdout + out.stderr
     assert "no chat model configured" in out.stderr
     assert "Kept existing" not in out.stdout and "already in place" in out.stdout
     assert "--force" not in out.stdout

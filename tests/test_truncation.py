@@ -290,7 +290,7 @@ def test_a_shortened_section_says_where_the_rest_is() -> None:
     (out,), (notice,) = HeadTailPolicy().enforce_budget(secs, 500, estimate)
     assert out.tokens <= 500 and out.truncated and out.original_tokens == secs[0].tokens
     assert "truncated to fit prompt.budget_tokens" in out.text
-    assert "read_file" in notice.hint and notice.kept_chars > 0
+    assert "context_read" in notice.hint and notice.kept_chars > 0
 
 
 def test_names_give_the_seed_order_when_a_section_carries_no_priority() -> None:
@@ -327,3 +327,23 @@ def test_fair_sections_keep_a_contents_list_of_cut_headings() -> None:
     ctx = next(s for s in out if s.name == "project_context")
     assert ctx.tokens <= 700 - secs[0].tokens + 1
     assert "## File 29 (line" in ctx.text or "more headings" in ctx.text
+
+
+def test_a_prompt_cut_for_its_budget_names_a_tool_the_session_is_offered(tmp_path) -> None:
+    """The cut project context tells the model how to read the rest: through a tool that is
+    really offered in that session (not a ``read_file`` no host of soulframe provides)."""
+    import re
+
+    from soulframe import Agent, Session
+
+    ws = tmp_path / "ws"
+    ws.mkdir(mode=0o700)
+    (ws / "AGENTS.md").write_text("# AGENTS.md\n" + "Be careful with the release steps.\n" * 3_000)
+    (ws / "soulframe.toml").write_text("[prompt]\nbudget_tokens = 4000\n")
+    agent = Agent.open(ws)
+    session = Session.main()
+    text = agent.system_prompt(session).text
+    named = set(re.findall(r"read them with the (\w+) tool", text))
+    assert named, "the cut prompt does not say where the rest is"
+    offered = {tool.name for tool in agent.tools(session)}
+    assert named <= offered, f"the prompt names {named - offered}, which is not offered"

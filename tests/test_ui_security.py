@@ -36,6 +36,15 @@ def test_requests_without_the_token_are_refused(site: tuple[UI, str]) -> None:
     assert r.status_code == 403 and "loopback" in r.text
 
 
+def test_an_unknown_session_kind_is_refused_by_name(site: tuple[UI, str]) -> None:
+    ui, _ = site
+    with ui.client() as c:
+        for query in ("session=boss", "kind=boss"):
+            r = c.get(f"/prompt?{query}")
+            assert r.status_code == 400 and "boss" in r.text and "not a session kind" in r.text
+        assert c.get("/prompt?session=group").status_code == 200
+
+
 def test_a_form_posted_without_the_token_is_refused(site: tuple[UI, str]) -> None:
     ui, _ = site
     before = (ui.workspace / "MEMORY.md").read_bytes()

@@ -26,6 +26,7 @@ from .model import (
     SystemPrompt,
     ToolContext,
     ToolSpec,
+    WorkspaceNotFoundError,
 )
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ __all__ = [
     "SystemPrompt",
     "ToolContext",
     "ToolSpec",
+    "WorkspaceNotFoundError",
     "hookimpl",
 ]
 

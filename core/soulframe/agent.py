@@ -12,7 +12,7 @@ import attrs
 
 from . import plugins as _plugins
 from .config import Config, load_config
-from .model import AgentSpec, Registration, Session, SystemPrompt, ToolSpec
+from .model import AgentSpec, Registration, Session, SystemPrompt, ToolSpec, WorkspaceNotFoundError
 from .workspace import Workspace, ensure_private_dir
 
 if TYPE_CHECKING:
@@ -89,11 +89,15 @@ class Agent:
         config: str | os.PathLike[str] | Config | None = None,
         agent_id: str | None = None,
         pm: _plugins.PluginManager | None = None,
+        create: bool = False,
         **overrides: Any,
     ) -> Agent:
         """Open an agent.
 
-        :param workspace: the workspace directory (default: the configured one).
+        :param workspace: the workspace directory (default: the configured one). It must
+            exist: a mistyped path is :class:`WorkspaceNotFoundError`, never an empty agent.
+        :param create: create the workspace directory (private, 0700) when it is missing;
+            ``soulframe init`` also seeds the template files.
         :param config: a config file path or a :class:`Config`; by default the file is
             looked up (``$SOULFRAME_CONFIG``, ``<workspace>/soulframe.toml``, user dir).
         :param agent_id: which ``[[agents]]`` entry to use.
@@ -115,7 +119,22 @@ class Agent:
                 cfg = attrs.evolve(cfg, agents=tuple(agents))
         else:
             cfg = load_config(config, workspace=workspace, agent_id=agent_id, overrides=dotted, pm=pm)
-        return cls(cfg, agent_id=agent_id, pm=pm)
+        agent = cls(cfg, agent_id=agent_id, pm=pm)
+        agent.require_workspace(create=create)
+        return agent
+
+    def require_workspace(self, *, create: bool = False) -> None:
+        """Raise :class:`WorkspaceNotFoundError` when the workspace directory is missing (or
+        create it, private, with ``create=True``)."""
+        root = self.workspace.root
+        if root.is_dir():
+            return
+        if create and not root.exists():
+            ensure_private_dir(root)
+            return
+        what = "is not a directory" if root.exists() else "does not exist"
+        raise WorkspaceNotFoundError(
+            f"the workspace {root} {what}; create one with `soulframe init {root}`")
 
     # ------------------------------------------------------------------ identity and paths
 

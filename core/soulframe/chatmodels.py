@@ -1,6 +1,10 @@
 """Choosing a chat model by name, as ``llm`` users expect: ``-m NAME`` on every command that
 calls one, aliases (``[model] aliases``), and a default set with ``soulframe models default``.
 
+Aliases come from the config's ``[model] aliases`` and from ``soulframe models aliases set``
+(a JSON file in the user config dir, as llm keeps ``aliases.json``); the config wins on a name
+both define, so a workspace can pin what an alias means for it.
+
 A NAME is an alias, ``provider/model`` (``anthropic/claude-haiku-4-5``,
 ``openrouter/meta-llama/llama-3.1-8b``: the part before the first ``/`` is a provider only when
 a registered chat-model provider has that name), or a bare model id for the configured provider.
@@ -44,6 +48,49 @@ def set_default_model(name: str) -> Path:
     return path
 
 
+def aliases_path() -> Path:
+    from .config import user_config_dir
+
+    return user_config_dir() / "aliases.json"
+
+
+def user_aliases() -> dict[str, str]:
+    """The aliases ``soulframe models aliases set`` stored (an unreadable file: none)."""
+    import json
+
+    try:
+        data = json.loads(aliases_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def set_alias(alias: str, target: str | None) -> Path:
+    """Store (or, with ``target=None``, remove) a user-level alias."""
+    import json
+
+    from .workspace import atomic_write, ensure_private_dir
+
+    alias, target = alias.strip(), (target or "").strip() or None
+    if not alias or "/" in alias or any(c.isspace() for c in alias):
+        raise ConfigError(f"alias {alias!r}: use a short name without spaces or '/'")
+    current = user_aliases()
+    if target is None:
+        if current.pop(alias, None) is None:
+            raise ConfigError(f"no alias {alias!r} set with `soulframe models aliases set`")
+    else:
+        current[alias] = target
+    path = aliases_path()
+    ensure_private_dir(path.parent)
+    atomic_write(path, json.dumps(dict(sorted(current.items())), indent=2) + "\n")
+    return path
+
+
+def all_aliases(config: Config) -> dict[str, str]:
+    """Every alias in effect: the user's, then the config's over them."""
+    return {**user_aliases(), **{str(k): str(v) for k, v in (config.get("model.aliases") or {}).items()}}
+
+
 def resolve(name: str, providers: Iterable[str], aliases: dict[str, str] | None = None) -> tuple[str | None, str]:
     """``(provider or None, model id)`` for NAME (see the module docstring)."""
     name = name.strip()
@@ -68,8 +115,7 @@ def choose(config: Config, name: str | None, providers: Iterable[str]) -> Config
         name = default_model()
         if name is None:
             return config
-    aliases = config.get("model.aliases") or {}
-    provider, model = resolve(name, providers, dict(aliases))
+    provider, model = resolve(name, providers, all_aliases(config))
     overrides = {"model__name": model}
     if provider is not None:
         overrides["model__provider"] = provider

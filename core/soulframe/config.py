@@ -142,6 +142,9 @@ DEFAULTS: dict[str, Key] = {
     "skills.bm25_k1": K(1.2, "BM25 k1", seed="000 §10"),
     "skills.bm25_b": K(0.75, "BM25 b", seed="000 §10"),
     "skills.max_results": K(5, "skill_search results", seed="000 §10"),
+    "logs.enabled": K(True, "log every chat-model call (when, model, tokens, outcome; never the text) for `soulframe logs`"),
+    "logs.retention_days": K(90, "days a logged chat-model call is kept", min=1),
+    "skills.min_score": K(0.2, "a skill no query word matches is returned only when its calibrated vector score (as memory.min_score) reaches this", min=0, max=1),
     "skills.text_weight": K(0.3, "BM25 weight in hybrid skill search", seed="000 §11"),
     "skills.vector_weight": K(0.7, "vector weight in hybrid skill search", seed="000 §11"),
     "skills.watch_debounce_ms": K(500, "hot-reload debounce", seed="000 §13"),
@@ -247,9 +250,9 @@ ENV_OVERRIDES = {"store.dsn": "SOULFRAME_DSN"}
 
 
 def user_config_dir() -> Path:
-    import platformdirs
+    from .paths import config_dir
 
-    return Path(platformdirs.user_config_dir("soulframe"))
+    return config_dir()
 
 
 def _flatten(data: Mapping[str, Any], keys: Mapping[str, Key], prefix: str = "",
@@ -277,6 +280,8 @@ def _locate(text: str, dotted: str) -> int | None:
         m = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?$", s)
         if m:
             table = [p.strip().strip('"') for p in m.group(1).split(".")]
+            if table == parts:  # the key is a whole table ([memroy]): its header line
+                return lineno
             continue
         m = re.match(r'^"?([A-Za-z0-9_.\-]+)"?\s*[=:]', s)
         if m:
@@ -453,6 +458,10 @@ def mask_secrets(key: str, value: Any) -> Any:
 
 
 def _did_you_mean(key: str, known: list[str]) -> str:
+    if "." not in key:
+        # a misspelt [section] is compared with the sections, not with their keys: [memroy]
+        # is [memory], not memory.mmr
+        known = sorted({k.split(".")[0] for k in known})
     m = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return f" (did you mean {m[0]!r}?)" if m else ""
 
@@ -494,7 +503,9 @@ def find_config_file(explicit: str | os.PathLike[str] | None, workspace: Path | 
     if workspace is None:
         # no -w: the default workspace is the workspace, and `soulframe init` puts users
         # there, so its soulframe.toml must not be silently ignored
-        default_ws = Path(str(DEFAULTS["workspace"].default)).expanduser()
+        from .paths import default_workspace
+
+        default_ws = default_workspace()
         candidates += [default_ws / "soulframe.toml", default_ws / "soulframe.json"]
     for c in candidates:
         if c.is_file():
@@ -609,6 +620,14 @@ def load_config(
         values[key] = value
         origins[key] = "override"
 
+    from . import paths
+
+    home = paths.override()
+    if home is not None:
+        for key, folder in paths.HOME_DEFAULTS.items():
+            if key not in values:
+                values[key] = str(home / folder)
+                origins[key] = f"${paths.ENV}"
     _check_together(values, origins)
     agents = _build_agents(raw_agents, values, cfg_path, text, ws)
     if agent_id is not None and agent_id not in {a.id for a in agents}:

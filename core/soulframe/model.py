@@ -46,8 +46,18 @@ class ConfigError(SoulframeError):
     """Bad configuration: the message names the file, the key and what was expected."""
 
 
-class UnknownNameError(SoulframeError):
+class UnknownNameError(ConfigError):
     """A configured name (store, provider, policy, model) that no installed plugin offers."""
+
+
+def _default_workspace() -> Path:
+    from .paths import default_workspace
+
+    return default_workspace()
+
+
+class WorkspaceNotFoundError(SoulframeError):
+    """The agent's workspace directory does not exist (a typo, or not created yet)."""
 
 
 class PathEscapeError(SoulframeError):
@@ -122,7 +132,7 @@ class AgentSpec:
     """One agent as configured (``[[agents]]`` in soulframe.toml)."""
 
     id: str = "default"
-    workspace: Path = attrs.field(factory=lambda: Path("~/.soulframe/workspace").expanduser())
+    workspace: Path = attrs.field(factory=lambda: _default_workspace())
     type: AgentType = "open"
     #: identity overrides from config (name, emoji, avatar); IDENTITY.md fills the rest
     identity: Mapping[str, str] = attrs.field(factory=dict)
@@ -455,18 +465,31 @@ class Registration:
 
 
 @attrs.frozen
+class Fix:
+    """What ``soulframe doctor --fix`` may do about a finding, safely and without asking:
+    ``description`` says it in a few words ("chmod 700 memory/"), ``apply()`` does it and
+    returns what it did (raising :class:`SoulframeError` or ``OSError`` if it could not)."""
+
+    description: str
+    apply: Callable[[], str]
+
+
+@attrs.frozen
 class Finding:
     """One thing ``soulframe doctor`` found: ``level`` is ``"problem"`` (exit 1),
-    ``"warning"`` or ``"info"``; ``message`` says what is wrong and how to fix it."""
+    ``"warning"`` or ``"info"``; ``message`` says what is wrong and how to fix it; ``fix``,
+    when set, is a fix safe enough for ``doctor --fix`` to apply."""
 
     #: what was checked: "files", "permissions", "memory", ...
     check: str
     level: Literal["problem", "warning", "info"]
     message: str
     path: str | None = None
+    fix: Fix | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "level": self.level, "message": self.message, "path": self.path}
+        return {"check": self.check, "level": self.level, "message": self.message, "path": self.path,
+                "fix": self.fix.description if self.fix is not None else None}
 
 
 #: a doctor check: ``check(agent) -> Iterable[Finding]`` (see ``register_doctor_checks``)

@@ -137,9 +137,10 @@ def run_tool_loop(
     )
 
 
-def chat_model_for(agent: Agent) -> ChatModel:
+def chat_model_for(agent: Agent, purpose: str = "") -> ChatModel:
     """The chat model an agent's config selects (``[model] provider``), through the
-    ``register_chat_models`` registry so a third-party provider can be chosen by name."""
+    ``register_chat_models`` registry so a third-party provider can be chosen by name.
+    Its calls are logged for ``soulframe logs`` under ``purpose`` (``heartbeat``, ...)."""
     provider = agent.config.get("model.provider")
     if not provider:
         raise ChatConfigError(
@@ -148,4 +149,6 @@ def chat_model_for(agent: Agent) -> ChatModel:
         )
     registration = agent.select("register_chat_models", "model.provider", "chat model")
     model: ChatModel = registration.factory(agent)
-    return model
+    from .calllog import LoggedChatModel
+
+    return LoggedChatModel(model, agent, purpose or "other")

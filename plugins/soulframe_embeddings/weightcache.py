@@ -66,10 +66,11 @@ class CacheResult:
 
 
 def default_dir() -> Path:
-    """``<user cache dir>/soulframe/models`` (``$XDG_CACHE_HOME/soulframe/models`` on Linux)."""
-    import platformdirs
+    """``<user cache dir>/soulframe/models`` (``$XDG_CACHE_HOME/soulframe/models`` on Linux,
+    ``$SOULFRAME_HOME/cache/models`` when set)."""
+    from soulframe.paths import cache_dir
 
-    return Path(platformdirs.user_cache_dir("soulframe")) / "models"
+    return cache_dir() / "models"
 
 
 def cache_key(model_dir: Path) -> str:

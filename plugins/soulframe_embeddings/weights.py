@@ -40,10 +40,10 @@ INSTALL_HINT = f"install with `soulframe models install` or `pip install --no-de
 
 def models_dir() -> Path:
     """Where downloaded models live: ``<user data dir>/soulframe/models``
-    (``$XDG_DATA_HOME/soulframe/models`` on Linux)."""
-    import platformdirs
+    (``$XDG_DATA_HOME/soulframe/models`` on Linux, ``$SOULFRAME_HOME/data/models`` when set)."""
+    from soulframe.paths import data_dir
 
-    return Path(platformdirs.user_data_dir("soulframe")) / "models"
+    return data_dir() / "models"
 
 
 def downloaded_dir() -> Path:

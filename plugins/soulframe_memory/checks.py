@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from soulframe.cli.doctor import quiet_logs as _quiet_logs
-from soulframe.model import ConfigError, Finding
+from soulframe.model import ConfigError, Finding, Fix
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
@@ -29,12 +29,19 @@ def memory_index(agent: Agent) -> Iterable[Finding]:
     if not agent.root.is_dir():
         return
     mem = agent.memory
+    try:
+        with _quiet_logs():
+            _ = mem.embedder
+    except ConfigError as exc:  # a misspelt provider: the config is what to fix
+        yield Finding("memory", "problem", str(exc))
+        return
     path = agent.store_location()
     if path is not None and not path.is_file():
         n = len(mem.files())
         yield Finding("memory", "info",
                       f"no memory index yet ({n} memory file{'s' if n != 1 else ''}): the first "
-                      "search builds it, or run `soulframe memory index`", str(path))
+                      "search builds it, or run `soulframe memory index`", str(path),
+                      fix=_index_fix(agent))
     else:
         with _quiet_logs():
             st = mem.status()
@@ -47,8 +54,17 @@ def memory_index(agent: Agent) -> Iterable[Finding]:
             yield Finding("memory", "info",
                           f"{len(stale)} memory file{'s' if len(stale) != 1 else ''} changed since "
                           f"the last index ({shown}): the next search re-indexes them, or run "
-                          "`soulframe memory index`")
+                          "`soulframe memory index`", fix=_index_fix(agent))
     yield from _semantic(agent)
+
+
+def _index_fix(agent: Agent) -> Fix:
+    def apply() -> str:
+        report = agent.memory.sync()
+        return (f"indexed memory: {len(report.added)} added, {len(report.changed)} changed, "
+                f"{len(report.removed)} removed, {report.chunks} chunks")
+
+    return Fix("soulframe memory index", apply)
 
 
 def _semantic(agent: Agent) -> Iterable[Finding]:

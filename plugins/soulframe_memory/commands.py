@@ -85,7 +85,7 @@ def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
 
     agent = state.agent()
     transcript = load_transcript(transcript_path, Limits.of(agent.config))
-    model = chat_model_for(agent)
+    model = chat_model_for(agent, "flush")
     result = run_flush(
         agent.workspace,
         model,

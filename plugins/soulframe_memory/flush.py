@@ -327,7 +327,7 @@ def maybe_flush(
                 store.save(key, state)
             return FlushResult(False, "no messages")
         if model is None:
-            model = chat_model_for(agent)
+            model = chat_model_for(agent, "flush")
         result = run_flush(
             agent.workspace,
             model,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from soulframe.cli.doctor import unlink_fix
 from soulframe.model import Finding
 
 if TYPE_CHECKING:
@@ -28,5 +29,7 @@ def memory_files(agent: Agent) -> Iterable[Finding]:
         # a link that would turn private files public is a problem; the rest only lose a note
         publishes = any(w in why for w in ("private memory", "outside memory/", "hard link"))
         fix = "" if "remove" in why or "rename" in why else f" — remove or fix the link (rm {path})"
+        full = agent.root / path
         yield Finding("memory-files", "problem" if publishes else "warning",
-                      f"{path} is skipped: {why}{fix}", path)
+                      f"{path} is skipped: {why}{fix}", path,
+                      fix=unlink_fix(full, str(path)) if full.is_symlink() else None)

@@ -118,7 +118,7 @@ class BootResult:
             return f"nothing to do: {self.detail}"
         if self.status == "problem":
             return f"PROBLEM ({stats}): {self.detail or _first_line(self.summary)}"
-        return f"ERROR: {self.error}"
+        return f"Error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -206,7 +206,7 @@ def run_boot(
         if model is None:
             # built even when there is nothing to do, as the heartbeat does: a service that
             # runs `soulframe boot` must not read exit 0 from an agent with no model
-            model = chat_model_for(agent)
+            model = chat_model_for(agent, "boot")
         text = read_boot_file(ws)
         if text is None:
             return BootResult("nothing to do", detail=f"no {BOOT_FILE} in {ws.root}")

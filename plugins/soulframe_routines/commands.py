@@ -70,10 +70,12 @@ def summon_command(
 
     The model writes SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md and HEARTBEAT.md. If no
     model is configured, the call fails or the reply is not the expected XML, the
-    embedded templates are written instead (existing files are never replaced by them)
-    and the reason is printed; exit 1 if that left every file as it was and some of them
-    are your own (files still identical to their template, as after `soulframe init`, count
-    as templates in place, and are replaced by a successful summon without --force).
+    embedded templates are written instead (existing files are never replaced by them),
+    the reason is printed, and the exit status is 1: the agent was not summoned. Files
+    still identical to their template, as after `soulframe init`, count as templates in
+    place, and are replaced by a successful summon without --force.
+
+    Exit codes: 0 summoned by the model, 1 not (templates written or kept instead).
     """
     from .summon import DEFAULT_TIMEOUT_S, summon
 
@@ -81,9 +83,8 @@ def summon_command(
     result = summon(agent, description, force=force, timeout=timeout or DEFAULT_TIMEOUT_S)
     if as_json:
         echo_json({"agent": agent.id, "workspace": str(agent.workspace.root), **result.to_dict()})
-        if result.source != "model" and not result.written and not result.unchanged:
-            sys.exit(1)
-        return
+        # a script reads the status: templates written in place of a summon are not one
+        sys.exit(0 if result.source == "model" else 1)
     where = "the store" if result.target == "store" else str(agent.workspace.root)
     if result.source == "model":
         click.echo(f"Summoned agent {agent.id!r}: wrote {', '.join(result.written)} to {where}")
@@ -98,9 +99,7 @@ def summon_command(
         click.echo("Edit the files by hand, or fix the model and run summon again with --force.")
     else:
         click.echo("Edit the files by hand, or fix the model and run summon again.")
-    if not result.written and not result.unchanged:
-        # nothing changed on disk: a script must not take this for a summoned agent
-        sys.exit(1)
+    sys.exit(1)
 
 
 # --------------------------------------------------------------------------- heartbeat
@@ -118,10 +117,10 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
     """Send the agent a health check; exit 0 only if it answers HEARTBEAT_OK.
 
     The agent works through HEARTBEAT.md in a heartbeat session. Exit codes: 0 HEARTBEAT_OK
-    (or nothing to do: HEARTBEAT.md has only headings and empty items, so no model call is
-    made; --force calls it anyway), 1 the agent reported something that needs attention,
-    2 the model could not be called (none configured in [model], no key, HTTP error,
-    timeout). Each run the model answered is logged as a line in memory/YYYY-MM-DD.md;
+    (or nothing to do: HEARTBEAT.md is missing or has only headings and empty items, so no
+    model call is made and none needs to be configured; --force calls it anyway), 1 the
+    agent reported something that needs attention, 2 the model could not be called (none
+    configured in [model], no key, HTTP error, timeout). Each run the model answered is logged as a line in memory/YYYY-MM-DD.md;
     a failed run is not logged, only reported on stderr and by the exit status.
 
     \b

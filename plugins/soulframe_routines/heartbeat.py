@@ -6,8 +6,9 @@ There is no timer here: a scheduler (cron, systemd, a monitoring probe) runs
 ``soulframe heartbeat`` and reads its exit code. Each run the model answered is logged as
 one line in today's daily log, ``memory/YYYY-MM-DD.md``; a failed run (no model, no key, an
 HTTP error, a timeout) is not — it is reported on stderr and by the exit status. A HEARTBEAT.md with nothing but
-headings, comments and empty bullets is "nothing to do": no model call, no tokens spent
-(but the model must still be configured: no model, or no key, is an error, exit 2).
+headings, comments and empty bullets is "nothing to do" (seed 003: an empty HEARTBEAT.md
+skips the call): exit 0, no model call, no tokens spent, and no model needed; the status line
+says when none is configured, so a monitor's log shows it before the first real task.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class HeartbeatResult:
             return f"nothing to do: {self.detail}"
         if self.status == "attention":
             return f"ATTENTION: {_first_line(self.reply)}"
-        return f"ERROR: {self.error}"
+        return f"Error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +123,17 @@ def log_run(agent: Agent, moment: dt.datetime, entry: str) -> str | None:
     return str(agent.workspace.relative(path))
 
 
+def _model_note(agent: Agent, model: ChatModel | None) -> str:
+    """A clause for the "nothing to do" line when no chat model could answer a real task."""
+    if model is not None:
+        return ""
+    try:
+        chat_model_for(agent)
+    except (ChatModelError, SoulframeError) as exc:
+        return f" (no model call needed; a task would fail: {exc})"
+    return ""
+
+
 def run_heartbeat(
     agent: Agent,
     *,
@@ -145,13 +157,11 @@ def run_heartbeat(
         elif not has_tasks(text):
             idle = f"{HEARTBEAT_FILE} has only headings and empty items"
     timezone = agent.spec.timezone or agent.config.get("timezone")
+    if idle is not None:
+        return HeartbeatResult("nothing to do", detail=idle + _model_note(agent, model))
     try:
         if model is None:
-            # built even when there is nothing to do (no tokens: no call is made), so a
-            # monitor never reads exit 0 from an agent whose model could not answer at all
-            model = chat_model_for(agent)
-        if idle is not None:
-            return HeartbeatResult("nothing to do", detail=idle)
+            model = chat_model_for(agent, "heartbeat")
         prompt = agent.system_prompt(Session.heartbeat()).text
         reply = model.chat([m.system(prompt), m.user(message)], timeout=timeout)
     except (ChatModelError, SoulframeError) as exc:

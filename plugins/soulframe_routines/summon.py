@@ -245,7 +245,7 @@ def summon(
     files: dict[str, str] = {}
     try:
         if model is None:
-            model = chat_model_for(agent)
+            model = chat_model_for(agent, "summon")
         reply = model.chat(summon_messages(description), timeout=timeout)
         try:
             files = parse_files(reply.text)

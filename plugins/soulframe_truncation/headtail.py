@@ -35,7 +35,7 @@ MIN_SECTION_TOKENS = 32
 SECTION_HINTS: dict[str, str] = {
     "extra_context": "the full text is the configured extra prompt (prompt.extra or the agent's extra_prompt)",
     "skills": "find the others with the skill_search tool or `soulframe skills list`",
-    "project_context": "the context files are in the workspace; read them with read_file",
+    "project_context": "the context files are in the workspace; read them with the context_read tool",
 }
 
 

@@ -20,9 +20,13 @@ def session_from(params: Mapping[str, str], prefix: str = "") -> tuple[Session, 
     """The session, forced mode and budget a form asked for; unknown values are refused by
     name rather than silently replaced. ``prefix`` names the kind and mode of one side of a
     comparison (``a_kind``); user, channel, title and budget are shared."""
-    kind = params.get(prefix + "kind") or "main"
+    # `session=` is what people type for the kind (as in `prompt --session`): read it too,
+    # so `session=boss` is refused by name instead of quietly showing the main session
+    field = prefix + ("session" if params.get(prefix + "session") and not params.get(prefix + "kind")
+                      else "kind")
+    kind = params.get(field) or "main"
     if kind not in SESSION_KINDS:
-        raise BadRequest(f"kind={kind!r}: not a session kind ({', '.join(SESSION_KINDS)})")
+        raise BadRequest(f"{field}={kind!r}: not a session kind ({', '.join(SESSION_KINDS)})")
     mode = params.get(prefix + "mode") or None
     if mode is not None and mode not in PROMPT_MODES:
         raise BadRequest(f"mode={mode!r}: not a prompt mode ({', '.join(PROMPT_MODES)})")

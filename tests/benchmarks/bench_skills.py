@@ -195,6 +195,67 @@ QUALITY_QUERIES = [
 ]
 
 
+# written after skills.min_score was chosen on QUALITY_QUERIES, to judge it on questions it was
+# not tuned on: paraphrases of the same skills, and questions no skill answers
+HELD_QUERIES = [
+    ("is it going to be sunny this weekend in Porto", "weather"),
+    ("send Marco the bill for the design work", "invoice"),
+    ("ship the site to production", "deploy-site"),
+    ("snapshot the postgres db before the upgrade", "db-backup"),
+    ("book a slot with the dentist next tuesday", "calendar"),
+    ("put this paragraph into French", "translate"),
+    ("claim back the money I spent on the conference hotel", "expense-report"),
+    ("check my colleague's code changes before merging", "pr-review"),
+    ("dinner ideas with leftover rice", "recipe"),
+    ("hotels near the venue in Berlin", "travel-booking"),
+]
+UNRELATED_QUERIES = [
+    "what is the capital of Peru",
+    "who won the football match yesterday",
+    "play some jazz",
+    "how tall is Mount Everest",
+    "tell me a joke about cats",
+    "what is my blood type",
+]
+
+
+def test_the_floor_drops_unrelated_skills_and_keeps_the_right_ones(tmp_path: Path) -> None:
+    """skills.min_score on the tuning queries (above) and on held-apart ones: recall@1, how
+    often nothing came back for a question a skill answers, and how many unrelated
+    questions got a skill anyway."""
+    import json
+
+    import pytest
+
+    try:
+        import soulframe_embeddings
+    except ImportError as exc:
+        pytest.skip(f"soulframe_embeddings is not importable: {exc}")
+    ws = tmp_path / "ws"
+    for name, desc in QUALITY_SKILLS.items():
+        d = ws / "skills" / name
+        d.mkdir(parents=True)
+        (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {json.dumps(desc)}\n---\n")
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[soulframe_skills, soulframe_embeddings])
+    print("\n  skills.min_score     split  recall@1  nothing returned  unrelated answered")
+    for floor in (0.0, 0.2, 0.35):
+        agent = Agent.open(ws, pm=pm, embedding__provider="local", skills__min_score=floor,
+                           skills__personal_dir="", skills__global_dir="")
+        try:
+            assert agent.embedder is not None
+        except Exception as exc:
+            pytest.skip(f"the offline model is not available: {exc}")
+        unrelated = sum(bool(agent.skills.search(q, 1)) for q in UNRELATED_QUERIES)
+        for split, queries in (("tune", QUALITY_QUERIES), ("held", HELD_QUERIES)):
+            tops = [agent.skills.search(q, 1) for q, _ in queries]
+            right = sum(bool(t) and t[0].name == want for t, (_, want) in zip(tops, queries, strict=True))
+            empty = sum(not t for t in tops)
+            print(f"  {floor:<16}   {split:5}  {right:>2}/{len(queries):<5}  {empty:>8}"
+                  f"          {unrelated}/{len(UNRELATED_QUERIES)}")
+            if floor == 0.2 and split == "held":
+                assert right >= len(queries) - 1 and unrelated <= 1
+
+
 def test_search_quality_with_the_offline_model(tmp_path: Path) -> None:
     """recall@1 of paraphrased queries: BM25, cosine, and the two ways to fuse them."""
     import json
@@ -212,7 +273,7 @@ def test_search_quality_with_the_offline_model(tmp_path: Path) -> None:
         d.mkdir(parents=True)
         (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {json.dumps(desc)}\n---\n")
     pm = make_plugin_manager(load_entrypoints=False, plugins=[soulframe_skills, soulframe_embeddings])
-    agent = Agent.open(ws, pm=pm, embedding__provider="local",
+    agent = Agent.open(ws, pm=pm, embedding__provider="local", skills__min_score=0,
                        skills__personal_dir="", skills__global_dir="")
     try:
         embedder = agent.embedder

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -61,7 +62,11 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
     from .install import install_command, uninstall_command
     from .keys import keys_group
 
-    @click.group(cls=SoulframeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    # NO_COLOR (no-color.org): any non-empty value turns colour off, even on a terminal
+    color = False if os.environ.get("NO_COLOR") else None
+
+    @click.group(cls=SoulframeGroup,
+                 context_settings={"help_option_names": ["-h", "--help"], "color": color})
     @click.option("-w", "--workspace", type=click.Path(file_okay=False), envvar="SOULFRAME_WORKSPACE",
                   help="Agent workspace directory (default: from config, else ~/.soulframe/workspace).")
     @click.option("--agent", "agent_id", metavar="ID", help="Which [[agents]] entry of the config to use.")
@@ -100,6 +105,7 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
 
     cli.add_command(plugins_command)
     cli.add_command(config_group)
+    cli.add_command(paths_command)
     cli.add_command(keys_group)
     cli.add_command(install_command)
     cli.add_command(uninstall_command)
@@ -127,6 +133,7 @@ def _require_workspace(ctx: click.Context, workspace: str) -> None:
 def _add_core_commands(cli: click.Group) -> None:
     """Commands that belong to the core modules. Each module imports only click at load
     time; what a command needs is imported when it runs."""
+    from .calllog import logs_command
     from .doctor import doctor_command
     from .memory import memory_group
     from .models import add_models_commands
@@ -137,6 +144,7 @@ def _add_core_commands(cli: click.Group) -> None:
 
     add_workspace_commands(cli)  # init, identity
     cli.add_command(doctor_command)
+    cli.add_command(logs_command)
     cli.add_command(prompt_command)
     cli.add_command(memory_group)
     cli.add_command(skills_group)
@@ -207,7 +215,7 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
 
 @click.group("config")
 def config_group() -> None:
-    """Inspect the effective configuration."""
+    """Inspect and change the configuration: show, get, set, unset, path."""
 
 
 @config_group.command("show")
@@ -237,6 +245,130 @@ def config_show(state: State, as_json: bool) -> None:
                    + ("" if origin == "default" else f"   # {origin}"))
     for a in agents:
         click.echo(f"[agent {a['id']}] type={a['type']} workspace={a['workspace']}")
+
+
+@config_group.command("get")
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {key, value, origin}.")
+@pass_state
+def config_get(state: State, key: str, as_json: bool) -> None:
+    """Print one setting's effective value (secrets as ``***``; `keys get` prints a stored
+    key). Exit 1 for a key no plugin declares.
+
+    \b
+      soulframe config get memory.max_results
+      soulframe config get workspace --json
+    """
+    from ..config import _did_you_mean, mask_secrets
+
+    cfg = state.config()
+    if key not in cfg.keys:
+        raise click.ClickException(f"unknown key {key!r}{_did_you_mean(key, list(cfg.keys))}")
+    value = mask_secrets(key, cfg.get(key))
+    if as_json:
+        echo_json({"key": key, "value": value, "origin": cfg.origin(key)})
+    else:
+        click.echo(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+
+
+def _config_target(state: State, user: bool) -> Path:
+    from ..config import discover_workspace, user_config_dir
+
+    if not user:
+        ws = state.workspace or os.environ.get("SOULFRAME_WORKSPACE")
+        root = Path(ws).expanduser() if ws else discover_workspace(Path.cwd())
+        if root is not None:
+            json_file = root / "soulframe.json"
+            if json_file.is_file() and not (root / "soulframe.toml").is_file():
+                raise click.ClickException(
+                    f"{json_file}: a JSON config is not edited in place; change it by hand")
+            return root / "soulframe.toml"
+    return user_config_dir() / "soulframe.toml"
+
+
+def _config_write(state: State, key: str, value: Any, user: bool) -> Path:
+    from ..config import load_config
+    from ..config_edit import edited, write_validated
+    from ..workspace import ensure_private_dir
+
+    path = _config_target(state, user)
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    new = edited(text, key, value)
+    ensure_private_dir(path.parent)
+    workspace = path.parent if path.name == "soulframe.toml" and not user else None
+    write_validated(path, new, lambda tmp: load_config(tmp, workspace=workspace))
+    return path
+
+
+@config_group.command("set", context_settings={"ignore_unknown_options": True})
+@click.argument("key")
+@click.argument("value")
+@click.option("--user", is_flag=True,
+              help="Change your user config (every workspace without its own soulframe.toml), "
+              "not the workspace's.")
+def config_set(key: str, value: str, user: bool) -> None:
+    """Set KEY to VALUE in the workspace's soulframe.toml (or, with --user or outside any
+    workspace, in your user config). VALUE is read as TOML when it parses (3, true,
+    ["a", "b"]), else as text. The file is validated as it is when loaded — a misspelt key
+    or a value out of range changes nothing — and its comments and layout are kept.
+
+    \b
+      soulframe -w ~/agent config set memory.max_results 8
+      soulframe config set --user workspace ~/agent     # the default workspace, without -w
+    """
+    from ..config_edit import parse_value
+
+    state = click.get_current_context().find_object(State)
+    assert state is not None
+    path = _config_write(state, key, parse_value(value), user)
+    click.echo(f"set {key} in {path}")
+
+
+@config_group.command("unset")
+@click.argument("key")
+@click.option("--user", is_flag=True, help="Change your user config, not the workspace's.")
+def config_unset(key: str, user: bool) -> None:
+    """Remove KEY from the config file, so its default (or the next source) applies."""
+    state = click.get_current_context().find_object(State)
+    assert state is not None
+    path = _config_write(state, key, None, user)
+    click.echo(f"removed {key} from {path}")
+
+
+@click.command("paths")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {name: {path, exists}}.")
+@pass_state
+def paths_command(state: State, as_json: bool) -> None:
+    """Where soulframe keeps its files: your config and keys, models, caches, the default
+    workspace, indexes and global skills. Set SOULFRAME_HOME to keep them all under one
+    directory; a setting in the config file still wins for what it names."""
+    from ..chatmodels import aliases_path, default_model_path
+    from ..keys import keys_path
+    from ..paths import ENV, cache_dir, config_dir, data_dir, override, soulframe_home
+
+    cfg = state.config()
+    rows = {
+        "home": soulframe_home(),
+        "config dir": config_dir(),
+        "config file": cfg.path or config_dir() / "soulframe.toml",
+        "keys": keys_path(),
+        "model aliases": aliases_path(),
+        "default chat model": default_model_path(),
+        "models": data_dir() / "models",
+        "cache": cache_dir(),
+        "workspace": cfg.agent(state.agent_id).workspace,
+        "state": Path(str(cfg.get("state_dir"))).expanduser(),
+        "global skills": Path(str(cfg.get("skills.global_dir"))).expanduser(),
+    }
+    if as_json:
+        echo_json({"override": str(override()) if override() else None,
+                   **{k: {"path": str(v), "exists": v.exists()} for k, v in rows.items()}})
+        return
+    source = f"${ENV}" if override() else f"defaults (set ${ENV} to move them all)"
+    click.echo(f"# {source}")
+    width = max(len(k) for k in rows)
+    for name, path in rows.items():
+        click.echo(f"{name:<{width}}  {path}" + ("" if path.exists() else "  (not yet)"))
 
 
 @config_group.command("path")

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..model import DoctorCheck, Finding
+from ..model import ConfigError, DoctorCheck, Finding, Fix, SoulframeError
 from .state import State, echo_json, pass_state
 
 if TYPE_CHECKING:
@@ -42,25 +42,45 @@ CORE_FILES: tuple[str, ...] = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md"
 
 
 @click.command("doctor")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: {healthy, findings}.")
+@click.option("--fix", "fix", is_flag=True,
+              help="Apply the fixes that are safe without asking (permissions, a stale index, "
+              "links it flagged — the link, never its target), list each, then check again.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {healthy, findings, fixed}.")
 @pass_state
-def doctor_command(state: State, as_json: bool) -> None:
+def doctor_command(state: State, fix: bool, as_json: bool) -> None:
     """Check the workspace: missing, empty or oversized files, invalid UTF-8, symlinks that
     leave the workspace, loose permissions, files the prompt would truncate, an unfinished
-    first run, a heartbeat with nothing to do. Exit code 1 when there is a problem."""
+    first run, a heartbeat with nothing to do. Exit code 1 when there is a problem (after
+    --fix: one that is left).
+
+    \b
+      soulframe doctor
+      soulframe doctor --fix     # then only what needs you is left
+    """
     agent = state.agent()
     findings = run_checks(agent)
+    fixed: list[tuple[Finding, str, bool]] = []
+    if fix:
+        fixed = apply_fixes(findings)
+        if fixed:
+            findings = run_checks(agent)
     healthy = not any(f.level == "problem" for f in findings)
     if as_json:
         echo_json({"workspace": str(agent.root), "healthy": healthy,
-                   "findings": [f.to_dict() for f in findings]})
+                   "findings": [f.to_dict() for f in findings],
+                   "fixed": [{"check": f.check, "did": did, "ok": ok} for f, did, ok in fixed]})
     else:
         click.echo(f"workspace: {agent.root}")
+        for _, did, ok in fixed:
+            click.secho(f"{'fixed' if ok else 'could not fix'}: {did}", fg=None if ok else "red")
         marks = {"problem": ("✗", "red"), "warning": ("!", "yellow"), "info": ("·", None)}
         for f in findings:
             mark, colour = marks[f.level]
             click.secho(f"{mark} {f.level:7} {f.check}: {f.message}", fg=colour)
         problems = sum(f.level == "problem" for f in findings)
+        fixable = sum(f.fix is not None for f in findings)
+        if fixable and not fix:
+            click.echo(f"{fixable} of these can be fixed safely: soulframe doctor --fix")
         click.echo("healthy" if healthy else f"{problems} problem{'s' if problems != 1 else ''}")
     if not healthy:
         raise SystemExit(1)
@@ -96,9 +116,45 @@ def run_checks(agent: Agent) -> list[Finding]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # checks report through findings
                 findings.extend(check(agent))
+        except ConfigError as exc:  # the config names something wrong: say that, plainly
+            findings.append(Finding(name, "problem", str(exc)))
         except Exception as exc:
             findings.append(Finding(name, "problem", f"the check failed: {type(exc).__name__}: {exc}"))
     return findings
+
+
+def chmod_fix(path: Path, mode: int) -> Fix:
+    def apply() -> str:
+        os.chmod(path, mode)
+        return f"chmod {mode:o} {path}"
+
+    return Fix(f"chmod {mode:o} {path}", apply)
+
+
+def unlink_fix(link: Path, shown: str) -> Fix:
+    """Remove a symlink (never what it points to); refused if it is no longer a link."""
+    def apply() -> str:
+        if not link.is_symlink():
+            raise OSError(f"{shown} is no longer a symlink; left alone")
+        link.unlink()
+        return f"removed the link {shown}"
+
+    return Fix(f"rm {shown} (the link, not its target)", apply)
+
+
+def apply_fixes(findings: list[Finding]) -> list[tuple[Finding, str, bool]]:
+    """Apply each finding's fix once: (finding, what happened, whether it worked)."""
+    done: list[tuple[Finding, str, bool]] = []
+    seen: set[str] = set()
+    for f in findings:
+        if f.fix is None or f.fix.description in seen:
+            continue
+        seen.add(f.fix.description)
+        try:
+            done.append((f, f.fix.apply(), True))
+        except (OSError, SoulframeError) as exc:
+            done.append((f, f"{f.fix.description}: {exc}", False))
+    return done
 
 
 def _mode(path: Path) -> int:
@@ -120,7 +176,7 @@ def workspace_permissions(agent: Agent) -> Iterable[Finding]:
             yield Finding(
                 "permissions", "problem",
                 f"{d.name or d}/ is mode {mode:o}; other users can read personal memory — "
-                f"chmod 700 {d}", str(d),
+                f"chmod 700 {d}", str(d), fix=chmod_fix(d, 0o700),
             )
 
 
@@ -140,7 +196,7 @@ def config_file_secrets(agent: Agent) -> Iterable[Finding]:
             "permissions", "problem",
             f"{path} holds a secret ({shown}) and is mode {mode:o}: other users on this machine "
             f"can read it — chmod 600 {path} (or move the key to an environment variable with "
-            "api_key_env)", str(path),
+            "api_key_env)", str(path), fix=chmod_fix(path, 0o600),
         )
 
 
@@ -164,7 +220,8 @@ def bootstrap_files(agent: Agent) -> Iterable[Finding]:
         except PathEscapeError as exc:
             if "symlink loop" in str(exc):
                 yield Finding("files", "problem", f"{name} is a symlink loop; it is skipped — remove "
-                              f"the link (rm {name}) or point it at a file", name)
+                              f"the link (rm {name}) or point it at a file", name,
+                              fix=unlink_fix(path, name))
                 continue
             yield Finding("files", "problem",
                           f"{name} is a symlink to {os.path.realpath(path)}, outside the workspace; "

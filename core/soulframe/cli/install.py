@@ -81,9 +81,8 @@ def install_command(packages: tuple[str, ...], upgrade: bool, editable: tuple[st
     plugins appeared.
 
     \b
-      soulframe install soulframe-weather
-      soulframe install -e ./my-plugin
       soulframe install ./examples/soulframe-quiet-hours
+      soulframe install -e ./my-plugin
     """
     if not packages and not editable:
         raise click.UsageError("name at least one package (or -e PATH)")
@@ -106,6 +105,11 @@ def uninstall_command(packages: tuple[str, ...], yes: bool, as_json: bool) -> No
     went. soulframe itself cannot be uninstalled this way."""
     if any(p.lower().replace("_", "-") == "soulframe" for p in packages):
         raise click.UsageError("that would remove soulframe itself: use pip uninstall soulframe")
+    if not yes and not sys.stdin.isatty():
+        # pip would ask on a closed stdin and die with a traceback (EOFError)
+        raise click.UsageError(
+            "uninstall asks before removing a package, and there is no terminal to ask on: "
+            "add -y (--yes) to confirm")
     before = plugin_names()
     code = _pip(["uninstall", *packages] + ["-y"] * yes, as_json)
     _report(before, plugin_names(), code, as_json)

@@ -21,6 +21,7 @@ def keys_group() -> None:
       soulframe keys set openai          # prompts; the key is not echoed
       echo "$KEY" | soulframe keys set anthropic
       soulframe keys list
+      export OPENAI_API_KEY=$(soulframe keys get openai)
     """
 
 
@@ -41,6 +42,20 @@ def keys_set(name: str, value: str | None) -> None:
             value = sys.stdin.readline()
     path = set_key(name, value)
     click.echo(f"stored {canonical(name)} in {path}")
+
+
+@keys_group.command("get")
+@click.argument("name")
+def keys_get(name: str) -> None:
+    """Print the key stored under NAME, for a script or another tool (the one command
+    that shows a key; it goes to standard output only). Exit 1 if none is stored."""
+    from ..keys import canonical, stored_key
+
+    value = stored_key(name)
+    if value is None:
+        raise click.ClickException(
+            f"no key stored under {canonical(name)}; add one with `soulframe keys set {name}`")
+    click.echo(value)
 
 
 @keys_group.command("list")

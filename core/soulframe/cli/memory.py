@@ -265,16 +265,49 @@ def _saved_but_not_indexed(rel: str) -> Iterator[None]:
                              "`soulframe memory index`") from exc
 
 
+def _probe(mem: Any) -> str:
+    """Embed one short query with the provider: whether semantic search works right now."""
+    if mem.embedder is None:
+        return f"none ({mem.embedder_problem or 'no embedding provider'})"
+    started = time.perf_counter()
+    try:
+        vector = mem.embedder.embed_query("soulframe status probe")
+    except SoulframeError as exc:
+        return f"failed: {exc}"
+    return f"ok: {len(vector)} dimensions in {(time.perf_counter() - started) * 1000:.0f} ms"
+
+
 @memory_group.command("status")
-@click.option("--deep", is_flag=True, help="Run a full integrity check of the index and list the most recalled entries.")
+@click.option("--deep", is_flag=True, help="Run a full integrity check of the index, probe the "
+              "embedding provider with one query, and list the most recalled entries.")
+@click.option("--index", "reindex", is_flag=True,
+              help="Bring the index up to date first (as `memory index`), then report.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_state
-def memory_status(state: State, deep: bool, as_json: bool) -> None:
-    """Files, chunks, embedding provider, model, vector backend, stale files, health."""
-    st = _index(state).status(deep=deep)
+def memory_status(state: State, deep: bool, reindex: bool, as_json: bool) -> None:
+    """Files, chunks, embedding provider, model, vector backend, stale files, health.
+
+    \b
+      soulframe memory status
+      soulframe memory status --deep --index    # as OpenClaw's: check, probe, re-index
+    """
+    mem = _index(state)
+    synced = mem.sync() if reindex else None
+    st = mem.status(deep=deep)
+    if synced is not None:
+        st["reindexed"] = {"added": len(synced.added), "changed": len(synced.changed),
+                           "removed": len(synced.removed), "chunks": synced.chunks}
+    if deep:
+        st["provider_probe"] = _probe(mem)
     if as_json:
         echo_json(st)
         return
+    if synced is not None:
+        r = st["reindexed"]
+        click.echo(f"{'re-indexed':16} {r['added']} added, {r['changed']} changed, "
+                   f"{r['removed']} removed")
+    if deep:
+        click.echo(f"{'provider probe':16} {st['provider_probe']}")
     rows = [
         ("agent", st["agent"]),
         ("workspace", st["workspace"]),

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..model import ConfigError
 from .state import State, command_group, echo_json, pass_state
 
 
@@ -16,10 +17,11 @@ def add_models_commands(cli: click.Group) -> None:
                           "pick the default chat model.")
     group.add_command(list_command)
     group.add_command(default_command)
+    group.add_command(aliases_group)
 
 
 def _chat_rows(state: State) -> dict[str, Any]:
-    from ..chatmodels import default_model
+    from ..chatmodels import all_aliases, default_model
     from ..plugins import collect_named
 
     config = state.config()
@@ -30,7 +32,7 @@ def _chat_rows(state: State) -> dict[str, Any]:
         "provider": selected,
         "name": config.get("model.name"),
         "default": default_model(),
-        "aliases": dict(config.get("model.aliases") or {}),
+        "aliases": all_aliases(config),
         "providers": [{"name": n, "description": r.description, "plugin": r.plugin,
                        "selected": n == selected} for n, r in sorted(providers.items())],
     }
@@ -123,3 +125,64 @@ def _selected(config: Any, rows: list[dict[str, Any]]) -> str | None:
         if by_name.get(candidate, {}).get("available"):
             return str(candidate)
     return None
+
+
+@click.group("aliases")
+def aliases_group() -> None:
+    """Short names for chat models, used by -m NAME on every command that calls one.
+
+    \b
+      soulframe models aliases set fast openai/gpt-4o-mini
+      soulframe -w ~/agent heartbeat -m fast
+      soulframe models aliases list
+
+    Stored in your user config dir; a workspace's `[model] aliases` wins on the same name.
+    """
+
+
+@aliases_group.command("set")
+@click.argument("alias")
+@click.argument("model")
+def aliases_set(alias: str, model: str) -> None:
+    """Make ALIAS mean MODEL (provider/model, a model id, or another alias)."""
+    from ..chatmodels import set_alias
+
+    path = _config_errors(lambda: set_alias(alias, model))
+    click.echo(f"alias {alias} -> {model} (in {path})")
+
+
+@aliases_group.command("remove")
+@click.argument("alias")
+def aliases_remove(alias: str) -> None:
+    """Forget an alias set with `models aliases set`."""
+    from ..chatmodels import set_alias
+
+    _config_errors(lambda: set_alias(alias, None))
+    click.echo(f"removed alias {alias}")
+
+
+@aliases_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {alias: {model, from}}.")
+@pass_state
+def aliases_list(state: State, as_json: bool) -> None:
+    """Every alias in effect and where it is defined (user or the workspace config)."""
+    from ..chatmodels import aliases_path, user_aliases
+
+    config_aliases = {str(k): str(v) for k, v in (state.config().get("model.aliases") or {}).items()}
+    rows = {a: {"model": m, "from": str(aliases_path())} for a, m in user_aliases().items()}
+    rows.update({a: {"model": m, "from": "config"} for a, m in config_aliases.items()})
+    if as_json:
+        echo_json(dict(sorted(rows.items())))
+        return
+    if not rows:
+        click.echo("no aliases; add one with `soulframe models aliases set ALIAS MODEL`")
+    width = max((len(a) for a in rows), default=0)
+    for alias, row in sorted(rows.items()):
+        click.echo(f"{alias:<{width}}  {row['model']}  ({row['from']})")
+
+
+def _config_errors(action: Any) -> Any:
+    try:
+        return action()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None

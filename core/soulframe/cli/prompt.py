@@ -101,7 +101,7 @@ def explain_table(prompt: SystemPrompt, known: Mapping[str, Section] | None = No
     plugin_w = max([len(r[6]) for r in rows] + [len("plugin")])
     head = (f"{'order':>5}  {'section':<{name_w}}  {'zone':<7}  {'chars':>7}  {'~tokens':>7}  "
             f"{'cut':<7}  {'plugin':<{plugin_w}}")
-    lines = [head, "-" * len(head)]
+    lines = [head.rstrip(), "-" * len(head)]
     boundary_drawn = False
     for order, name, zone, chars, tokens, cut, plugin in rows:
         if zone != "stable" and not boundary_drawn:

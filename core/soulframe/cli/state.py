@@ -46,7 +46,18 @@ class State:
         if self._agent is None:
             from ..agent import Agent
 
-            self._agent = Agent(self.config(), agent_id=self.agent_id, pm=self.pm)
+            agent = Agent(self.config(), agent_id=self.agent_id, pm=self.pm)
+            try:
+                agent.require_workspace()
+            except SoulframeError as exc:
+                # the workspace came from the config or the built-in default, not from -w
+                # (checked earlier): say which, so "where is my agent?" has an answer
+                origin = self.config().origin("workspace") if self.workspace is None else "-w"
+                source = "the built-in default" if origin == "default" else origin
+                click.secho(f"Error: {exc} (the workspace from {source}; pick another with -w "
+                            "or `workspace` in your user config)", fg="red", err=True)
+                raise SystemExit(2) from None
+            self._agent = agent
         return self._agent
 
     def close(self) -> None:

@@ -224,7 +224,7 @@ def consolidate(agent: Agent, *, dry_run: bool = False, use_model: bool = True, 
     live = entries(old)
     if use_model and model is None:
         try:
-            model = chat_model(agent)
+            model = chat_model(agent, "consolidate")
         except SoulframeError as exc:
             result.messages.append(f"no chat model ({exc})")
             model = None

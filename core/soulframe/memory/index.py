@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import FileRecord, Session, SoulframeError
+from ..model import FileRecord, Session, SoulframeError, UnknownNameError
 from .entities import ENTITY_DIR
 from .files import Discovery, MemoryFile
 from .results import MemoryDisabledError, MemoryExcerpt, SearchResults, SyncReport
@@ -95,6 +95,10 @@ class MemoryIndex:
                         "semantic search is off (embedding.provider = none): keyword-only"
                         if off else NO_PROVIDER_MESSAGE
                     )
+            except UnknownNameError:
+                # a misspelt provider is a config error like a misspelt key, never a quiet
+                # fall back to keyword-only search the user did not ask for
+                raise
             except SoulframeError as exc:
                 self._embedder = None
                 self._embedder_problem = f"{exc} — memory search runs keyword-only"

@@ -214,13 +214,14 @@ def slugify(text: str, *, words: int = 5, max_len: int = 40) -> str:
     return slug or "session"
 
 
-def chat_model(agent: Agent) -> Any:
-    """The chat model ``[model] provider`` selects through the ``register_chat_models``
-    registry, or ``None`` when none is configured."""
+def chat_model(agent: Agent, purpose: str = "save-session") -> Any:
+    """The chat model ``[model] provider`` selects (calls logged under ``purpose``), or
+    ``None`` when none is configured."""
     if not agent.config.get("model.provider"):
         return None
-    reg = agent.select("register_chat_models", "model.provider", "chat model")
-    return reg.factory(agent)
+    from ..toolloop import chat_model_for
+
+    return chat_model_for(agent, purpose)
 
 
 def ask_model(model: Any, system: str, user: str, *, timeout: float = 120.0) -> str:

@@ -326,6 +326,49 @@ def _cache_backend(skills: SkillSet) -> Any:
     return backend
 
 
+def _above_floor(skills: SkillSet, embedder: Any, ranked: list[Ranked]) -> list[Ranked]:
+    """Drop the skills that only the vector channel found, weakly: every skill has *some*
+    cosine with any query, so without a floor an unrelated skill is returned for every
+    question (the README's "open a pull request" gave heartbeat-checklist at 0.11). The
+    cosine is calibrated against the model's background as memory's is
+    (:mod:`soulframe.memory.calibration`), so ``skills.min_score`` means the same for every
+    model. The evidence is the same fusion as the score, with the calibrated cosine in place
+    of the raw one, so an incidental word match ("the", "in") does not keep a skill either.
+    The scores returned are unchanged."""
+    floor = float(skills.config.get("skills.min_score"))
+    if floor <= 0 or not ranked:
+        return ranked
+    background = _background(skills, embedder)
+    tw = float(skills.config.get("skills.text_weight"))
+    vw = float(skills.config.get("skills.vector_weight"))
+
+    def evidence(r: Ranked) -> float:
+        calibrated = background.calibrate(r.vector_score or 0.0)
+        if r.text_score is None:  # no query word matched: the weights renormalise to 1
+            return calibrated
+        return (tw * r.text_score + vw * calibrated) / (tw + vw)
+
+    return [r for r in ranked if evidence(r) >= floor]
+
+
+def _background(skills: SkillSet, embedder: Any) -> Any:
+    """The model's background, shared with memory search through the store's meta table
+    when there is a store (measured once per model), else measured once per skill set."""
+    from ..embedding import InMemoryCacheBackend
+    from ..memory.calibration import Calibrator, measure_background
+
+    key = f"{embedder.name}:{embedder.model_id}:{embedder.dimensions}"  # as the memory index's
+    if skills._background is not None and skills._background[0] == key:
+        return skills._background[1]
+    backend = _cache_backend(skills)
+    if isinstance(backend, InMemoryCacheBackend):
+        found = measure_background(embedder)
+    else:
+        found = Calibrator().background(embedder, key, backend)
+    skills._background = (key, found)
+    return found
+
+
 def search_skills(skills: SkillSet, query: str, k: int | None = None, *, semantic: bool | None = None) -> list[SkillHit]:
     """The best skills for ``query``: BM25 (seed 000 §10), fused 0.3/0.7 with cosine
     similarity when an embedding provider is available (§11). ``k`` defaults to
@@ -349,6 +392,8 @@ def search_skills(skills: SkillSet, query: str, k: int | None = None, *, semanti
         text_weight=float(skills.config.get("skills.text_weight")),
         vector_weight=float(skills.config.get("skills.vector_weight")),
     )
+    if query_vector is not None:
+        ranked = _above_floor(skills, embedder, ranked)
     hits = []
     for r in ranked:
         s = index.skills[r.index]

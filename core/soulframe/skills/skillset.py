@@ -132,6 +132,8 @@ class SkillSet:
         self._backend: Any = None
         self._blocks: dict[tuple[int, str, bool, bool], str | None] = {}
         self._embedder_error: str | None = None
+        #: skills.search: (model key, its calibration background), for skills.min_score
+        self._background: tuple[str, Any] | None = None
         self._next_disk_check = 0.0
 
     # ------------------------------------------------------------------ loading
