@@ -163,3 +163,24 @@ def test_tables_have_no_trailing_spaces(tmp_path: Path) -> None:
         assert out.returncode == 0, (args, out.stderr)
         bad = [line for line in out.stdout.splitlines() if line != line.rstrip()]
         assert not bad, (args, bad[:3])
+
+
+def test_verbose_says_what_each_step_did_and_how_long_it_took(tmp_path: Path) -> None:
+    ws = tmp_path / "agent"
+    assert run_cli("init", str(ws), "--no-download").returncode == 0
+    (ws / "memory" / "2026-11-20.md").write_text("- Prefers dark-mode screenshots\n")
+    index = run_cli("-v", "-w", str(ws), "memory", "index")
+    assert "sync: " in index.stderr and "2 added" in index.stderr and " s" in index.stderr  # MEMORY.md too
+    assert "added memory/2026-11-20.md" not in index.stderr  # a file each: -vv only
+    (ws / "memory" / "2026-11-21.md").write_text("- Allergic to penicillin\n")
+    detail = run_cli("-vv", "-w", str(ws), "memory", "index")
+    assert "added memory/2026-11-21.md" in detail.stderr
+    search = run_cli("-v", "-w", str(ws), "memory", "search", "screenshots")
+    assert "search: " in search.stderr and "1 hits" in search.stderr and " ms" in search.stderr
+    prompt = run_cli("-v", "-w", str(ws), "prompt")
+    assert "prompt: main session, mode full" in prompt.stderr and "tokens" in prompt.stderr
+    assert "prompt:" not in prompt.stdout  # the prompt itself stays clean for a pipe
+    doctor = run_cli("-v", "-w", str(ws), "doctor")
+    assert "doctor: bootstrap_files:" in doctor.stderr
+    quiet = run_cli("-w", str(ws), "prompt")
+    assert "prompt:" not in quiet.stderr

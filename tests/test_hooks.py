@@ -490,7 +490,7 @@ def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
 
         @hookimpl
         def register_chat_models(self):
-            return [Registration("toy", made("chat", object()))]
+            return [Registration("toy", made("chat", Toy()))]  # a chat model has a name and model_id
 
         @hookimpl
         def register_chunkers(self):

@@ -381,7 +381,7 @@ def test_a_third_party_declares_config_keys_and_doctor_checks(cli, workspace: Pa
     out = cli("-w", str(workspace), "doctor", "--json", env=tidy_site)
     found = json.loads(out.stdout)["findings"]
     assert {"check": "tidy", "level": "warning", "message": "logs older than 10 days are waiting",
-            "path": None} in found
+            "path": None, "fix": None} in found
     shown = json.loads(cli("-w", str(workspace), "config", "show", "--json", env=tidy_site,
                            check=True).stdout)
     assert shown["settings"]["tidy.max_age_days"]["value"] == 10

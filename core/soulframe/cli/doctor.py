@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import stat
+import time
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -112,6 +113,8 @@ def run_checks(agent: Agent) -> list[Finding]:
     findings: list[Finding] = []
     for check in all_checks(agent):
         name = getattr(check, "__name__", repr(check))
+        started = time.perf_counter()
+        before = len(findings)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # checks report through findings
@@ -120,6 +123,10 @@ def run_checks(agent: Agent) -> list[Finding]:
             findings.append(Finding(name, "problem", str(exc)))
         except Exception as exc:
             findings.append(Finding(name, "problem", f"the check failed: {type(exc).__name__}: {exc}"))
+        # after the check, whose own log lines quiet_logs may have held back
+        logging.getLogger("soulframe.cli").info(
+            "doctor: %s: %d finding%s in %.0f ms", name, len(findings) - before,
+            "" if len(findings) - before == 1 else "s", (time.perf_counter() - started) * 1000)
     return findings
 
 

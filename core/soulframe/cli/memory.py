@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +14,8 @@ import click
 
 from ..model import SESSION_KINDS, Session, SoulframeError
 from .state import State, echo_json, pass_state
+
+log = logging.getLogger("soulframe.cli")
 
 if TYPE_CHECKING:
     from ..memory.index import MemoryIndex
@@ -101,6 +104,7 @@ def memory_index(state: State, force: bool, as_json: bool) -> None:
     mem = _index(state)
     with _progress("indexing") as progress, _warnings_in_report():
         report = mem.sync(force=force, progress=progress)
+    log_sync(report)
     if as_json:
         echo_json(report.to_dict())
         return
@@ -159,11 +163,22 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
     # costs more than they could save on a single small forward pass and vector scan
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     mem = _index(state)
+    started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once, in the output itself
         results = mem.search(query, k, Session(kind=session_kind, user_id=user_id),  # type: ignore[arg-type]
                              min_score=min_score, channels=channel, history=history)
+    elapsed = time.perf_counter() - started
     report = mem._last_sync
+    if report is not None:
+        log_sync(report)
+    keyword = sum(h.text_score is not None for h in results)
+    vector = sum(h.vector_score is not None for h in results)
+    log.info("search: %s (%s), %d hits (%d matched by keyword, %d by vector) in %.0f ms",
+             results.mode, channel, len(results), keyword, vector, elapsed * 1000)
+    for h in results:
+        log.debug("  %.3f %s keyword=%s vector=%s", h.score, h.citation,
+                  _score(h.text_score), _score(h.vector_score))
     if report is not None:
         _print_report(report, verbose=False)
     if as_json:
@@ -263,6 +278,24 @@ def _saved_but_not_indexed(rel: str) -> Iterator[None]:
             raise
         raise SoulframeError(f"remembered in {rel}, but {why}; free some space and run "
                              "`soulframe memory index`") from exc
+
+
+def log_sync(report: Any) -> None:
+    """``-v``: what the sync did and how long it took; ``-vv``: each file."""
+    log.info("sync: %d files, %d added, %d changed, %d removed, %d unchanged; %d chunks, "
+             "%d embedded (%d from the cache) in %.2f s", report.files, len(report.added),
+             len(report.changed), len(report.removed), report.unchanged, report.chunks,
+             report.embedded, report.cached, report.seconds)
+    for kind, paths in (("added", report.added), ("changed", report.changed),
+                        ("removed", report.removed)):
+        for path in paths:
+            log.debug("  %s %s", kind, path)
+    for path, why in report.skipped:
+        log.debug("  skipped %s: %s", path, why)
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _probe(mem: Any) -> str:

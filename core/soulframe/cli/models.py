@@ -44,7 +44,8 @@ def _embedding_rows(state: State) -> dict[str, Any]:
 
     config = state.config()
     pm = state.pm if state.pm is not None else config.pm
-    rows = explain_providers(state.agent(), collect_named(pm, "register_embedding_providers"))
+    rows = explain_providers(state.agent(require_workspace=False),
+                             collect_named(pm, "register_embedding_providers"))
     selected = _selected(config, rows)
     for row in rows:
         row["selected"] = row["name"] == selected

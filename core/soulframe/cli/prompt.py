@@ -6,6 +6,8 @@ Only the prompt path is imported here: no numpy, sqlite-vec, psycopg or tokenize
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +15,8 @@ import click
 
 from ..model import PROMPT_MODES, SESSION_KINDS, Section, Session, SystemPrompt
 from .state import State, echo_json, pass_state
+
+log = logging.getLogger("soulframe.cli")
 
 
 @click.command("prompt")
@@ -49,7 +53,9 @@ def prompt_command(
         kind=(kind or ("group" if title is not None else "main")),  # type: ignore[arg-type]
         user_id=user_id, channel=channel, chat_title=title,
     )
+    started = time.perf_counter()
     prompt = state.agent().system_prompt(session, mode=mode, budget_tokens=budget)
+    _log_prompt(prompt, time.perf_counter() - started)
     if as_json:
         echo_json(prompt_json(prompt))
     elif explain:
@@ -122,3 +128,17 @@ def explain_table(prompt: SystemPrompt, known: Mapping[str, Section] | None = No
     for n in prompt.notices:
         lines.append(f"truncated: {n.name}: {n.hint or f'{n.kept_chars} of {n.original_chars} chars kept'}")
     return "\n".join(lines)
+
+
+def _log_prompt(prompt: Any, seconds: float) -> None:
+    """``-v``: what the build did (sections, tokens against the budget, cuts) and how long
+    it took; ``-vv``: each section and each cut."""
+    budget = f" of {prompt.budget_tokens:,}" if prompt.budget_tokens else ""
+    log.info("prompt: %s session, mode %s, %d sections, %d context files, ~%s tokens%s, "
+             "%d cut%s, in %.1f ms", prompt.session.kind, prompt.mode, len(prompt.sections),
+             len(prompt.context_files), f"{prompt.tokens:,}", budget, len(prompt.notices),
+             "" if len(prompt.notices) == 1 else "s", seconds * 1000)
+    for sec in prompt.sections:
+        log.debug("  section %s: %d chars%s", sec.name, len(sec.text), " (cut)" if sec.truncated else "")
+    for n in prompt.notices:
+        log.info("  cut %s: %s", n.name, n.hint)

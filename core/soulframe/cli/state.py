@@ -42,11 +42,15 @@ class State:
             self._config = choose(cfg, self.model, providers)
         return self._config
 
-    def agent(self) -> Agent:
+    def agent(self, *, require_workspace: bool = True) -> Agent:
+        """The agent the options select. Its workspace must exist, unless the command only
+        reads the configuration through it (``models list``)."""
         if self._agent is None:
             from ..agent import Agent
 
             agent = Agent(self.config(), agent_id=self.agent_id, pm=self.pm)
+            if not require_workspace:
+                return agent  # not kept: a later agent() still checks the workspace
             try:
                 agent.require_workspace()
             except SoulframeError as exc:
