@@ -42,6 +42,7 @@ from .redaction import (  # noqa: F401  (re-exported: the URL helpers live with 
     is_secret_name,
     looks_secret,
     mask_secret_values,
+    redact_endpoint,
     redact_url,
     redact_urls,
 )
@@ -288,6 +289,8 @@ def post_json(
     def fail(
         message: str, *, status: int | None = None, retryable: bool = False, timeout: bool = False
     ) -> Exception:
+        # the endpoint as configured may carry a credential under any query name
+        message = message.replace(url, redact_endpoint(url))
         return error(redact(message, *masked), status=status, retryable=retryable, timeout=timeout)
 
     deadline = None if total_timeout is None else time.monotonic() + total_timeout
@@ -305,7 +308,7 @@ def post_json(
     # urllib's own redirect handling would resend the headers (the API key) to wherever a
     # Location points; redirects are followed below, within the origin only
     opener = urllib.request.build_opener(_no_redirects())
-    shown_url = redact_url(redact(url, *masked))
+    shown_url = redact_endpoint(redact(url, *masked))
     hops = 0
     attempt = 0
     while True:
@@ -335,7 +338,7 @@ def post_json(
                 # moved within its own server), and does not count as a retry
                 url = target
                 request = urllib.request.Request(url, data=body, headers=sent_headers, method="POST")
-                shown_url = redact_url(redact(url, *masked))
+                shown_url = redact_endpoint(redact(url, *masked))
                 continue
             try:
                 detail = redact(error_detail(exc.read() or b""), *masked)
@@ -448,7 +451,7 @@ def _redirect_refusal(what: str, url: str, status: int, target: str | None) -> s
     if target is None:
         return f"{what}: HTTP {status} from {url}: a redirect without a usable Location"
     return (
-        f"{what}: {url} redirected (HTTP {status}) to {redact_url(target)}, another origin "
+        f"{what}: {url} redirected (HTTP {status}) to {redact_endpoint(target)}, another origin "
         "(scheme, host or port); soulframe follows no redirect that would carry the API key or "
         "the request to another server. If that address is the right one, set base_url to it"
     )
@@ -487,7 +490,8 @@ def _credentials_in(url: str) -> list[str]:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
         return []
-    found = [v for k, v in urllib.parse.parse_qsl(parts.query) if is_secret_name(k)]
+    # every query value of the endpoint: a credential can hide under any name (?c=, ?x-sess=)
+    found = [v for _k, v in urllib.parse.parse_qsl(parts.query)]
     if parts.password:
         found.append(parts.password)
     # a very short one would mask pieces of ordinary words ("v1" in every path); the URL

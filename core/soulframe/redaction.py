@@ -219,9 +219,16 @@ def _redact_url(url: str, *, every_value: bool) -> str:
 
 
 def mask_secret_values(text: str) -> str:
+    """``text`` with every secret :data:`SECRET_PATTERNS` finds masked (see
+    :func:`mask_found`), and any ``password=…`` of a DSN or connection string (for messages
+    and config values, where even ``password=`` code is better not shown)."""
+    return mask_found(_PASSWORD_PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text))
+
+
+def mask_found(text: str) -> str:
     """``text`` with every secret :data:`SECRET_PATTERNS` finds masked: a token keeps its
-    first three characters (``sk-***``), a keyword keeps its name (``password: ***``)."""
-    text = _PASSWORD_PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+    first three characters (``sk-***``), a keyword keeps its name (``password: ***``), and
+    a masked span keeps its line breaks, so line numbers and citations stay right."""
     found = find_secrets(text)
     if not found:
         return text
@@ -232,9 +239,29 @@ def mask_secret_values(text: str) -> str:
         keep = 0
         if (s.mask_start, s.mask_end) == (s.start, s.end) and s.name != "private-key":
             keep = 3
-        out.append(text[at:s.mask_start] + text[s.mask_start:s.mask_start + keep] + MASK)
+        lines = "\n" * text.count("\n", s.mask_start, s.mask_end)
+        out.append(text[at:s.mask_start] + text[s.mask_start:s.mask_start + keep] + MASK + lines)
         at = s.mask_end
     return "".join(out) + text[at:]
+
+
+#: the config key that turns off the masking of secrets in what reaches a model
+MASK_KEY = "memory.mask_secrets"
+
+
+def mask_for_model(text: str, config: object = None) -> str:
+    """``text`` from a memory or context file on its way to a model (a prompt, a tool result):
+    secrets masked (:func:`mask_found`) unless ``memory.mask_secrets = false``."""
+    get = getattr(config, "get", None)
+    if get is not None and get(MASK_KEY) is False:
+        return text
+    return mask_found(text)
+
+
+def secret_lines(text: str) -> list[tuple[int, str]]:
+    """(line, format) of every secret in ``text``: for ``doctor`` and ``backup``, which name
+    where a secret is and never the secret."""
+    return [(text.count("\n", 0, s.start) + 1, s.name) for s in find_secrets(text)]
 
 
 def redact_urls(text: str) -> str:
