@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import attrs
 from soulframe.model import SoulframeError
+from soulframe.redaction import looks_secret
 
 #: what `backup init` writes into .gitignore (appended, never duplicated)
 GITIGNORE_HEADER = "# added by `soulframe backup init`: indexes, databases and temporary files"
@@ -104,7 +105,7 @@ def _require_repo(root: Path) -> Path:
 
 def redact_url(url: str) -> str:
     """A remote URL without a password or token (``https://user:TOKEN@host`` -> ``user:***``)."""
-    from soulframe.http import redact_url as redact
+    from soulframe.redaction import redact_endpoint as redact
 
     return redact(url)
 
@@ -135,10 +136,33 @@ def config_secrets(path: Path) -> list[str]:
                 found.append(prefix)
             elif leaf == "dsn" and urlsplit(value).password:
                 found.append(prefix)
+            elif looks_secret(value):
+                # a key in a base_url (user:password@, ?code=, ?k=) or a value shaped like one
+                found.append(prefix)
 
     if isinstance(data, dict):
         walk(data, "")
     return found
+
+
+def file_secrets(root: Path) -> list[str]:
+    """``file line N (format)`` for every secret in a Markdown file a commit would take
+    (tracked, or untracked and not ignored): a key pasted into a memory or context file by
+    hand. Where only, never the secret."""
+    from soulframe.redaction import secret_lines
+
+    listed = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", check=False)
+    out = []
+    for name in sorted({n for n in listed.stdout.split("\0") if n.endswith(".md")}):
+        path = root / name
+        try:
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > 4 << 20:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        out += [f"{name} line {line} ({kind})" for line, kind in secret_lines(text)]
+    return out
 
 
 def _ignored(root: Path, name: str) -> bool:
@@ -281,6 +305,12 @@ def commit_all(root: Path, message: str) -> CommitResult:
                 "to an environment variable (model.api_key_env, embedding.api_key_env, "
                 f"$SOULFRAME_DSN) or add /{name} to .gitignore (and run `git rm --cached {name}` "
                 "if it was committed before — then rotate the key: it is in the history)")
+    found = file_secrets(root)
+    if found:
+        shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+        raise SoulframeError(
+            f"refusing to commit a secret: {shown}. Remove it from the file (and rotate it if it "
+            "was shared); `soulframe doctor` lists every one")
     git(root, "add", "-A")
     staged = git(root, "diff", "--cached", "--name-only", "-z")
     files = [f for f in staged.stdout.split("\0") if f]
