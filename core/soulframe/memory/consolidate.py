@@ -181,6 +181,8 @@ def plan(
                 lines[idx] = mark_superseded(lines[idx], text, day) + "\n" + _entry_line(text, source, day, "consolidated")
         names = op.get("entities")
         ents = [str(x) for x in names if isinstance(x, str)] if isinstance(names, list) else []
+        if guard is not None:  # an entity's name becomes a page title: the model wrote it too
+            ents = [e for e in ents if _passes(guard, e, notes, f"operation {n} ({kind}): entity")]
         applied.append({"op": kind, "entry": op.get("entry"), "text": text, "source": source, "entities": ents})
     new = "\n".join(lines)
     if added:
@@ -188,6 +190,15 @@ def plan(
             new = "# MEMORY.md\n\n"
         new = new.rstrip("\n") + "\n" + "\n".join(added) + "\n"
     return new, applied, notes, removed
+
+
+def _passes(guard: Any, text: str, notes: list[str], what: str) -> bool:
+    try:
+        guard(text)
+    except SoulframeError as exc:
+        notes.append(f"{what}: {exc}")
+        return False
+    return True
 
 
 def dedupe(memory_text: str, similarity: float) -> tuple[str, list[str]]:
