@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 import jinja2
-import markupsafe
 import uvicorn
 from soulframe.model import PROMPT_MODES, SESSION_KINDS, PathEscapeError, SoulframeError
 from soulframe.redaction import redact_urls
@@ -150,8 +149,9 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
     """The inspector for ``agent``. ``token`` is the first segment of every path
     (``/<token>/prompt``, see :class:`Guard`); ``write`` allows the buttons that change files."""
     env = templates()
-    # every link and form of a page starts with it (see Guard); Markup: not a text to mask
-    base = markupsafe.Markup("/" + token)
+    # every link and form of a page starts with it (see Guard); hex, so the masking of every
+    # printed string leaves it whole
+    base = "/" + token
     env.globals["base"] = base
     state: dict[str, Any] = {"pending": None, "flash": []}
 
