@@ -8,27 +8,26 @@ commit never takes along what is staged in the outer repository.
 
 Indexes and databases live in ``state_dir``, outside the workspace; the ``.gitignore``
 written by ``backup init`` keeps out any copy that lands inside it anyway, and a config
-file holding a literal secret is refused at commit time.
+file holding a literal secret, and a Markdown file holding one, are refused at commit time
+(:mod:`.backup_secrets`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
-import re
 import shutil
 import stat
 import subprocess
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import attrs
 from soulframe.model import SoulframeError
-from soulframe.redaction import looks_secret
+
+from .backup_secrets import file_secrets
+from .backup_secrets import secret_configs as _secret_configs
 
 #: what `backup init` writes into .gitignore (appended, never duplicated)
 GITIGNORE_HEADER = "# added by `soulframe backup init`: indexes, databases and temporary files"
@@ -43,8 +42,6 @@ GITIGNORE_DEFAULTS: tuple[str, ...] = (
 )
 #: --exclude-daily: the daily logs (and their archive) stay on this machine only
 DAILY_PATTERNS: tuple[str, ...] = ("memory/*.md", "memory/archive/")
-CONFIG_NAMES: tuple[str, ...] = ("soulframe.toml", "soulframe.json")
-_SECRET_KEY = re.compile(r"(^|[._])(api_key|apikey|token|secret|password)$", re.I)
 
 
 class GitError(SoulframeError):
@@ -110,74 +107,8 @@ def redact_url(url: str) -> str:
     return redact(url)
 
 
-# --------------------------------------------------------------------------- secrets
-
-
-def config_secrets(path: Path) -> list[str]:
-    """Keys of a soulframe config file that hold a literal secret (an API key, a token, a
-    DSN with a password). Names only: the values are never shown."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (OSError, ValueError):
-        return []
-    found: list[str] = []
-
-    def walk(value: Any, prefix: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{prefix}.{k}" if prefix else str(k))
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, f"{prefix}[{i}]")
-        elif isinstance(value, str) and value.strip():
-            leaf = prefix.rsplit(".", 1)[-1]
-            if _SECRET_KEY.search(leaf) and not leaf.endswith("_env"):
-                found.append(prefix)
-            elif leaf == "dsn" and urlsplit(value).password:
-                found.append(prefix)
-            elif looks_secret(value):
-                # a key in a base_url (user:password@, ?code=, ?k=) or a value shaped like one
-                found.append(prefix)
-
-    if isinstance(data, dict):
-        walk(data, "")
-    return found
-
-
-def file_secrets(root: Path) -> list[str]:
-    """``file line N (format)`` for every secret in a Markdown file a commit would take
-    (tracked, or untracked and not ignored): a key pasted into a memory or context file by
-    hand. Where only, never the secret."""
-    from soulframe.redaction import secret_lines
-
-    listed = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", check=False)
-    out = []
-    for name in sorted({n for n in listed.stdout.split("\0") if n.endswith(".md")}):
-        path = root / name
-        try:
-            if path.is_symlink() or not path.is_file() or path.stat().st_size > 4 << 20:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        out += [f"{name} line {line} ({kind})" for line, kind in secret_lines(text)]
-    return out
-
-
 def _ignored(root: Path, name: str) -> bool:
     return git(root, "check-ignore", "-q", "--", name, check=False).returncode == 0
-
-
-def _secret_configs(root: Path) -> list[tuple[str, list[str]]]:
-    out = []
-    for name in CONFIG_NAMES:
-        path = root / name
-        if path.is_file():
-            keys = config_secrets(path)
-            if keys:
-                out.append((name, keys))
-    return out
 
 
 # --------------------------------------------------------------------------- init
@@ -305,7 +236,9 @@ def commit_all(root: Path, message: str) -> CommitResult:
                 "to an environment variable (model.api_key_env, embedding.api_key_env, "
                 f"$SOULFRAME_DSN) or add /{name} to .gitignore (and run `git rm --cached {name}` "
                 "if it was committed before — then rotate the key: it is in the history)")
-    found = file_secrets(root)
+    # tracked, or untracked and not ignored: what `git add -A` takes
+    listed = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", check=False)
+    found = file_secrets(root, listed.stdout.split("\0"))
     if found:
         shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
         raise SoulframeError(

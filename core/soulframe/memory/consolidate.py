@@ -43,6 +43,7 @@ import attrs
 from ..model import SoulframeError
 from .candidates import entries, find_candidates
 from .recall import normalise_entry
+from .safety import passing
 from .supersede import mark_superseded
 from .textclean import strip_controls
 
@@ -182,7 +183,7 @@ def plan(
         names = op.get("entities")
         ents = [str(x) for x in names if isinstance(x, str)] if isinstance(names, list) else []
         if guard is not None:  # an entity's name becomes a page title: the model wrote it too
-            ents = [e for e in ents if _passes(guard, e, notes, f"operation {n} ({kind}): entity")]
+            ents = passing(guard, ents, notes, f"operation {n} ({kind}): entity")
         applied.append({"op": kind, "entry": op.get("entry"), "text": text, "source": source, "entities": ents})
     new = "\n".join(lines)
     if added:
@@ -190,15 +191,6 @@ def plan(
             new = "# MEMORY.md\n\n"
         new = new.rstrip("\n") + "\n" + "\n".join(added) + "\n"
     return new, applied, notes, removed
-
-
-def _passes(guard: Any, text: str, notes: list[str], what: str) -> bool:
-    try:
-        guard(text)
-    except SoulframeError as exc:
-        notes.append(f"{what}: {exc}")
-        return False
-    return True
 
 
 def dedupe(memory_text: str, similarity: float) -> tuple[str, list[str]]:

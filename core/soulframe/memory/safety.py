@@ -233,6 +233,20 @@ def guard(agent: Agent, text: str, *, target: str, via: str) -> list[Finding]:
     )
 
 
+def passing(check: Any, texts: Iterable[str], notes: list[str], what: str) -> list[str]:
+    """The ``texts`` ``check`` (a :func:`guard` bound to its target) lets through; each
+    refusal becomes a note (``what: the error``) instead of ending the run."""
+    out = []
+    for text in texts:
+        try:
+            check(text)
+        except SoulframeError as exc:
+            notes.append(f"{what}: {exc}")
+            continue
+        out.append(text)
+    return out
+
+
 # --------------------------------------------------------------------------- quarantine
 
 
@@ -330,5 +344,5 @@ class Quarantine:
 
 __all__ = [
     "Finding", "Quarantine", "QuarantineEntry", "UnsafeWriteError", "UnsafeWriteWarning",
-    "guard", "mode_of", "scan", "summary",
+    "guard", "mode_of", "passing", "scan", "summary",
 ]
