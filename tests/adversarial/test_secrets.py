@@ -240,7 +240,8 @@ def test_every_query_value_and_userinfo_of_an_endpoint_is_masked(cli, ws: Path, 
         surfaces = [("memory", "index", "--json"), ("memory", "search", "oat milk"),
                     ("-vv", "memory", "search", "oat milk"), ("memory", "status", "--json"),
                     ("models", "list"), ("models", "list", "--json"), ("config", "show"),
-                    ("config", "show", "--json"), ("doctor",)]
+                    ("config", "show", "--json"), ("config", "get", "embedding.base_url"),
+                    ("config", "get", "model.base_url", "--json"), ("doctor",)]
         for args in surfaces:
             with adversary.attempt(f"endpoint query values via {' '.join(args)}") as a:
                 out = cli("-w", str(ws), *args)
