@@ -68,6 +68,10 @@ def page(browser: Any, site: tuple[UI, str]) -> Iterator[Any]:
     ctx.close()
 
 
+def site_token(page: Any) -> str:
+    return str(page.url.split("/")[3])
+
+
 def shot(page: Any, tmp_path: Path, name: str) -> Path:
     out = tmp_path / f"ui-{name}.png"
     page.screenshot(path=str(out), full_page=True)
@@ -81,7 +85,8 @@ def shot(page: Any, tmp_path: Path, name: str) -> Path:
 
 
 def test_prompt_page_shows_memory_md_in_main_and_not_in_a_group(page: Any, tmp_path: Path) -> None:
-    assert page.url.endswith("/prompt")  # the token left the address bar
+    assert page.url.endswith(f"/{site_token(page)}/prompt")  # the path carries the token, no cookie
+    assert page.context.cookies() == []
     files = page.locator("#context-files tr[data-file]")
     assert "MEMORY.md" in files.evaluate_all("rows => rows.map(r => r.dataset.file)")
     assert page.locator("#cache-boundary").is_visible()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -29,10 +30,12 @@ def test_requests_without_the_token_are_refused(site: tuple[UI, str]) -> None:
             r = c.get(path)
             assert r.status_code == 403 and "token" in r.text, path
         assert c.get("/prompt?token=wrong").status_code == 403
+        assert c.get(f"/prompt?token={ui.token}").status_code == 403  # the path carries it, not the query
+        assert c.get("/" + "0" * 48 + "/prompt").status_code == 403
         r = c.post("/upkeep/undo", data={"token": "wrong"})
         assert r.status_code == 403
     # another name for this machine (a DNS-rebinding page) is refused even with the token
-    r = Client(ui.base).get(f"/?token={ui.token}", headers={"Host": "attacker.example"})
+    r = Client(ui.base).get("/prompt", headers={"Host": "attacker.example"})
     assert r.status_code == 403 and "loopback" in r.text
 
 
@@ -105,10 +108,10 @@ def test_json_line_for_scripts_and_a_taken_port(tmp_path: Path) -> None:
         assert proc.stdout is not None
         info = json.loads(proc.stdout.readline())
         assert info["host"] == "127.0.0.1" and info["write"] is False and info["port"] > 0
-        assert info["url"].startswith(f"http://127.0.0.1:{info['port']}/?token=")
+        assert re.fullmatch(rf"http://127\.0\.0\.1:{info['port']}/[0-9a-f]{{48}}/", info["url"])
         # the port is listening as soon as the line is printed; the URL opens the pages
-        with Client(info["url"].split("/?")[0]) as c:
-            assert c.get("/" + info["url"].split("/", 3)[3]).status_code == 200
+        with Client(info["url"].rstrip("/")) as c:
+            assert c.get("/").status_code == 200
         # a port asked for by name that is taken is an error naming it, not another port
         taken = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", str(info["port"])],
                                capture_output=True, text=True, timeout=60)

@@ -62,6 +62,60 @@ def test_detector_figures_on_the_committed_corpus(capsys) -> None:
     assert figures["benign"]["rate"] >= 0.97  # at most 3 % false alarms
 
 
+def measure_kinds() -> dict[tuple[str, str], tuple[int, int]]:
+    """(kind, split) -> (rows the detector got right, rows): for the kinds with a held-apart
+    part, ``safe-code`` (code handling a secret safely: right = not flagged) and
+    ``prose-password`` (a password written in a sentence: right = flagged as a secret)."""
+    rows = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+    out: Counter[tuple[str, str, str]] = Counter()
+    for row in rows:
+        if "kind" not in row:
+            continue
+        kinds = {f.kind for f in scan(row["text"])}
+        right = not kinds if row["label"] == "benign" else row["label"] in kinds
+        out[(row["kind"], row["split"], "right" if right else "wrong")] += 1
+    return {(k, sp): (out[(k, sp, "right")], out[(k, sp, "right")] + out[(k, sp, "wrong")])
+            for k in ("safe-code", "prose-password") for sp in ("tune", "held")}
+
+
+def test_code_that_handles_a_secret_passes_and_a_password_in_a_sentence_does_not(capsys) -> None:
+    figures = measure_kinds()
+    with capsys.disabled():
+        for (kind, split), (right, total) in figures.items():
+            what = "false alarms" if kind == "safe-code" else "detected"
+            n = total - right if kind == "safe-code" else right
+            print(f"\nwrite-safety corpus, {kind} ({split}): {what} {n} of {total}", end="")
+        print()
+    for split in ("tune", "held"):
+        assert figures[("safe-code", split)][1] >= 12 and figures[("prose-password", split)][1] >= 10
+    # tuned on the tune part; the held part was written before the tuning and not changed after
+    assert figures[("safe-code", "tune")][0] == figures[("safe-code", "tune")][1]
+    assert figures[("prose-password", "tune")][0] == figures[("prose-password", "tune")][1]
+    right, total = figures[("safe-code", "held")]
+    assert total - right <= 1
+    right, total = figures[("prose-password", "held")]
+    assert right >= 0.8 * total
+
+
+@pytest.mark.parametrize("text", [
+    'api_key = os.environ["OPENAI_API_KEY"]', "password = getpass.getpass()",
+    "sig = hmac.new(secret_key, body, hashlib.sha256)", "const token = process.env.API_TOKEN;",
+    "SECRET_KEY = settings.SECRET_KEY"])
+def test_remember_accepts_code_that_reads_a_secret(workspace: Path, tmp_path: Path, text: str) -> None:
+    agent = Agent(load_config(search=False, workspace=workspace, overrides={
+        "embedding.provider": "none", "state_dir": str(tmp_path / "state")}))
+    agent.memory.remember(f"deploy script: `{text}`")
+    assert text in (workspace / "memory" / f"{agent.memory._today().isoformat()}.md").read_text()
+
+
+@pytest.mark.parametrize("text", ["The password for the router is Tr0ub4dor&3", "wifi pw: sunflower42"])
+def test_remember_refuses_a_password_in_a_sentence(workspace: Path, tmp_path: Path, text: str) -> None:
+    agent = Agent(load_config(search=False, workspace=workspace, overrides={
+        "embedding.provider": "none", "state_dir": str(tmp_path / "state")}))
+    with pytest.raises(UnsafeWriteError, match="a secret"):
+        agent.memory.remember(text)
+
+
 def test_a_finding_names_the_kind_and_never_repeats_the_secret() -> None:
     (finding,) = scan(FAKE_KEY)
     assert finding.kind == "secret" and finding.name == "openai-key"

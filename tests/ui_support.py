@@ -30,14 +30,13 @@ class UI:
 
     def __init__(self, proc: subprocess.Popen[str], url: str, workspace: Path) -> None:
         self.proc, self.url, self.workspace = proc, url, workspace
-        self.base = url.split("/?", 1)[0]
-        self.token = url.rsplit("token=", 1)[1]
+        #: the server, and the server with the token (every page's path starts with it)
+        self.origin = "/".join(url.split("/", 3)[:3])
+        self.token = url.rstrip("/").rsplit("/", 1)[1]
+        self.base = f"{self.origin}/{self.token}"
 
     def client(self, *, with_token: bool = True) -> Client:
-        c = Client(self.base)
-        if with_token:
-            c.get(f"/?token={self.token}")
-        return c
+        return Client(self.base if with_token else self.origin)
 
 
 class Response:
@@ -46,7 +45,8 @@ class Response:
 
 
 class Client:
-    """A browser-like HTTP client: keeps cookies, follows redirects."""
+    """A browser-like HTTP client: keeps cookies, follows redirects; ``path`` is relative
+    to ``base``."""
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -92,13 +92,13 @@ def start_ui(workspace: Path, *args: str) -> UI:
             proc.kill()
             raise AssertionError(f"`soulframe ui` printed no URL: {seen}") from None
         seen.append(line)
-        m = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+        m = re.search(r"http://127\.0\.0\.1:\d+/[0-9a-f]{48}/", line)
         if m:
             break
     ui = UI(proc, m.group(0), workspace)
     for _ in range(100):  # the socket is bound before the URL is printed; wait for the app
         try:
-            urllib.request.urlopen(ui.base + "/static/ui.css", timeout=2).close()
+            urllib.request.urlopen(ui.origin + "/static/ui.css", timeout=2).close()
             return ui
         except urllib.error.URLError:
             threading.Event().wait(0.1)

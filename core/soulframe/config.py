@@ -176,6 +176,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.reranker": K("none", "re-ranker run on the fused candidates before min_score (see `soulframe plugins`)"),
     "memory.rerank_candidates": K(30, "how many fused candidates the re-ranker sees", min=1, max=1000),
     "memory.rerank_timeout_s": K(5.0, "a slower re-ranker is skipped (the fused order is kept, and the result says so)", min=0),
+    "memory.mask_secrets": K(True, "mask secrets (API keys, tokens, passwords) found in memory and context files in what reaches a model: the prompt, memory_get and memory_search results; false shows them as written (the search index never holds them either way)"),
     "memory.write_safety": K("refuse", "text that looks like a prompt injection or holds a secret, on its way into a memory or context file: refuse (quarantine it), warn (write it, keep a copy in quarantine) or allow", choices=("refuse", "warn", "allow")),
     "memory.recall_tracking": K(True, "count the hits search returns (recalls, distinct queries, last recalled) for consolidation"),
     "memory.consolidate.min_recalls": K(3, "a daily-log entry is a consolidation candidate after this many recalls"),
@@ -402,7 +403,7 @@ def shown_value(key: str, value: Any) -> str:
     """``value`` as an error message or ``config show`` may quote it: a secret-named key's
     value (``api_key``, ``token``, ``password`` ...) or a value shaped like a credential is
     never shown, only its type; URLs lose their credentials; long values are cut."""
-    from .redaction import is_secret_name, mask_secret_values, redact_urls
+    from .redaction import is_secret_name, mask_secret_values
 
     if value is not None and is_secret_name(key.rsplit(".", 1)[-1]):
         return f"(a {_type_name(value)}, hidden: the key holds a secret)"
@@ -411,7 +412,7 @@ def shown_value(key: str, value: Any) -> str:
     if isinstance(value, str):
         if mask_secret_values(value) != value:
             return f"(a {_type_name(value)}, hidden: it looks like a secret)"
-        shown = repr(redact_urls(value))
+        shown = repr(_masked_string(key, value))
         return shown if len(shown) <= _SHOWN_CHARS else shown[: _SHOWN_CHARS - 2] + "…'"
     shown = repr(mask_secrets(key, value))
     return shown if len(shown) <= _SHOWN_CHARS else shown[: _SHOWN_CHARS - 1] + "…"
@@ -441,7 +442,7 @@ def mask_secrets(key: str, value: Any) -> Any:
     """``value`` of ``key`` with every secret in it masked, for ``config show``: the whole
     value of a secret-named key (``api_key``, ``token`` ...), the credentials of URLs and
     DSNs, anything shaped like a credential; tables and lists masked item by item."""
-    from .redaction import MASK, is_secret_name, redact_urls
+    from .redaction import MASK, is_secret_name
 
     leaf = key.rsplit(".", 1)[-1]
     if isinstance(value, dict):
@@ -451,10 +452,21 @@ def mask_secrets(key: str, value: Any) -> Any:
     if isinstance(value, str):
         if value and is_secret_name(leaf):
             return MASK
-        return redact_urls(value)
+        return _masked_string(key, value)
     if value is not None and not isinstance(value, bool) and is_secret_name(leaf):
         return MASK
     return value
+
+
+def _masked_string(key: str, value: str) -> str:
+    """A string value as shown: an endpoint (``*url``, ``*dsn``, ``*endpoint``) loses its
+    userinfo and every query value, any other string the credentials of its URLs."""
+    from .redaction import redact_endpoint, redact_urls
+
+    leaf = key.rsplit(".", 1)[-1].lower()
+    if leaf.endswith(("url", "dsn", "endpoint")) and "://" in value:
+        return redact_endpoint(value.strip())
+    return redact_urls(value)
 
 
 def _did_you_mean(key: str, known: list[str]) -> str:

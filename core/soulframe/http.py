@@ -15,6 +15,10 @@ credentials of one URL (``user:KEY@``, ``?key=KEY``), :func:`redact_urls` every 
 credential-shaped value (``sk-…``, ``AKIA…``, ``ghp_…``, ``xoxb-…``, JWTs, PEM keys) in a
 message. A ``user:password@`` in a URL is sent as HTTP Basic auth.
 
+Redirects: followed (up to 5, as a POST with its body) only within the origin of the URL
+(scheme, host and port). A redirect to another origin is an error naming where it pointed:
+the headers carry the API key, and urllib would resend them to any host a Location names.
+
 One module, over the usual size, because it is one transport: the request, its retries
 and the errors it raises share the deadline and the secrets they must not print.
 """
@@ -38,6 +42,7 @@ from .redaction import (  # noqa: F401  (re-exported: the URL helpers live with 
     is_secret_name,
     looks_secret,
     mask_secret_values,
+    redact_endpoint,
     redact_url,
     redact_urls,
 )
@@ -45,6 +50,9 @@ from .redaction import (  # noqa: F401  (re-exported: the URL helpers live with 
 log = logging.getLogger("soulframe.http")
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+#: redirects: followed within the origin only (see :func:`same_origin`)
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
 #: how much of an error body goes into an exception message
 ERROR_BODY_CHARS = 500
 
@@ -281,24 +289,27 @@ def post_json(
     def fail(
         message: str, *, status: int | None = None, retryable: bool = False, timeout: bool = False
     ) -> Exception:
+        # the endpoint as configured may carry a credential under any query name
+        message = message.replace(url, redact_endpoint(url))
         return error(redact(message, *masked), status=status, retryable=retryable, timeout=timeout)
 
     deadline = None if total_timeout is None else time.monotonic() + total_timeout
+    body = json.dumps(dict(payload)).encode("utf-8")
+    sent_headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "User-Agent": user_agent,
+        **(headers or {}),
+    }
     try:
-        request = urllib.request.Request(
-            url,
-            data=json.dumps(dict(payload)).encode("utf-8"),
-            headers={
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-                "User-Agent": user_agent,
-                **(headers or {}),
-            },
-            method="POST",
-        )
+        request = urllib.request.Request(url, data=body, headers=sent_headers, method="POST")
     except ValueError as exc:  # "unknown url type"
         raise fail(f"{what}: bad URL {url!r}: {exc}") from None
-    shown_url = redact_url(redact(url, *masked))
+    # urllib's own redirect handling would resend the headers (the API key) to wherever a
+    # Location points; redirects are followed below, within the origin only
+    opener = urllib.request.build_opener(_no_redirects())
+    shown_url = redact_endpoint(redact(url, *masked))
+    hops = 0
     attempt = 0
     while True:
         per_try = timeout
@@ -311,11 +322,24 @@ def post_json(
         wait: float | None = None
         timed_out = False
         try:
-            with urllib.request.urlopen(request, timeout=per_try) as response:
+            with opener.open(request, timeout=per_try) as response:
                 raw: bytes = response.read()
                 status = response.status
         except urllib.error.HTTPError as exc:
             status = exc.code
+            if status in REDIRECT_STATUSES:
+                target = _redirect_target(url, exc.headers)
+                if target is None or not same_origin(url, target):
+                    raise fail(_redirect_refusal(what, url, status, target), status=status) from None
+                hops += 1
+                if hops > MAX_REDIRECTS:
+                    raise fail(f"{what}: more than {MAX_REDIRECTS} redirects from {url}", status=status) from None
+                # same origin: the request goes on there, as a POST with its body (a JSON API
+                # moved within its own server), and does not count as a retry
+                url = target
+                request = urllib.request.Request(url, data=body, headers=sent_headers, method="POST")
+                shown_url = redact_endpoint(redact(url, *masked))
+                continue
             try:
                 detail = redact(error_detail(exc.read() or b""), *masked)
             except (OSError, http.client.HTTPException):
@@ -386,6 +410,53 @@ def post_json(
         sleep(wait)
 
 
+def _no_redirects() -> Any:
+    """A redirect handler that follows nothing: every redirect comes back to
+    :func:`post_json` as an ``HTTPError`` (urllib is imported by the first request only)."""
+    import urllib.request
+
+    class NoRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    return NoRedirects()
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Whether two URLs share scheme, host and port (the default port spelled or not)."""
+    import urllib.parse
+
+    try:
+        pa, pb = urllib.parse.urlsplit(a), urllib.parse.urlsplit(b)
+        ports = [p.port or {"http": 80, "https": 443}.get(p.scheme.lower()) for p in (pa, pb)]
+    except ValueError:
+        return False
+    return (pa.scheme.lower() == pb.scheme.lower() and (pa.hostname or "") == (pb.hostname or "")
+            and ports[0] == ports[1])
+
+
+def _redirect_target(url: str, headers: HeaderLookup | None) -> str | None:
+    import urllib.parse
+
+    location = headers.get("location") if headers is not None else None
+    if not location:
+        return None
+    try:
+        return urllib.parse.urljoin(url, str(location).strip())
+    except ValueError:
+        return None
+
+
+def _redirect_refusal(what: str, url: str, status: int, target: str | None) -> str:
+    if target is None:
+        return f"{what}: HTTP {status} from {url}: a redirect without a usable Location"
+    return (
+        f"{what}: {url} redirected (HTTP {status}) to {redact_endpoint(target)}, another origin "
+        "(scheme, host or port); soulframe follows no redirect that would carry the API key or "
+        "the request to another server. If that address is the right one, set base_url to it"
+    )
+
+
 def _userinfo_to_header(
     url: str, headers: Mapping[str, str] | None
 ) -> tuple[str, Mapping[str, str] | None]:
@@ -419,7 +490,8 @@ def _credentials_in(url: str) -> list[str]:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
         return []
-    found = [v for k, v in urllib.parse.parse_qsl(parts.query) if is_secret_name(k)]
+    # every query value of the endpoint: a credential can hide under any name (?c=, ?x-sess=)
+    found = [v for _k, v in urllib.parse.parse_qsl(parts.query)]
     if parts.password:
         found.append(parts.password)
     # a very short one would mask pieces of ordinary words ("v1" in every path); the URL

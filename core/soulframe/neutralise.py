@@ -7,6 +7,14 @@ soulframe's own structure in a prompt. Two functions, used wherever such text en
   ``</context_file >``, ``</context_file\\n>``, ``</CONTEXT_FILE>``, a fake
   ``<system_context name="DELEGATION.md">``) is escaped so it can no longer open or close a
   block, and the prompt-cache boundary marker is replaced, so a prompt holds exactly one;
+* :func:`strip_invisible` (part of :func:`neutralise`) drops the characters a reader cannot
+  see but a model reads: zero-width and other format characters (soft hyphen, bidi
+  controls, byte-order marks), Unicode tag characters (U+E0000–E007F, which spell ASCII
+  invisibly), variation selectors and blank fillers;
+* :func:`fold` gives the form the write-time guard and the secret patterns scan:
+  compatibility forms folded (full-width, mathematical and circled letters, ligatures: NFKD),
+  invisible characters and combining marks dropped, tag characters read as the ASCII they
+  spell, look-alike Cyrillic, Greek and small-capital letters folded to Latin;
 * :func:`one_line` for a short field quoted on one line (a channel name, a user id, a
   sender's name, a group title): control and format characters (newlines, bidi overrides),
   tags and Markdown markup go, whitespace collapses, the length is capped.
@@ -57,7 +65,93 @@ def neutralise(text: str, boundary: str | None = DEFAULT_BOUNDARY) -> str:
     """
     if not text:
         return text
-    return _TAG.sub(_escape_tag, without_boundary(text, boundary))
+    return _TAG.sub(_escape_tag, without_boundary(strip_invisible(text), boundary))
+
+
+#: blank letters that render as nothing (Hangul fillers, the braille blank)
+_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+_ZWJ = "\u200d"
+
+
+def _invisible(ch: str) -> bool:
+    if ch in _BLANKS:
+        return True
+    code = ord(ch)
+    if 0xE0000 <= code <= 0xE007F or 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
+        return True  # tag characters, variation selectors
+    return unicodedata.category(ch) == "Cf"
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without invisible characters (see the module doc). A zero-width joiner between
+    two symbols stays: it joins emoji (👩‍💻), and hides nothing there."""
+    if text.isascii():
+        return text
+    out = []
+    for i, ch in enumerate(text):
+        if _invisible(ch):
+            if ch == _ZWJ and 0 < i < len(text) - 1 and _symbol(text[i - 1]) and _symbol(text[i + 1]):
+                out.append(ch)
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+def _symbol(ch: str) -> bool:
+    return unicodedata.category(ch) in ("So", "Sk") or 0x1F000 <= ord(ch) <= 0x1FAFF
+
+
+#: Cyrillic and Greek letters drawn like Latin ones (the common homoglyphs of spoofed text)
+_CONFUSABLES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
+    "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ї": "i", "ј": "j", "ѕ": "s", "ԁ": "d",
+    "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "ɡ": "g", "ɑ": "a", "ı": "i", "ȷ": "j",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C",
+    "Т": "T", "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S", "Ԁ": "D", "Ԛ": "Q", "Ԝ": "W",
+    "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
+    "υ": "u", "χ": "x", "γ": "y", "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I",
+    "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    # small capitals
+    "ᴀ": "a", "ʙ": "b", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɢ": "g", "ʜ": "h", "ɪ": "i", "ᴊ": "j",
+    "ᴋ": "k", "ʟ": "l", "ᴍ": "m", "ɴ": "n", "ᴏ": "o", "ᴘ": "p", "ʀ": "r", "ᴛ": "t", "ᴜ": "u",
+    "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z",
+})
+
+
+def fold_with_map(text: str, *, read_tags: bool = True) -> tuple[str, list[int]]:
+    """:func:`fold` of ``text``, and for each of its characters the index of the character
+    of ``text`` it came from (so a match in the folded text maps back). ``read_tags=False``
+    drops tag characters instead of reading them (a secret with one inside is still the
+    secret a reader sees)."""
+    if text.isascii():
+        return text, list(range(len(text)))
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isascii():
+            out.append(ch)
+            where.append(i)
+            continue
+        code = ord(ch)
+        if read_tags and 0xE0020 <= code <= 0xE007E:
+            # a tag character spells an ASCII one invisibly: a model reads it, so a check does
+            out.append(chr(code - 0xE0000))
+            where.append(i)
+            continue
+        if _invisible(ch):
+            continue
+        for c in unicodedata.normalize("NFKD", ch):
+            if unicodedata.category(c) == "Mn" or _invisible(c):
+                continue  # an accent or a mark drawn on a letter
+            out.append(c.translate(_CONFUSABLES))
+            where.append(i)
+    return "".join(out), where
+
+
+def fold(text: str, *, read_tags: bool = True) -> str:
+    """The form of ``text`` that safety checks scan (see the module doc): what a reader sees
+    and a model understands, without the tricks that hide words from a pattern."""
+    return fold_with_map(text, read_tags=read_tags)[0]
 
 
 def without_boundary(text: str, boundary: str | None = DEFAULT_BOUNDARY) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from soulframe.conversation import check_conversation, parse_arguments, text_of, tool_calls_of
-from soulframe.http import redact_url
+from soulframe.http import redact_endpoint
 from soulframe.model import ChatReply, ToolCall, ToolSpec
 
 from .errors import ChatModelError
@@ -117,7 +117,7 @@ class AnthropicChatModel:
         self.model_id = settings.name
 
     def __repr__(self) -> str:
-        return f"AnthropicChatModel(model={self.model_id!r}, base_url={redact_url(self.settings.base_url)!r})"
+        return f"AnthropicChatModel(model={self.model_id!r}, base_url={redact_endpoint(self.settings.base_url)!r})"
 
     @property
     def url(self) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from soulframe.http import Secret, key_source, redact_url, resolve_api_key
+from soulframe.http import Secret, key_source, redact_endpoint, resolve_api_key
 
 from .errors import ChatConfigError
 
@@ -141,7 +141,7 @@ def resolve_settings(
         )
     if not base_url.startswith(("http://", "https://")):
         raise ChatConfigError(
-            f"[model] base_url must start with http:// or https://, got {redact_url(base_url)!r}"
+            f"[model] base_url must start with http:// or https://, got {redact_endpoint(base_url)!r}"
         )
 
     key, env_name = resolve_api_key(

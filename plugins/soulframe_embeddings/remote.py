@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
-from soulframe.http import RetryPolicy, Secret, post_json, redact_url
+from soulframe.http import RetryPolicy, Secret, post_json, redact_endpoint
 
 from .settings import api_key, setting
 from .transport import EmbeddingHTTPError, check_url, endpoint
@@ -78,11 +78,11 @@ class HTTPProvider(abc.ABC):
         return self.unavailable_reason() is None
 
     def describe(self) -> dict[str, Any]:
-        shown = redact_url(self.base_url) if self.base_url else None
+        shown = redact_endpoint(self.base_url) if self.base_url else None
         return {"endpoint": shown, "key": self._key_source if self._key else None}
 
     def __repr__(self) -> str:  # never the key
-        shown = redact_url(self.base_url) if self.base_url else None
+        shown = redact_endpoint(self.base_url) if self.base_url else None
         return (f"{type(self).__name__}(model={self.model!r}, base_url={shown!r}, "
                 f"key={'set' if self._key else 'unset'})")
 
@@ -192,7 +192,7 @@ class OpenAIProvider(HTTPProvider):
             items = sorted(reply["data"], key=lambda d: d.get("index", 0))
             return [item["embedding"] for item in items]
         except (KeyError, TypeError, AttributeError):
-            raise EmbeddingError(f"{self.what}: unexpected reply from {redact_url(self.base_url or '')}: no data[].embedding") from None
+            raise EmbeddingError(f"{self.what}: unexpected reply from {redact_endpoint(self.base_url or '')}: no data[].embedding") from None
 
 
 class GeminiProvider(HTTPProvider):
@@ -235,7 +235,7 @@ class GeminiProvider(HTTPProvider):
         try:
             return [e["values"] for e in reply["embeddings"]]
         except (KeyError, TypeError):
-            raise EmbeddingError(f"{self.what}: unexpected reply from {redact_url(url)}: no embeddings[].values") from None
+            raise EmbeddingError(f"{self.what}: unexpected reply from {redact_endpoint(url)}: no embeddings[].values") from None
 
 
 class NullProvider:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import urllib.parse
 
 from soulframe.embedding import EmbeddingError
-from soulframe.http import RequestError, RetryPolicy, redact_url
+from soulframe.http import RequestError, RetryPolicy, redact_endpoint
 
 __all__ = ["EmbeddingHTTPError", "RetryPolicy", "check_url", "endpoint"]
 
@@ -22,7 +22,7 @@ def check_url(url: str, key: str) -> str:
 
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{key} = {redact_url(url)!r} — expected an http:// or https:// URL")
+        raise ConfigError(f"{key} = {redact_endpoint(url)!r} — expected an http:// or https:// URL")
     return url.rstrip("/")
 
 

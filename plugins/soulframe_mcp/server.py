@@ -165,7 +165,9 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
         if name is None or name not in visible_files():
             raise MCPError(code=types.INVALID_PARAMS,
                            message=f"{uri}: not a served resource; list_resources shows what is available")
-        text = agent.workspace.read_text(name)
+        from soulframe.redaction import mask_for_model
+
+        text = mask_for_model(agent.workspace.read_text(name), agent.config)
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
 
     from importlib.metadata import version

@@ -107,8 +107,10 @@ class MemoryFiles:
             raise ToolRefused(f"{relative}: refusing to write through a symlink")
         content = strip_controls(content)  # a NUL would make the file look binary
         if self.check is not None:
-            self.check(content, relative)
-        if self.check is not None:
+            # the file name is the model's words too: "ignore-all-previous-instructions.md"
+            # would reach every search result that cites it
+            spaced = relative.replace("-", " ").replace("_", " ")
+            self.check(relative if spaced == relative else f"{relative}\n{spaced}", relative)
             self.check(content, relative)
         ensure_private_dir(full.parent)
 

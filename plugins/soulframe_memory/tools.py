@@ -17,6 +17,7 @@ from typing import Any
 
 from soulframe import ToolContext, ToolSpec
 from soulframe.neutralise import neutralise
+from soulframe.redaction import mask_for_model
 
 #: a note is a line of the daily log, which is loaded into every main-session prompt: a
 #: runaway model must not be able to push megabytes into it through one call
@@ -49,7 +50,7 @@ def _search(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     for h in results:
         row = h.to_dict()
         # an excerpt goes back to the model: no wrapper tag or boundary marker survives in it
-        row["snippet"] = neutralise(row["snippet"])
+        row["snippet"] = neutralise(mask_for_model(row["snippet"], ctx.agent.config))
         if citations == "off":
             row.pop("citation", None)
         hits.append(row)
@@ -75,7 +76,7 @@ def _get(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         "from_line": ex.start_line,
         "to_line": ex.end_line,
         "total_lines": ex.total_lines,
-        "text": neutralise(text),
+        "text": neutralise(mask_for_model(text, ctx.agent.config)),
         "truncated": truncated,
     }
 

@@ -26,6 +26,7 @@ from soulframe import conversation as m
 from soulframe.model import ChatModel, Session, SoulframeError, ToolContext, ToolSpec
 from soulframe.neutralise import neutralise
 from soulframe.prompt.context import agent_now, heartbeat_has_tasks
+from soulframe.redaction import mask_for_model
 from soulframe.toolloop import ChatModelError, ToolEvent, chat_model_for, run_tool_loop
 from soulframe.workspace import Workspace
 
@@ -57,10 +58,11 @@ INSTRUCTIONS = (
 )
 
 
-def boot_message(content: str) -> str:
+def boot_message(content: str, config: object = None) -> str:
     """The user message of a boot: the instructions, then BOOT.md in a tag (a file that
-    contains the closing tag cannot end the block early)."""
-    body = neutralise(content.strip("\n"))
+    contains the closing tag cannot end the block early), its secrets masked unless
+    ``memory.mask_secrets = false`` in ``config``."""
+    body = neutralise(mask_for_model(content.strip("\n"), config))
     return f'{INSTRUCTIONS}\n\n<boot_file name="{BOOT_FILE}">\n{body}\n</boot_file>'
 
 
@@ -220,7 +222,7 @@ def run_boot(
         tools = dispatching(agent, agent.tools(session), session)
         outcome = run_tool_loop(
             model,
-            [m.system(prompt), m.user(boot_message(text))],
+            [m.system(prompt), m.user(boot_message(text, agent.config))],
             tools,
             ToolContext(agent=agent, session=session),
             max_iterations=max(1, max_iterations or DEFAULT_MAX_ITERATIONS),

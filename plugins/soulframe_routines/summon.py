@@ -260,6 +260,12 @@ def summon(
         reason = str(exc)
 
     if reason is None:
+        from soulframe.memory.safety import guard
+
+        # the model wrote every word of these files, and every later prompt carries them:
+        # all of them pass the write-time guard before any is written
+        for name in SUMMON_FILES:
+            guard(agent, files[name], target=name, via="summon")
         for name in SUMMON_FILES:
             target.write(name, files[name])
         return SummonResult(

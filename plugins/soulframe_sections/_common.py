@@ -76,9 +76,13 @@ def wrap(ctx: PromptContext, f: ContextFile, *, heading: str = "##") -> str:
 
 def safe_text(ctx: PromptContext, text: str) -> str:
     """Injected text (a file, an extra prompt) neutralised: no wrapper tag of soulframe's
-    and no cache-boundary marker survives in it (:func:`soulframe.neutralise.neutralise`)."""
+    and no cache-boundary marker survives in it (:func:`soulframe.neutralise.neutralise`), and
+    no secret unless ``memory.mask_secrets = false``."""
+    from soulframe.redaction import mask_for_model
+
     marker = ctx.config.get("prompt.cache_boundary")
-    return neutralise(text, None if marker is None else str(marker))
+    # a key written into a file by hand reaches no model (memory.mask_secrets)
+    return neutralise(mask_for_model(text, ctx.config), None if marker is None else str(marker))
 
 
 def option(ctx: PromptContext, key: str, default: Any = None) -> Any:

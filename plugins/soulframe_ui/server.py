@@ -13,7 +13,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs
 
 import jinja2
 import uvicorn
@@ -21,7 +21,6 @@ from soulframe.model import PROMPT_MODES, SESSION_KINDS, PathEscapeError, Soulfr
 from soulframe.redaction import redact_urls
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -41,7 +40,9 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
                                "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "Referrer-Policy": "no-referrer",
+    # the path holds the token: a Referer goes to this server only. (Not no-referrer: with it
+    # a browser sends "Origin: null" on this server's own form posts, which Guard refuses.)
+    "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
 }
@@ -63,37 +64,74 @@ def templates() -> jinja2.Environment:
     return env
 
 
-class Guard(BaseHTTPMiddleware):
-    """Refuses what did not come from this run's page: a wrong Host (a DNS-rebinding page
-    naming 127.0.0.1 by another name), no token, and a form posted without it."""
+class Guard:
+    """Refuses what did not come from this run's pages, before any route runs.
 
-    def __init__(self, app: Any, token: str, cookie: str) -> None:
-        super().__init__(app)
+    The credential is the token in the first segment of the path (``/<token>/prompt``): every
+    link and form of a page carries it, and a browser sends a URL's path only to that URL's
+    server. There is no cookie, because cookies ignore ports: one set by this server would
+    be sent to every other server on 127.0.0.1, which could then replay it. Also refused: a
+    ``Host`` that is not this server (a DNS-rebinding page), and a request a browser marks as
+    coming from another origin (``Origin``, ``Sec-Fetch-Site``: a page on another port of
+    127.0.0.1 is the same *site* but another origin).
+    """
+
+    def __init__(self, app: Any, token: str, port: int = 0) -> None:
+        self.app = app
         self.token = token
-        self.cookie = cookie
+        self.port = port
 
-    def _ok(self, given: str | None) -> bool:
-        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
+    def _refuse(self, status: int, text: str) -> Response:
+        return _plain(status, text)
 
-    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        host = (request.headers.get("host") or "").rsplit(":", 1)[0].strip("[]")
-        if host not in LOOPBACK_NAMES:
-            return _plain(403, f"refused: Host {host!r} is not this machine's loopback address")
-        if request.url.path.startswith("/static/"):
-            return _secure(await call_next(request))
-        if self._ok(request.query_params.get("token")) and request.method == "GET":
-            # the token leaves the address bar at once: a cookie for this port carries it on
-            query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
-            target = request.url.path + (f"?{query}" if query else "")
-            response: Response = RedirectResponse(target, status_code=303)
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
-            return _secure(response)
-        if not self._ok(request.cookies.get(self.cookie)):
-            return _plain(403, "refused: this page needs the URL with the token that `soulframe ui` "
-                               "printed when it started")
-        # a POST must also carry the token in its form: checked by each action, which reads
-        # the body (reading it here would consume it before the endpoint)
-        return _secure(await call_next(request))
+    def _check(self, scope: dict[str, Any]) -> Response | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        raw = headers.get("host") or ""
+        if raw.startswith("["):  # [::1]:8765
+            host, _, port = raw[1:].partition("]")
+            port = port.removeprefix(":")
+        else:
+            host, _, port = raw.partition(":")
+        if host not in LOOPBACK_NAMES or (self.port and port and port != str(self.port)):
+            return self._refuse(403, f"refused: Host {headers.get('host', '')!r} is not this server's "
+                                     "loopback address")
+        origin = headers.get("origin")
+        if origin is not None and origin not in self._origins():
+            return self._refuse(403, f"refused: a request from another origin ({origin})")
+        if headers.get("sec-fetch-site") in ("cross-site", "same-site"):
+            return self._refuse(403, "refused: a request from another site or another port of this machine")
+        return None
+
+    def _origins(self) -> set[str]:
+        port = f":{self.port}" if self.port else ""
+        return {f"http://{name}{port}" for name in LOOPBACK_NAMES}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._check(scope)
+        path: str = scope.get("path", "")
+        if refusal is None and not path.startswith("/static/"):
+            first, _, rest = path.lstrip("/").partition("/")
+            if not hmac.compare_digest(first.encode(), self.token.encode()):
+                refusal = self._refuse(403, "refused: this page needs the URL with the token that "
+                                            "`soulframe ui` printed when it started")
+            else:
+                scope = {**scope, "path": "/" + rest, "raw_path": ("/" + rest).encode()}
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+
+        async def secured(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                names = {k.decode("latin-1").lower() for k, _ in message.get("headers", [])}
+                extra = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()
+                         if k.lower() not in names]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, secured)
 
 
 def _secure(response: Response) -> Response:
@@ -108,15 +146,19 @@ def _plain(status: int, text: str) -> Response:
 
 def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManager | None = None,
                port: int = 0) -> Starlette:
-    """The inspector for ``agent``. ``token`` is required on every request (in the URL once,
-    then a cookie); ``write`` allows the buttons that change files."""
+    """The inspector for ``agent``. ``token`` is the first segment of every path
+    (``/<token>/prompt``, see :class:`Guard`); ``write`` allows the buttons that change files."""
     env = templates()
+    # every link and form of a page starts with it (see Guard); hex, so the masking of every
+    # printed string leaves it whole
+    base = "/" + token
+    env.globals["base"] = base
     state: dict[str, Any] = {"pending": None, "flash": []}
 
     def page(request: Request, name: str, code: int = 200, **facts: Any) -> HTMLResponse:
         flash, state["flash"] = state["flash"], []
         html = env.get_template(name).render(
-            agent=agent, write=write, token=token, here=request.url.path, flash=flash,
+            agent=agent, write=write, token=token, here=request.scope["path"], flash=flash,
             session_kinds=SESSION_KINDS, prompt_modes=PROMPT_MODES, **facts)
         return HTMLResponse(html, status_code=code)
 
@@ -131,7 +173,7 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
         return endpoint
 
     def index(request: Request) -> Response:
-        return RedirectResponse("/prompt", status_code=303)
+        return RedirectResponse(f"{base}/prompt", status_code=303)
 
     def prompt(request: Request) -> Response:
         session, mode, budget = prompt_page.session_from(request.query_params)
@@ -179,7 +221,7 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
                 state["flash"].append(fn(form))
             except SoulframeError as exc:
                 state["flash"].append(f"refused: {exc}")
-            return RedirectResponse(back, status_code=303)
+            return RedirectResponse(f"{base}{back}", status_code=303)
         return endpoint
 
     def dry_run(form: dict[str, str]) -> str:
@@ -241,8 +283,7 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
         Route("/quarantine/drop", action(drop), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    cookie = f"soulframe_ui_{port}"
-    return Starlette(routes=routes, middleware=[Middleware(Guard, token=token, cookie=cookie)])
+    return Starlette(routes=routes, middleware=[Middleware(Guard, token=token, port=port)])
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -293,7 +334,7 @@ def run(agent: Agent, *, port: int | None, open_browser: bool, write: bool, as_j
     # hex: no "-" or "_", so no stretch of it can look like a credential to the page's masking
     token = secrets.token_hex(24)
     app = create_app(agent, token=token, write=write, pm=pm, port=chosen)
-    url = f"http://127.0.0.1:{chosen}/?token={token}"
+    url = f"http://127.0.0.1:{chosen}/{token}/"
     say = echo or (lambda line: click.echo(line, err=True))
     if as_json:
         click.echo(json.dumps({"url": url, "host": "127.0.0.1", "port": chosen, "write": write,

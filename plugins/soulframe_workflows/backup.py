@@ -8,26 +8,26 @@ commit never takes along what is staged in the outer repository.
 
 Indexes and databases live in ``state_dir``, outside the workspace; the ``.gitignore``
 written by ``backup init`` keeps out any copy that lands inside it anyway, and a config
-file holding a literal secret is refused at commit time.
+file holding a literal secret, and a Markdown file holding one, are refused at commit time
+(:mod:`.backup_secrets`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
-import re
 import shutil
 import stat
 import subprocess
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import attrs
 from soulframe.model import SoulframeError
+
+from .backup_secrets import file_secrets
+from .backup_secrets import secret_configs as _secret_configs
 
 #: what `backup init` writes into .gitignore (appended, never duplicated)
 GITIGNORE_HEADER = "# added by `soulframe backup init`: indexes, databases and temporary files"
@@ -42,8 +42,6 @@ GITIGNORE_DEFAULTS: tuple[str, ...] = (
 )
 #: --exclude-daily: the daily logs (and their archive) stay on this machine only
 DAILY_PATTERNS: tuple[str, ...] = ("memory/*.md", "memory/archive/")
-CONFIG_NAMES: tuple[str, ...] = ("soulframe.toml", "soulframe.json")
-_SECRET_KEY = re.compile(r"(^|[._])(api_key|apikey|token|secret|password)$", re.I)
 
 
 class GitError(SoulframeError):
@@ -104,56 +102,13 @@ def _require_repo(root: Path) -> Path:
 
 def redact_url(url: str) -> str:
     """A remote URL without a password or token (``https://user:TOKEN@host`` -> ``user:***``)."""
-    from soulframe.http import redact_url as redact
+    from soulframe.redaction import redact_endpoint as redact
 
     return redact(url)
 
 
-# --------------------------------------------------------------------------- secrets
-
-
-def config_secrets(path: Path) -> list[str]:
-    """Keys of a soulframe config file that hold a literal secret (an API key, a token, a
-    DSN with a password). Names only: the values are never shown."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (OSError, ValueError):
-        return []
-    found: list[str] = []
-
-    def walk(value: Any, prefix: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{prefix}.{k}" if prefix else str(k))
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, f"{prefix}[{i}]")
-        elif isinstance(value, str) and value.strip():
-            leaf = prefix.rsplit(".", 1)[-1]
-            if _SECRET_KEY.search(leaf) and not leaf.endswith("_env"):
-                found.append(prefix)
-            elif leaf == "dsn" and urlsplit(value).password:
-                found.append(prefix)
-
-    if isinstance(data, dict):
-        walk(data, "")
-    return found
-
-
 def _ignored(root: Path, name: str) -> bool:
     return git(root, "check-ignore", "-q", "--", name, check=False).returncode == 0
-
-
-def _secret_configs(root: Path) -> list[tuple[str, list[str]]]:
-    out = []
-    for name in CONFIG_NAMES:
-        path = root / name
-        if path.is_file():
-            keys = config_secrets(path)
-            if keys:
-                out.append((name, keys))
-    return out
 
 
 # --------------------------------------------------------------------------- init
@@ -281,6 +236,14 @@ def commit_all(root: Path, message: str) -> CommitResult:
                 "to an environment variable (model.api_key_env, embedding.api_key_env, "
                 f"$SOULFRAME_DSN) or add /{name} to .gitignore (and run `git rm --cached {name}` "
                 "if it was committed before — then rotate the key: it is in the history)")
+    # tracked, or untracked and not ignored: what `git add -A` takes
+    listed = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", check=False)
+    found = file_secrets(root, listed.stdout.split("\0"))
+    if found:
+        shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+        raise SoulframeError(
+            f"refusing to commit a secret: {shown}. Remove it from the file (and rotate it if it "
+            "was shared); `soulframe doctor` lists every one")
     git(root, "add", "-A")
     staged = git(root, "diff", "--cached", "--name-only", "-z")
     files = [f for f in staged.stdout.split("\0") if f]

@@ -50,3 +50,20 @@ def test_resources_are_what_the_sessions_prompt_sees(workspace: Path, cli, adver
                         a.leaked("something to check" in str(got) or "home address" in str(got))
 
     anyio.run(main)
+
+
+def test_a_secret_written_into_a_served_file_is_masked(workspace: Path, cli, adversary) -> None:
+    cli("init", str(workspace), "--no-download", check=True)
+    key = "ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp"
+    (workspace / "TOOLS.md").write_text(f"# TOOLS\nDeploy with token {key}; the router password is Tr0ub4dor&3\n")
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "soulframe", "-w", str(workspace), "serve"], env=dict(os.environ))
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            got = str(await client.read_resource("soulframe://workspace/TOOLS.md"))
+            assert "Deploy with token" in got
+            with adversary.attempt("a hand-written secret read as an MCP resource") as a:
+                a.leaked(key in got or "Tr0ub4dor&3" in got)
+
+    anyio.run(main)

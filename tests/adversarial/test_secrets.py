@@ -223,3 +223,125 @@ def test_chat_model_error_bodies_never_carry_a_credential(workspace: Path, cli, 
             shown = out.stdout + out.stderr + "".join(
                 p.read_text() for p in (workspace / "memory").glob("*.md"))
             a.leaked(bool(leaked(shown, [*SECRETS.values(), "MIIEowIBAAKCAQEAu1SU1Lf"])))
+
+
+def test_every_query_value_and_userinfo_of_an_endpoint_is_masked(cli, ws: Path, adversary, _isolated_home: Path) -> None:
+    # credentials under plain names (?code=, ?k=) and a name no list knows (?x-sess=)
+    values = ["Pa55-alice-7731", "authcode-90210-zz", "kvalue-4455-qq", "custom-77-sess-xy"]
+    with FakeEmbeddingsServer(dims=8) as srv:
+        host = srv.url.removeprefix("http://")
+        base = f"http://alice:{values[0]}@{host}/v1?code={values[1]}&k={values[2]}&x-sess={values[3]}"
+        (ws / "soulframe.toml").write_text(
+            "[embedding]\nprovider = \"openai-compatible\"\nmodel = \"nomic\"\nmax_retries = 0\n"
+            f"base_url = \"{base}\"\n"
+            "[model]\nprovider = \"openai-compatible\"\nname = \"m\"\nmax_retries = 0\n"
+            f"base_url = \"{base}\"\n")
+        os.chmod(ws / "soulframe.toml", 0o600)
+        surfaces = [("memory", "index", "--json"), ("memory", "search", "oat milk"),
+                    ("-vv", "memory", "search", "oat milk"), ("memory", "status", "--json"),
+                    ("models", "list"), ("models", "list", "--json"), ("config", "show"),
+                    ("config", "show", "--json"), ("config", "get", "embedding.base_url"),
+                    ("config", "get", "model.base_url", "--json"), ("doctor",)]
+        for args in surfaces:
+            with adversary.attempt(f"endpoint query values via {' '.join(args)}") as a:
+                out = cli("-w", str(ws), *args)
+                adversary.traceback(" ".join(args), out.stderr)
+                a.leaked(bool(leaked(out.stdout + out.stderr, values)))
+        assert srv.requests  # the endpoint still works, with its query
+        assert srv.requests[0].path.endswith(f"x-sess={values[3]}")
+        # a failing endpoint: the warning names the URL, without the values
+        srv.fail_next(503, times=20)
+        (ws / "memory" / "2026-03-03.md").write_text("- a note about spelt flour\n")
+        for args in (("memory", "index", "--json"), ("-vv", "memory", "search", "spelt")):
+            with adversary.attempt(f"endpoint query values in a warning via {' '.join(args)}") as a:
+                out = cli("-w", str(ws), *args)
+                adversary.traceback(" ".join(args), out.stderr)
+                assert "503" in out.stdout + out.stderr
+                a.leaked(bool(leaked(out.stdout + out.stderr, values)))
+
+
+def test_backup_never_commits_a_config_or_a_file_holding_a_credential(
+        cli, workspace: Path, adversary, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    for key, value in {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+                       "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+                       "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}.items():
+        monkeypatch.setenv(key, value)
+
+    cli("init", str(workspace), "--no-download", check=True)
+    cfg = workspace / "soulframe.toml"
+    for shape in ("http://alice:Pa55-w0rd-11@llm.example/v1", "https://llm.example/v1?code=authcode-90210",
+                  "https://llm.example/v1?k=kvalue-4455-qq"):
+        cfg.write_text(f'[model]\nprovider = "openai-compatible"\nname = "m"\nbase_url = "{shape}"\n')
+        cfg.chmod(0o600)
+        subprocess.run(["rm", "-rf", str(workspace / ".git"), str(workspace / ".gitignore")], check=True)
+        with adversary.attempt(f"backup init with base_url {shape.split('//')[1][:18]}") as a:
+            out = cli("-w", str(workspace), "backup", "init")
+            adversary.traceback("backup init", out.stderr)
+            assert out.returncode == 0, out.stderr
+            committed = subprocess.run(["git", "-C", str(workspace), "log", "-p", "--all"],
+                                       capture_output=True, text=True).stdout
+            a.refused("soulframe.toml" in (workspace / ".gitignore").read_text())
+            a.leaked(shape in committed or "soulframe.toml" in subprocess.run(
+                ["git", "-C", str(workspace), "ls-files"], capture_output=True, text=True).stdout)
+    # a key pasted into a memory file by hand: the commit is refused, naming file and line
+    for kind in ("openai", "github", "jwt", "pem"):
+        (workspace / "memory").mkdir(exist_ok=True)
+        note = workspace / "memory" / "2026-03-09.md"
+        note.write_text(f"# 2026-03-09\n\n- lunch\n- the key: {planted(kind)}\n")
+        with adversary.attempt(f"backup of a memory file holding a {kind} secret") as a:
+            out = cli("-w", str(workspace), "backup", "commit")
+            adversary.traceback("backup commit", out.stderr)
+            assert out.returncode != 0 and "memory/2026-03-09.md line 4" in out.stderr, out.stderr
+            a.refused()
+            shown = subprocess.run(["git", "-C", str(workspace), "log", "-p", "--all"],
+                                   capture_output=True, text=True).stdout + out.stdout + out.stderr
+            a.leaked(bool(leaked(shown, [SECRETS.get(kind, "MIIEowIBAAKCAQEAu1SU1Lf")])))
+        note.unlink()
+
+
+def test_secrets_written_by_hand_are_named_by_doctor_and_masked_for_the_model(
+        cli, workspace: Path, adversary, tmp_path: Path) -> None:
+    from soulframe.agent import Agent
+    from soulframe.config import load_config
+    from soulframe.model import Session
+    from soulframe.tools import dispatch
+
+    cli("init", str(workspace), "--no-download", check=True)
+    kinds = [*SECRETS, "pem"]
+    (workspace / "MEMORY.md").write_text("# MEMORY\n\n" + "".join(
+        f"- {kind}: {planted(kind)} (from the onboarding doc)\n" for kind in kinds))
+    (workspace / "TOOLS.md").write_text("# TOOLS\n\nDeploy with token ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp.\n")
+    needles = [*SECRETS.values(), "MIIEowIBAAKCAQEAu1SU1Lf", "ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp"]
+    with adversary.attempt("doctor on secrets written into memory by hand") as a:
+        out = cli("-w", str(workspace), "doctor")
+        adversary.traceback("doctor", out.stderr)
+        assert out.returncode == 1
+        for n, kind in enumerate(kinds):
+            assert f"MEMORY.md line {3 + n}: a secret" in out.stdout, (kind, out.stdout)
+        assert "TOOLS.md line 3: a secret (github-token)" in out.stdout
+        a.refused()
+        a.leaked(bool(leaked(out.stdout + out.stderr, needles)))
+    agent = Agent(load_config(search=False, workspace=workspace, overrides={
+        "embedding.provider": "none", "state_dir": str(tmp_path / "state")}))
+    seen = {
+        "main prompt": agent.system_prompt(Session.main()).text,
+        "group prompt": agent.system_prompt(Session.group(channel="team")).text,
+        "memory_get": str(dispatch(agent, "memory_get", {"path": "MEMORY.md", "lines": 50}, session=Session.main())),
+        "memory_search": str(dispatch(agent, "memory_search", {"query": "onboarding doc", "min_score": 0,
+                                                               "max_results": 20}, session=Session.main())),
+    }
+    assert "from the onboarding doc" in seen["memory_get"] and "onboarding" in seen["memory_search"]
+    for where, text in seen.items():
+        with adversary.attempt(f"a hand-written secret via {where}") as a:
+            a.leaked(bool(leaked(text, needles)))
+    with adversary.attempt("a hand-written secret stored in the index") as a:
+        for path in index_files(tmp_path / "state"):
+            data = path.read_bytes()
+            a.leaked(any(n.encode() in data for n in needles))
+    # the user may opt out: then the model gets the file as written
+    agent = Agent(load_config(search=False, workspace=workspace, overrides={
+        "embedding.provider": "none", "state_dir": str(tmp_path / "state"), "memory.mask_secrets": False}))
+    got = str(dispatch(agent, "memory_get", {"path": "MEMORY.md", "lines": 50}, session=Session.main()))
+    assert SECRETS["openai"] in got and SECRETS["openai"] in agent.system_prompt(Session.main()).text

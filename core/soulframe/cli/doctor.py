@@ -332,7 +332,43 @@ def timezone(agent: Agent) -> Iterable[Finding]:
 
 
 #: the core's own checks, in the order they report
+def workspace_text_files(root: Path) -> Iterator[Path]:
+    """The Markdown files of a workspace a prompt or memory may hold: the context files at
+    its root, ``memory/`` and ``bank/`` (no symlinks: those are checked elsewhere)."""
+    if not root.is_dir():
+        return
+    yield from sorted(p for p in root.glob("*.md") if p.is_file() and not p.is_symlink())
+    for folder in ("memory", "bank"):
+        base = root / folder
+        if base.is_dir() and not base.is_symlink():
+            for p in sorted(base.rglob("*.md")):
+                if p.is_file() and not any(q.is_symlink() for q in (p, *p.parents) if base in q.parents or q == p):
+                    yield p
+
+
+def secrets_in_files(agent: Agent) -> Iterable[Finding]:
+    """A key or password written into a memory or context file by hand: each named with its
+    file and line (never the secret). Prompts and tool results show it masked
+    (``memory.mask_secrets``), the index never holds it, but the file does."""
+    from ..redaction import secret_lines
+
+    for path in workspace_text_files(agent.root):
+        try:
+            if path.stat().st_size > 4 << 20:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        rel = path.relative_to(agent.root).as_posix()
+        for line, kind in secret_lines(text):
+            yield Finding(
+                "secrets", "problem",
+                f"{rel} line {line}: a secret ({kind}) is written in the file; prompts and tool "
+                "results show it masked, but backups and anyone reading the file get it — remove it "
+                "(and rotate it if it was shared); keep keys with `soulframe keys set`", str(path))
+
+
 CORE_CHECKS: tuple[DoctorCheck, ...] = (
-    workspace_permissions, config_file_secrets, bootstrap_files, truncation, first_run_and_heartbeat, identity,
+    workspace_permissions, config_file_secrets, secrets_in_files, bootstrap_files, truncation, first_run_and_heartbeat, identity,
     timezone,
 )

@@ -43,6 +43,7 @@ import attrs
 from ..model import SoulframeError
 from .candidates import entries, find_candidates
 from .recall import normalise_entry
+from .safety import passing
 from .supersede import mark_superseded
 from .textclean import strip_controls
 
@@ -181,6 +182,8 @@ def plan(
                 lines[idx] = mark_superseded(lines[idx], text, day) + "\n" + _entry_line(text, source, day, "consolidated")
         names = op.get("entities")
         ents = [str(x) for x in names if isinstance(x, str)] if isinstance(names, list) else []
+        if guard is not None:  # an entity's name becomes a page title: the model wrote it too
+            ents = passing(guard, ents, notes, f"operation {n} ({kind}): entity")
         applied.append({"op": kind, "entry": op.get("entry"), "text": text, "source": source, "entities": ents})
     new = "\n".join(lines)
     if added:

@@ -43,7 +43,12 @@ def chunker(agent: Agent) -> Chunker:
 
 def chunk(agent: Agent, text: str, path: str) -> list[Chunk]:
     """``text`` cut by the selected chunker, with the chunker's promise checked: every chunk
-    has text and a 1-based, inclusive, in-order line range."""
+    has text and a 1-based, inclusive, in-order line range. Secrets are masked first
+    (:func:`soulframe.redaction.mask_found`, which keeps line breaks): the index — its text,
+    its keyword index, the text sent to an embedding API — never holds one."""
+    from ..redaction import mask_found
+
+    text = mask_found(text)
     out: list[Chunk] = []
     for c in chunker(agent).chunk(text, path):
         if not c.text.strip():

@@ -7,7 +7,10 @@ memory or context files (``memory remember``, flush, ``save-session``, consolida
 ``context_write``, MCP ``memory_remember``) passes the text through :func:`guard` first:
 
 * :func:`scan` finds prompt-injection patterns and secrets (API keys, tokens, private keys,
-  passwords in common formats). It is a pattern list, cheap and explainable, measured on
+  passwords in common formats; the secret formats are :data:`soulframe.redaction.SECRET_PATTERNS`,
+  the list every page and message masks with), in the text as folded by
+  :func:`soulframe.neutralise.fold` (no zero-width or tag characters, no look-alike
+  letters). It is a pattern list, cheap and explainable, measured on
   ``tests/data/write_safety/corpus.jsonl`` (see docs/memory-upkeep.md for the figures);
 * ``memory.write_safety`` decides: ``refuse`` (default) raises :class:`UnsafeWriteError`
   naming what was found and where it would have gone; ``warn`` writes it and warns;
@@ -34,7 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .. import redaction as _redaction
 from ..model import SoulframeError
+from ..neutralise import fold
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -116,42 +121,9 @@ INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r".{0,80}?\b(?:must|should|will|ignore|disregard)\b", _I)),
 )
 
-_KEYWORD_VALUE = (
-    r"\b(?P<key>password|passwd|pwd|passphrase|pass\s*code|pin\s*code|secret(?:\s*key)?|"
-    r"api[\s_-]?key|access[\s_-]?token|auth[\s_-]?token|token|client[\s_-]?secret)"
-    r"\s*(?:is|was|=|:|->|=>)\s*[\"'`]?(?P<value>[^\s\"'`,;]{6,})"
-)
-
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
-    ("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")),
-    ("aws-secret-key", re.compile(r"aws.{0,20}?secret.{0,20}?[=:]\s*[\"']?[A-Za-z0-9/+=]{40}\b", _I)),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}")),
-    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
-    ("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b")),
-    ("twilio-key", re.compile(r"\bSK[0-9a-f]{32}\b")),
-    ("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    ("bearer-token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}=*", _I)),
-    ("url-credentials", re.compile(r"\b[a-z][a-z0-9+.\-]{0,20}://[^/\s:@]{0,64}:[^/\s@]{3,128}@[^\s/]+", _I)),
-    ("password-assignment", re.compile(_KEYWORD_VALUE, _I)),
-)
-
-#: words that follow "password is" in ordinary notes; not a password
-_BENIGN_VALUES = frozenset({
-    "stored", "saved", "kept", "managed", "required", "expired", "expiring", "changed", "reset",
-    "written", "located", "available", "shared", "rotated", "protected", "optional", "missing",
-    "incorrect", "wrong", "correct", "invalid", "disabled", "enabled", "different", "updated",
-    "unknown", "somewhere", "written-down", "hidden", "secret", "private", "redacted",
-})
+#: the secret formats: one list with the masking of everything shown (see
+#: :mod:`soulframe.redaction`), so what the guard refuses no page shows either
+SECRET_PATTERNS = _redaction.SECRET_PATTERNS
 
 
 _LINE_LEAD = re.compile(r"^[ \t]*(?:(?:[-*+>]|\d+[.)])[ \t]+)+", re.MULTILINE)
@@ -168,47 +140,32 @@ def _preview(text: str) -> str:
     return (text[:4] + "…") if len(text) > 4 else "…"
 
 
-def _value_is_secretlike(value: str) -> bool:
-    """``password is hunter2`` yes, ``password is stored in 1Password`` no: a password
-    has a digit or a symbol, or is not an everyday word."""
-    v = value.strip(".")
-    if v.lower() in _BENIGN_VALUES or v.lower().startswith(("<", "{", "$", "***", "xxx", "…")):
-        return False
-    has_digit = any(c.isdigit() for c in v)
-    has_symbol = any(not c.isalnum() for c in v)
-    mixed = any(c.isupper() for c in v[1:]) and any(c.islower() for c in v)
-    return has_digit or has_symbol or mixed
-
-
 def scan(text: str) -> list[Finding]:
-    """Every injection pattern and secret found in ``text``, in order of position."""
+    """Every injection pattern and secret found in ``text``, in order of position.
+
+    The text is scanned as a reader sees it and a model understands it
+    (:func:`soulframe.neutralise.fold`): zero-width, soft-hyphen and tag characters dropped,
+    compatibility forms and look-alike letters folded, so "ig\u200bnore" is "ignore"."""
     if not text:
         return []
     found: list[Finding] = []
-    taken: list[tuple[int, int]] = []
-    for name, pat in SECRET_PATTERNS:
-        for m in pat.finditer(text):
-            a, b = m.span()
-            if any(a < e and s < b for s, e in taken):
-                continue  # one secret, one finding (an Anthropic key is not also an OpenAI key)
-            if name == "password-assignment":
-                value = m.group("value")
-                if not _value_is_secretlike(value):
-                    continue
-                preview = f"{m.group('key').lower()} = {_preview(value)}"
-            else:
-                preview = _preview(m.group(0))
-            taken.append((a, b))
-            found.append(Finding("secret", name, a, b, preview))
+    for s in _redaction.find_secrets(text):
+        preview = f"{s.key} = {_preview(s.value)}" if s.key else _preview(s.value)
+        found.append(Finding("secret", s.name, s.start, s.end, preview))
     # a list item or quote is read like a line of its own: "- New instructions: ..."
-    plain = _LINE_LEAD.sub("", text)
+    # tag characters read as the letters they spell (an instruction hidden in them), and
+    # dropped (a word they were put inside to break it)
+    forms = {fold(text), fold(text, read_tags=False)}
     for name, pat in INJECTION_PATTERNS:
-        m = pat.search(plain)
-        if m and name in _NEGATABLE and _NEGATED.search(plain[max(0, m.start() - 20):m.start()]):
-            m = None  # "never reveal the system prompt" is a rule, not an attack
-        if m:
-            snippet = " ".join(m.group(0).split())
-            found.append(Finding("injection", name, m.start(), m.end(), repr(snippet[:60])))
+        for form in forms:
+            plain = _LINE_LEAD.sub("", form)
+            m = pat.search(plain)
+            if m and name in _NEGATABLE and _NEGATED.search(plain[max(0, m.start() - 20):m.start()]):
+                m = None  # "never reveal the system prompt" is a rule, not an attack
+            if m:
+                snippet = " ".join(m.group(0).split())
+                found.append(Finding("injection", name, m.start(), m.end(), repr(snippet[:60])))
+                break
     found.sort(key=lambda f: f.start)
     return found
 
@@ -274,6 +231,20 @@ def guard(agent: Agent, text: str, *, target: str, via: str) -> list[Finding]:
         f"`soulframe memory quarantine release {entry_id}`",
         tuple(findings), entry_id,
     )
+
+
+def passing(check: Any, texts: Iterable[str], notes: list[str], what: str) -> list[str]:
+    """The ``texts`` ``check`` (a :func:`guard` bound to its target) lets through; each
+    refusal becomes a note (``what: the error``) instead of ending the run."""
+    out = []
+    for text in texts:
+        try:
+            check(text)
+        except SoulframeError as exc:
+            notes.append(f"{what}: {exc}")
+            continue
+        out.append(text)
+    return out
 
 
 # --------------------------------------------------------------------------- quarantine
@@ -373,5 +344,5 @@ class Quarantine:
 
 __all__ = [
     "Finding", "Quarantine", "QuarantineEntry", "UnsafeWriteError", "UnsafeWriteWarning",
-    "guard", "mode_of", "scan", "summary",
+    "guard", "mode_of", "passing", "scan", "summary",
 ]
