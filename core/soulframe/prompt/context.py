@@ -138,10 +138,12 @@ def filter_for_session(files: Iterable[ContextFile], session: Session, config: A
 def owners_memory_only(agent: Agent, session: Session, files: Iterable[ContextFile]) -> list[ContextFile]:
     """Curated memory follows its owner: a session of a user who is not the agent's owner
     gets that user's own MEMORY.md (``scope="user"``), never the agent's."""
+    files = list(files)
+    if not session.is_private or not session.user_id:
+        return files
     from ..agentstore import sees_owner_memory
 
-    files = list(files)
-    if not session.is_private or sees_owner_memory(agent, session):
+    if sees_owner_memory(agent, session):
         return files
     return [f for f in files if f.name not in MEMORY_FILES or f.scope == "user"]
 

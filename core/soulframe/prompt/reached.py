@@ -16,8 +16,9 @@ into every user's) both judge through it.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -51,15 +52,21 @@ class Reached:
     """Judges files read from one workspace, for readers who may not see ``hidden``;
     ``agent`` names its folders of private memory (looked up only for a symlink)."""
 
-    def __init__(self, root: Path, hidden: Collection[str], agent: Agent | None = None) -> None:
+    def __init__(self, root: Path, hidden: Collection[str] | Callable[[], Collection[str]],
+                 agent: Agent | None = None) -> None:
         self.root = root
-        self.hidden = frozenset(hidden)
+        self._hidden = hidden
         self.agent = agent
         self._ids: FileIdentities | None = None
 
     @classmethod
     def for_session(cls, agent: Agent, session: Session) -> Reached:
-        return cls(agent.root, hidden_names(agent, session), agent)
+        # what the session may not see is worked out only when a file needs judging
+        return cls(agent.root, lambda: hidden_names(agent, session), agent)
+
+    @functools.cached_property
+    def hidden(self) -> frozenset[str]:
+        return frozenset(self._hidden() if callable(self._hidden) else self._hidden)
 
     def problem(self, name: str, st: os.stat_result, *, linked: bool) -> str | None:
         """Why ``name`` (read with ``st``; ``linked`` when a symlink was on the way) may
