@@ -83,6 +83,24 @@ def test_cli_save_session_of_a_main_session_is_private(ws: Path, tmp_path: Path,
                 a.refused(res.exit_code != 0)
 
 
+def test_cli_save_session_for_a_user_keeps_it_in_their_own_memory(ws: Path, tmp_path: Path, adversary: Any) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(_talk("capclibobwombat")))
+    res = _cli(ws, "memory", "save-session", "--transcript", str(chat), "--no-model", "--user", "bob")
+    assert res.exit_code == 0 and "saved bob's sessions/" in res.stdout and "private memory" in res.stdout, res.output
+    assert not any(p for p in ws.rglob("*.md") if "capclibobwombat" in p.read_text())  # not in the workspace
+    res = _cli(ws, "memory", "search", "capclibobwombat capturepublicwren", "--user", "bob", "--min-score", "0",
+               "--json")
+    assert "capclibobwombat" in res.stdout, res.output
+    for args in ((), ("--user", "carol"), ("--session", "group", "--user", "bob")):
+        with adversary.attempt(f"memory search {' '.join(args)} for bob's saved session") as a:
+            res = _cli(ws, "memory", "search", "capclibobwombat capturepublicwren", *args, "--min-score", "0",
+                       "--json")
+            assert res.exit_code == 0 and "capturepublicwren" in res.stdout, res.output
+            a.leaked("capclibobwombat" in res.stdout)
+            a.refused()
+
+
 def test_end_session_of_a_main_session_is_private_and_a_group_one_is_not(ws: Path, adversary: Any) -> None:
     with Agent.open(ws) as agent:
         agent.end_session(Session.main(), _talk("capendmarmot"))
@@ -100,8 +118,12 @@ def test_end_session_of_a_main_session_is_private_and_a_group_one_is_not(ws: Pat
         assert _found(agent, "capapibadger", Session.main())
 
 
-def test_a_users_main_session_is_kept_in_that_users_own_memory(ws: Path, adversary: Any) -> None:
-    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n[[agents]]\nid = "aria"\n'
+@pytest.mark.parametrize("store", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_users_main_session_is_kept_in_that_users_own_memory(ws: Path, adversary: Any, store: str,
+                                                              request: pytest.FixtureRequest) -> None:
+    backend = f'[store]\nbackend = "postgres"\ndsn = "{request.getfixturevalue("pg_dsn")}"\n' \
+        if store == "postgres" else ""
+    (ws / "soulframe.toml").write_text(f'{backend}[embedding]\nprovider = "none"\n[[agents]]\nid = "aria"\n'
                                        'workspace = "."\nowner_ids = ["alice"]\n')
     with Agent.open(ws) as agent:
         agent.end_session(Session.main(user_id="bob"), _talk("capbobheron"))
