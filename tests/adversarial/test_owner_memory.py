@@ -122,3 +122,40 @@ def test_the_memory_get_tool_and_cli_search_for_a_user(ws: Path, adversary: Any)
         res = _cli(ws, "memory", "search", f"{OWNER} {PUBLIC}", "--user", "bob", "--min-score", "0", "--json")
         assert res.exit_code == 0 and PUBLIC in res.stdout, res.output
         a.leaked(OWNER in res.stdout)
+
+
+def test_an_mcp_server_for_a_user_serves_their_own_curated_memory(ws: Path, adversary: Any,
+                                                                  request: pytest.FixtureRequest) -> None:
+    import os
+    import sys
+
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    if "postgres" in request.node.name:
+        pytest.skip("the MCP surface is the same code over either store; one is enough here")
+    params = StdioServerParameters(
+        command=sys.executable, env=dict(os.environ),
+        args=["-m", "soulframe", "--config", str(ws / "soulframe.toml"), "serve", "--user", "bob"])
+
+    def text(result: Any) -> str:
+        return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            with adversary.attempt("MCP server --user bob: memory_get MEMORY.md") as a:
+                got = text(await client.call_tool("memory_get", {"path": "MEMORY.md"}))
+                a.leaked(OWNER in got)
+                assert BOB in got
+            with adversary.attempt("MCP server --user bob: memory_search for the owner's memory") as a:
+                found = text(await client.call_tool("memory_search", {"query": f"{OWNER} {PUBLIC}"}))
+                assert PUBLIC in found
+                a.leaked(OWNER in found)
+            with adversary.attempt("MCP server --user bob: the system prompt") as a:
+                prompt = await client.get_prompt("system_prompt", {})
+                body = prompt.messages[0].content.text
+                a.leaked(OWNER in body)
+                assert BOB in body
+
+    anyio.run(main)
