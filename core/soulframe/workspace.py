@@ -264,6 +264,11 @@ class Workspace:
         Refuses absolute paths, ``..`` segments and symlinks pointing outside the workspace,
         with a :class:`PathEscapeError` naming the path.
         """
+        return self.locate(relative, must_exist=must_exist)[0]
+
+    def locate(self, relative: str | os.PathLike[str], *, must_exist: bool = False) -> tuple[Path, Path]:
+        """:meth:`resolve`, returning the real path too (the file a link reaches), so a
+        caller that judges the file reached resolves it once."""
         raw = os.fspath(relative)
         if not raw or "\x00" in raw:
             raise PathEscapeError(f"{raw!r}: not a valid path")
@@ -281,7 +286,7 @@ class Workspace:
             raise PathEscapeError(f"{raw}: resolves outside the workspace (through a symlink)")
         if must_exist and not real.exists():
             raise SoulframeError(f"{raw}: no such file in the workspace {self.root}")
-        return full
+        return full, real
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the workspace, with forward slashes."""

@@ -86,8 +86,8 @@ def _workspace_content(agent: Agent, names: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for n in names:
         try:
-            path = agent.workspace.resolve(n, must_exist=True)
-            problem = reached.problem(n, os.stat(path), linked=path.is_symlink())
+            path, real = agent.workspace.locate(n, must_exist=True)
+            problem = reached.problem(n, os.stat(real), linked=path.is_symlink(), real=real)
             if problem is not None:
                 warnings.warn(f"{problem}; its template was copied to the user instead",
                               ContextWarning, stacklevel=2)

@@ -150,11 +150,12 @@ def read_file(ws: Workspace, name: str, cap: int, reached: Reached | None = None
     plain = _plain_path(str(ws.root), name)
     if plain is _MISSING:
         return None
+    real = None
     if isinstance(plain, tuple):
         path, st = plain
     else:
         try:
-            path = ws.resolve(name)
+            path, real = ws.locate(name)
         except PathEscapeError as exc:
             return FileRead(None, problems=(f"{name}: skipped — {exc}",))
         try:
@@ -169,7 +170,7 @@ def read_file(ws: Workspace, name: str, cap: int, reached: Reached | None = None
         # never open a FIFO or device: reading it could block the prompt forever
         return FileRead(None, problems=(f"{name}: skipped — not a regular file",))
     if reached is not None:
-        problem = reached.problem(name, st, linked=not isinstance(plain, tuple))
+        problem = reached.problem(name, st, linked=not isinstance(plain, tuple), real=real)
         if problem is not None:
             return FileRead(None, problems=(problem,))
     key = (st.st_mtime_ns, st.st_size, st.st_ino, cap)

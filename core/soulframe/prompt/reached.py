@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Collection
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..workspace import FileIdentities
@@ -68,35 +68,49 @@ class Reached:
     def hidden(self) -> frozenset[str]:
         return frozenset(self._hidden() if callable(self._hidden) else self._hidden)
 
-    def problem(self, name: str, st: os.stat_result, *, linked: bool) -> str | None:
-        """Why ``name`` (read with ``st``; ``linked`` when a symlink was on the way) may
-        not be served, or ``None``."""
+    def problem(self, name: str, st: os.stat_result, *, linked: bool, real: Path | None = None) -> str | None:
+        """Why ``name`` (read with ``st``; ``linked`` when a symlink was on the way, ``real``
+        the path it reaches when the caller has it) may not be served, or ``None``."""
         if not linked and st.st_nlink < 2:
             return None  # its own file: no other name can reach it
-        if self._ids is None:
-            self._ids = FileIdentities.of(self.root, ROOT_NAMES)
-        how = "a symlink" if linked else "a hard link"
-        for twin in self._ids.names_of(st):
-            if twin != name and twin in self.hidden:
-                return (f"{name}: skipped — it is {twin} under another name ({how}), and this "
-                        f"session may not see {twin}: privacy follows the file reached")
         target = None
         if linked:
             try:
-                target = PurePosixPath(Path(self.root / name).resolve().relative_to(self.root)).as_posix()
-            except (OSError, RuntimeError, ValueError):
+                reached = real if real is not None else Path(os.path.realpath(self.root / name))
+                target = reached.relative_to(self.root).as_posix()
+            except (OSError, ValueError):
                 return None  # the reader has refused it already
+            if st.st_nlink < 2:  # the file has one name, its real path: judge by that
+                return self._hidden_twin(name, [target], "a symlink") or self._private_memory(name, target)
+        # several hard links: which names reach this file?
+        if self._ids is None:
+            self._ids = FileIdentities.of(self.root, ROOT_NAMES)
+        twins = [*self._ids.names_of(st), *([target] if target is not None else [])]
+        problem = self._hidden_twin(name, twins, "a symlink" if linked else "a hard link")
+        if problem is not None:
+            return problem
         # a symlink's target is one hard link the root names may not account for
         elsewhere = self._ids.links_elsewhere(st) - (1 if target is not None and target not in ROOT_NAMES else 0)
         if elsewhere > 0:
             return (f"{name}: skipped — the file has {st.st_nlink} hard links, {elsewhere} of them "
                     "outside this workspace's context files (a file from elsewhere); a context "
                     "file must be a file of its own: replace the link with a copy")
-        if target is not None and self.agent is not None and "MEMORY.md" in self.hidden:
-            for d in private_memory_dirs(self.agent):
-                if target == d or target.startswith(d + "/"):
-                    return (f"{name}: skipped — a symlink to {target}, private memory, which this "
-                            "session may not see: privacy follows the file reached")
+        return self._private_memory(name, target) if target is not None else None
+
+    def _hidden_twin(self, name: str, names: list[str], how: str) -> str | None:
+        for twin in names:
+            if twin != name and twin in self.hidden:
+                return (f"{name}: skipped — it is {twin} under another name ({how}), and this "
+                        f"session may not see {twin}: privacy follows the file reached")
+        return None
+
+    def _private_memory(self, name: str, target: str) -> str | None:
+        if self.agent is None or "MEMORY.md" not in self.hidden:
+            return None
+        for d in private_memory_dirs(self.agent):
+            if target == d or target.startswith(d + "/"):
+                return (f"{name}: skipped — a symlink to {target}, private memory, which this "
+                        "session may not see: privacy follows the file reached")
         return None
 
 
