@@ -342,8 +342,8 @@ class FileIdentities:
     not all among these names may be a file from anywhere (``ln /elsewhere/x SOUL.md``).
 
     Built with one ``lstat`` per name (and a ``stat`` for a symlink); callers build it only
-    when a file they read is a symlink or has more than one hard link, so the common case
-    (plain files) costs nothing. The memory files under ``memory/`` have their own rules
+    when a file they read has more than one hard link, so the common case (a file with one
+    name) costs nothing. The memory files under ``memory/`` have their own rules
     (:class:`soulframe.memory.files.Discovery`).
     """
 

@@ -8,8 +8,10 @@ links are not all context files of this workspace may be any file of the machine
 memory (``sessions/``, ``bank/``, ``memory.extra_paths``) is private memory.
 
 Cheap by construction: a plain file with one link (the common case) is its own file and
-costs no extra system call; only a symlink or a multiply-linked file makes :class:`Reached`
-look at the other names (once per prompt build), with the ``stat`` the reader already has.
+costs no extra system call; a symlink is judged by the real path the workspace check
+already resolved (:meth:`soulframe.workspace.Workspace.locate`); only a file with several
+hard links makes :class:`Reached` look at the other names (once per prompt build), with the
+``stat`` the reader already has.
 The workspace context source and the per-user seeding (which copies the workspace's files
 into every user's) both judge through it.
 """
