@@ -46,7 +46,7 @@ def _quarantine(state: State) -> Any:
 def quarantine_list(state: State, as_json: bool) -> None:
     """The quarantined writes: id, when, where it was going, what was found."""
     q = _quarantine(state)
-    entries = q.entries()
+    entries = q.mine()
     if as_json:
         echo_json([e.to_dict(with_text=False) for e in entries])
         return

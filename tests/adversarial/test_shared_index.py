@@ -121,3 +121,40 @@ def test_workspaces_opened_with_w_keep_their_own_index(tmp_path: Path, monkeypat
         assert agent.state_key.startswith("aria-")
         hits = agent.memory.search("sharedwithwgerbil sharedalphaferret", min_score=0.0)
         assert {h.path for h in hits} == {"memory/2026-04-02.md"}
+
+
+def test_a_text_refused_in_one_workspace_is_not_shown_or_released_in_the_other(tmp_path: Path,
+                                                                               adversary: Any) -> None:
+    """The quarantine is kept per agent id in the state directory (whatever the store), so
+    both workspaces use one file: each sees, shows and releases only its own refusals."""
+    import json
+
+    from click.testing import CliRunner
+    from soulframe.cli import build_cli
+    from soulframe.plugins import make_plugin_manager
+
+    state = tmp_path / "state"
+    a = _ws(tmp_path, "a", state, "sharedalphaferret")
+    b = _ws(tmp_path, "b", state, "sharedbetastoat")
+    cli = build_cli(make_plugin_manager())
+
+    def run(ws: Path, *args: str) -> Any:
+        return CliRunner().invoke(cli, ["--config", str(ws / "soulframe.toml"), *args])
+
+    key = "sk-proj-Qz8Wm2Xv9Lp4Rw7Yb1Nc5Hd3Kf6Gj0Tz"
+    assert run(a, "memory", "remember", f"the deploy key is {key}").exit_code != 0
+    listed = json.loads(run(a, "memory", "quarantine", "list", "--json").stdout)
+    assert len(listed) == 1
+    entry = listed[0]["id"]
+    with adversary.attempt("quarantine list in the other workspace of one agent id") as att:
+        res = run(b, "memory", "quarantine", "list", "--json")
+        assert res.exit_code == 0, res.output
+        att.leaked(entry in res.stdout)
+        att.refused()
+    for verb in ("show", "release"):
+        with adversary.attempt(f"quarantine {verb} of the other workspace's refusal") as att:
+            res = run(b, "memory", "quarantine", verb, entry)
+            att.refused(res.exit_code != 0)
+            att.leaked(key in res.stdout)
+            att.leaked(any(key in p.read_text() for p in b.rglob("*.md")))
+    assert run(a, "memory", "quarantine", "show", entry).stdout.strip().endswith(key)  # a's own still is
