@@ -421,8 +421,8 @@ def session_ended(agent: Agent, session: Session, messages: Any) -> None:
 
     Called when a host calls ``agent.end_session(session, messages)`` at the end of a conversation; the
     memory plugin saves it (a model summary, or the last turns without a model) and indexes
-    it, unless ``memory.session.save_on_end`` is off: a main session's as private memory
-    (``sessions/YYYY-MM-DD-<slug>.md``, or the user's own), any other's to ``memory/``.
+    it, unless ``memory.session.save_on_end`` is off: a group's to ``memory/``, any other's
+    as private memory (``sessions/YYYY-MM-DD-<slug>.md``, or the user's own).
 
     :param agent: the :class:`~soulframe.Agent`.
     :param session: the session that ended.

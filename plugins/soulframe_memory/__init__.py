@@ -119,8 +119,8 @@ def register_config_keys() -> dict[str, Key]:
 @hookimpl
 def session_ended(agent: Agent, session: Any, messages: Any) -> None:
     """Save a finished conversation (seed 003: the end of a session is kept on reset),
-    unless memory.session.save_on_end is off: a main session's as private memory
-    (sessions/YYYY-MM-DD-<slug>.md, or the user's own), any other's to memory/."""
+    unless memory.session.save_on_end is off: a group's to memory/, any other's as private
+    memory (sessions/YYYY-MM-DD-<slug>.md, or the user's own)."""
     if not agent.config.get("memory.enabled") or not agent.config.get("memory.session.save_on_end"):
         return
     turns = [m for m in (messages or ()) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]

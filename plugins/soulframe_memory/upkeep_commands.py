@@ -114,7 +114,7 @@ def quarantine_drop(state: State, entry_id: str, as_json: bool) -> None:
 @click.option("--slug", help="Name part of the file (default: from the first user message).")
 @click.option("--no-model", is_flag=True, help="Keep the last turns instead of asking the chat model for a summary.")
 @click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
-              help="The kind of session the conversation was: a main session's is private memory.")
+              help="The kind of session the conversation was: only a group's is public memory.")
 @click.option("--user", "user_id", metavar="ID",
               help="The user it was with: kept in that user's own memory unless they own the workspace.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -124,9 +124,9 @@ def save_session_command(state: State, transcript_path: str, slug: str | None, n
                          session_kind: str, user_id: str | None, as_json: bool) -> None:
     """Save a finished conversation and index it.
 
-    A main (private) session's conversation is private memory, found only by the owner's
-    main sessions: sessions/YYYY-MM-DD-<slug>.md, or with --user (not an owner) that user's
-    own memory. With --session group (or subagent, cron, heartbeat) it goes to
+    A conversation is private memory, found only by the owner's main sessions:
+    sessions/YYYY-MM-DD-<slug>.md, or with --user (not an owner) that user's own memory.
+    Only a group's (--session group), which the room heard already, goes to
     memory/YYYY-MM-DD-<slug>.md, which every session searches.
 
     With a chat model configured ([model] provider) the file holds the model's summary;

@@ -106,16 +106,23 @@ def test_end_session_of_a_main_session_is_private_and_a_group_one_is_not(ws: Pat
         agent.end_session(Session.main(), _talk("capendmarmot"))
         agent.end_session(Session.group(), _talk("capgroupotter"))
         agent.memory.save_session(_talk("capapibadger"), use_model=False)  # the owner, no session
+        # a sub-agent's task is written by the main session: its conversation is as private
+        agent.end_session(Session.subagent(), _talk("capsubagentlemur"))
+        agent.end_session(Session.cron(), _talk("capcronloris"))
+        agent.end_session(Session.heartbeat(), _talk("capheartbeattarsier"))
         for kind in NOT_MAIN:
             for word, how in (("capendmarmot", "agent.end_session(main)"),
-                              ("capapibadger", "agent.memory.save_session")):
+                              ("capapibadger", "agent.memory.save_session"),
+                              ("capsubagentlemur", "agent.end_session(subagent)"),
+                              ("capcronloris", "agent.end_session(cron)"),
+                              ("capheartbeattarsier", "agent.end_session(heartbeat)")):
                 with adversary.attempt(f"{how}, then a {kind} session searches for it") as a:
                     a.leaked(_found(agent, word, Session(kind=kind)))  # type: ignore[arg-type]
                     a.refused()
             # what a group said is the group's: every session may find it
             assert _found(agent, "capgroupotter", Session(kind=kind))  # type: ignore[arg-type]
-        assert _found(agent, "capendmarmot", Session.main())
-        assert _found(agent, "capapibadger", Session.main())
+        for word in ("capendmarmot", "capapibadger", "capsubagentlemur", "capcronloris", "capheartbeattarsier"):
+            assert _found(agent, word, Session.main())
 
 
 @pytest.mark.parametrize("store", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

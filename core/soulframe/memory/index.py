@@ -296,9 +296,9 @@ class MemoryIndex:
     def save_session(self, messages: Any, *, slug: str | None = None, use_model: bool = True,
                      session: Session | None = None) -> Any:
         """Save a conversation (``[{role, content}, ...]``) — a chat-model summary, or the
-        last turns — and index it: a private session's (``session`` ``None`` is the owner's
-        main session) as private memory in ``sessions/YYYY-MM-DD-<slug>.md``, any other's in
-        ``memory/`` (:func:`soulframe.memory.sessions.save_session`)."""
+        last turns — and index it: a group's in ``memory/``, any other's (``session``
+        ``None`` is the owner's main session) as private memory in
+        ``sessions/YYYY-MM-DD-<slug>.md`` (:func:`soulframe.memory.sessions.save_session`)."""
         from .sessions import save_session
 
         return save_session(self.agent, messages, slug=slug, use_model=use_model, session=session)

@@ -5,11 +5,12 @@ docs/memory-upkeep.md).
   without a model the last ``memory.session.turns`` user/assistant turns — and indexes it.
   ``agent.memory.save_session(messages)``, the ``soulframe memory save-session`` command and
   the ``session_ended`` hook all end here. Where depends on who could hear it (privacy
-  follows the conversation): a private (main) session's capture is private memory, in
+  follows the conversation): a group's capture goes to ``memory/YYYY-MM-DD-<slug>.md``
+  like the daily logs, since the room heard it; any other session's (main, and the
+  sub-agent, cron and heartbeat runs that work for it) is private memory, in
   ``sessions/YYYY-MM-DD-<slug>.md`` (never under ``memory/``, which every session searches),
   or in the user's own memory in the store when the session's user is not the workspace's
-  owner; a group, sub-agent, cron or heartbeat session's capture goes to
-  ``memory/YYYY-MM-DD-<slug>.md`` like the daily logs;
+  owner;
 * :func:`load_messages` reads a transcript: a JSON list, ``{"messages": [...]}`` or JSON
   Lines of ``{role, content}``, from a file or ``-`` (standard input);
 * :func:`release` writes a quarantined text where it was going after all.
@@ -212,7 +213,7 @@ class SavedSession:
     turns: int
     chars: int
     warnings: tuple[str, ...] = ()
-    #: private memory (a main session's capture), seen by the owner's main sessions only
+    #: private memory (any capture but a group's), seen by the owner's main sessions only
     private: bool = False
     #: the user whose own memory (in the store) keeps it, when not the workspace's
     user: str | None = None
@@ -277,9 +278,9 @@ def save_session(
     """Write ``messages`` to memory as ``YYYY-MM-DD-<slug>.md`` (agent time zone) and index it.
 
     ``session`` is the conversation's session (``None``: a main session of the owner). A
-    private session's capture is private memory: ``sessions/...`` in the workspace, or the
-    user's own ``sessions/...`` document in the store for a user who is not the owner;
-    any other session's goes to ``memory/...``, which every session searches.
+    group's capture goes to ``memory/...``, which every session searches; any other's is
+    private memory: ``sessions/...`` in the workspace, or the user's own ``sessions/...``
+    document in the store for a user who is not the owner.
 
     A model summary when a chat model is configured (or ``model`` given) and ``use_model``;
     otherwise, or when the model fails (said in ``warnings``), the last
@@ -337,7 +338,9 @@ def save_session(
     )
     day = now.date().isoformat()
     content = strip_controls(content)  # the model's summary too: no NUL in memory
-    private = session is None or session.is_private
+    # only a group's conversation was heard by others already; a sub-agent's, cron's or
+    # heartbeat's is the owner's own work, whose task may carry what the main session knew
+    private = session is None or session.kind != "group"
     user = _capture_user(agent, session) if private else None
     if user is not None:
         from .users import UserMemory
