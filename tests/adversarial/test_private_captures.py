@@ -151,6 +151,10 @@ def test_a_users_main_session_is_kept_in_that_users_own_memory(ws: Path, adversa
         bobs = [h.path for h in agent.memory.search("capbobheron", session=Session.main(user_id="bob"),
                                                     min_score=0.0) if "capbobheron" in h.snippet]
         assert bobs and bobs[0].startswith("sessions/")
+        from soulframe.memory.sessions import save_session
+
+        again = save_session(agent, _talk("capbobheron"), use_model=False, session=Session.main(user_id="bob"))
+        assert again.user == "bob" and again.path == bobs[0].replace(".md", "-2.md")  # never over the first
         got = agent.memory.get(bobs[0], session=Session.main(user_id="bob"))
         assert "capbobheron" in got.text  # memory_get reads bob's own document
         with adversary.attempt("memory_get of bob's saved session by carol") as a:

@@ -116,7 +116,10 @@ class UserMemory:
         while name in taken:
             name, n = f"sessions/{stem}-{n}.md", n + 1
         guard(self.agent, content, target=f"{name} of user {self.user_id}", via=via)
-        self.files.write_user_file(self.user_id, name, content)
+        # seeding inserts only where no document is: another process saving a session of
+        # the same name meanwhile keeps its own, and this one takes the next name
+        while not self.files.seed_user_files(self.user_id, {name: content}):
+            name, n = f"sessions/{stem}-{n}.md", n + 1
         self.sync()
         return name
 
