@@ -247,12 +247,20 @@ def usage(total: int, **kw):
     return {"total_tokens": total, "messages": CONVERSATION, **kw}
 
 
+def owned_by(agent, *owners: str):
+    """``agent`` with ``owners`` as its owner_ids (whose sessions may touch MEMORY.md)."""
+    import attrs
+
+    agent.spec = attrs.evolve(agent.spec, owner_ids=owners)
+    return agent
+
+
 def test_before_compaction_flushes_once_per_cycle(workspace, tmp_path):
     write = call("write_file", path="MEMORY.md", content="- lives in Lisbon", append=True)
     with FakeLLMServer(
         responder=lambda r: write if len(srv.requests) % 2 else say("NO_REPLY")
     ) as srv:
-        agent = make_agent(workspace, tmp_path, srv)
+        agent = owned_by(make_agent(workspace, tmp_path, srv), "alice")
         session = Session.main(user_id="alice")
         threshold = 100_000 - 20_000 - 4_000
         agent.before_compaction(session, usage(threshold - 1))
@@ -261,7 +269,7 @@ def test_before_compaction_flushes_once_per_cycle(workspace, tmp_path):
         assert len(srv.requests) == 2  # the flush: a write, then NO_REPLY
         agent.before_compaction(session, usage(threshold + 500))
         # a fresh Agent (another process) reads the persisted cycle state
-        make_agent(workspace, tmp_path, srv).before_compaction(session, usage(threshold + 900))
+        owned_by(make_agent(workspace, tmp_path, srv), "alice").before_compaction(session, usage(threshold + 900))
         assert len(srv.requests) == 2
         # compaction happened (usage fell), then the window filled again: a new cycle
         agent.before_compaction(session, usage(20_000))
@@ -417,6 +425,25 @@ def test_a_group_session_flush_cannot_touch_the_private_memory(workspace):
         "private to the main session" in r for r in result.refused
     )
     assert "MEMORY.md is off limits" in json.dumps(srv.requests[0].json)
+
+
+def test_a_flush_for_a_user_who_is_not_the_owner_cannot_touch_the_owners_memory(workspace, tmp_path):
+    (workspace / "MEMORY.md").write_text("- owner's bank: ACME\n")
+    script = [
+        calls(
+            ("read_file", {"path": "MEMORY.md"}),
+            ("write_file", {"path": "MEMORY.md", "content": "- bob was here", "append": True}),
+        ),
+        say("NO_REPLY"),
+    ]
+    with FakeLLMServer(script) as srv:
+        agent = owned_by(make_agent(workspace, tmp_path, srv), "alice")
+        result = run_flush(workspace, model(srv), CONVERSATION, timezone="Asia/Tokyo", now=NOW,
+                           agent=agent, session=Session.main(user_id="bob"))
+        agent.close()
+    assert (workspace / "MEMORY.md").read_text() == "- owner's bank: ACME\n"
+    assert "ACME" not in json.dumps(srv.requests[1].json)
+    assert len(result.refused) == 2
 
 
 def test_cli_memory_flush_plain_output_names_refusals_and_hides_no_reply(workspace, tmp_path, cli):

@@ -449,8 +449,9 @@ def test_hook_session_ended(ws: Path) -> None:
     agent = agent_with(ws, P())
     agent.end_session(Session.main(), talk)
     assert calls == [("main", talk)]
-    # soulframe's own memory plugin saved the conversation too, and search finds it
-    saved = list((ws / "memory").glob("*-book-the-dentist*.md"))
+    # soulframe's own memory plugin saved the conversation too (a main session's: private
+    # memory, in sessions/), and search finds it
+    saved = list((ws / "sessions").glob("*-book-the-dentist*.md"))
     assert len(saved) == 1 and "Dr. Weber, Tuesday 9:00" in saved[0].read_text()
     assert agent.memory.search("dentist appointment", min_score=0)[0].path == saved[0].relative_to(ws).as_posix()
 

@@ -1,5 +1,6 @@
-"""Session capture: a finished conversation lands in memory/YYYY-MM-DD-<slug>.md and the
-next search finds it; with a chat model (a real HTTP server on 127.0.0.1) it is a summary."""
+"""Session capture: a finished conversation lands in sessions/YYYY-MM-DD-<slug>.md (a main
+session's: private) or memory/YYYY-MM-DD-<slug>.md (a group's) and the next search finds it;
+with a chat model (a real HTTP server on 127.0.0.1) it is a summary."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def test_save_session_on_json_lines_is_found_by_the_next_search(workspace: Path,
     transcript.write_text("\n".join(json.dumps(m) for m in TALK) + "\n")
     out = run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(transcript), "--json", check=True)
     saved = json.loads(out.stdout)
-    assert re.fullmatch(r"memory/\d{4}-\d{2}-\d{2}-plan-the-lisbon-offsite-for\.md", saved["path"])
-    assert saved["model"] is None and saved["turns"] == 4
+    # a main session (the default) is private memory, out of memory/
+    assert re.fullmatch(r"sessions/\d{4}-\d{2}-\d{2}-plan-the-lisbon-offsite-for\.md", saved["path"])
+    assert saved["model"] is None and saved["turns"] == 4 and saved["private"] is True
     text = (ws / saved["path"]).read_text()
     assert "Priya books flights by 1 April" in text and text.startswith("# Session ")
     found = json.loads(run_cli("-w", str(ws), "memory", "search", "who books the flights", "--json",
@@ -45,6 +47,13 @@ def test_save_session_on_json_lines_is_found_by_the_next_search(workspace: Path,
     again = json.loads(run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(transcript),
                                "--json", check=True).stdout)
     assert again["path"].endswith("-2.md")
+    # a group's conversation is the group's: memory/, found by every session
+    room = json.loads(run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(transcript),
+                              "--session", "group", "--json", check=True).stdout)
+    assert room["path"].startswith("memory/") and room["private"] is False
+    found = json.loads(run_cli("-w", str(ws), "memory", "search", "who books the flights", "--session",
+                               "group", "--json", check=True).stdout)
+    assert {h["path"] for h in found} == {room["path"]}
 
 
 def test_save_session_summarises_with_the_chat_model(workspace: Path, tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from .model import AgentType, SoulframeError
 
 if TYPE_CHECKING:
     from .agent import Agent
+    from .model import Session
 
 #: the namespace of standalone agent ids; never change it (ids are stored in SQLite rows)
 STANDALONE_NAMESPACE = uuid.UUID("5d0f6c1e-8a43-5b7e-9a1c-50f1f4a3e0d2")
@@ -186,3 +187,17 @@ def effective_user(agent: Agent, user_id: str | None) -> str | None:
     if user_id and not is_managed(agent) and user_id in tuple(agent.spec.owner_ids):
         return None
     return user_id
+
+
+def sees_owner_memory(agent: Agent, session: Session | None) -> bool:
+    """Whether ``session`` may see the agent's own private memory: MEMORY.md, the owner's
+    saved sessions, entity pages, ``memory.extra_paths``. Curated memory follows its owner:
+    only a private session with no user (the owner at the keyboard, or the Python API) or
+    with a user listed in the agent's ``owner_ids``. Any other user has memory of their own
+    (:class:`soulframe.memory.users.UserMemory`) and never sees the owner's.
+    """
+    if session is None:
+        return True
+    if not session.is_private:
+        return False
+    return not session.user_id or session.user_id in tuple(agent.spec.owner_ids)

@@ -188,7 +188,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.consolidate.dedupe_similarity": K(0.9, "entries of MEMORY.md at least this similar are near-duplicates"),
     "memory.consolidate.on_heartbeat": K(False, "run consolidation after each heartbeat that reached the model (seed 003 §2.5); off by default: it edits MEMORY.md and may call the model"),
     "memory.consolidate.entities": K(False, "let consolidation maintain bank/entities/<name>.md pages (asks the model for entities)"),
-    "memory.session.save_on_end": K(True, "save a conversation to memory/ when a host ends a session (agent.end_session)"),
+    "memory.session.save_on_end": K(True, "save a conversation to memory when a host ends a session (agent.end_session; a main session's as private memory)"),
     "memory.session.turns": K(12, "turns save-session keeps when there is no model to summarise"),
     "memory.session.max_transcript_bytes": K(16 * 1024 * 1024, "a transcript save-session reads may be at most this big (an endless input stops here)"),
     "memory.session.max_transcript_depth": K(32, "... and nest JSON lists/objects at most this deep"),

@@ -420,8 +420,9 @@ def session_ended(agent: Agent, session: Session, messages: Any) -> None:
     """Observe that a host ended (or reset) a session.
 
     Called when a host calls ``agent.end_session(session, messages)`` at the end of a conversation; the
-    memory plugin saves it to ``memory/YYYY-MM-DD-<slug>.md`` (a model summary, or the last
-    turns without a model) and indexes it, unless ``memory.session.save_on_end`` is off.
+    memory plugin saves it (a model summary, or the last turns without a model) and indexes
+    it, unless ``memory.session.save_on_end`` is off: a group's to ``memory/``, any other's
+    as private memory (``sessions/YYYY-MM-DD-<slug>.md``, or the user's own).
 
     :param agent: the :class:`~soulframe.Agent`.
     :param session: the session that ended.

@@ -264,6 +264,11 @@ class Workspace:
         Refuses absolute paths, ``..`` segments and symlinks pointing outside the workspace,
         with a :class:`PathEscapeError` naming the path.
         """
+        return self.locate(relative, must_exist=must_exist)[0]
+
+    def locate(self, relative: str | os.PathLike[str], *, must_exist: bool = False) -> tuple[Path, Path]:
+        """:meth:`resolve`, returning the real path too (the file a link reaches), so a
+        caller that judges the file reached resolves it once."""
         raw = os.fspath(relative)
         if not raw or "\x00" in raw:
             raise PathEscapeError(f"{raw!r}: not a valid path")
@@ -281,7 +286,7 @@ class Workspace:
             raise PathEscapeError(f"{raw}: resolves outside the workspace (through a symlink)")
         if must_exist and not real.exists():
             raise SoulframeError(f"{raw}: no such file in the workspace {self.root}")
-        return full
+        return full, real
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the workspace, with forward slashes."""
@@ -317,6 +322,59 @@ def _keep_mode(path: Path) -> int:
         return stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         return FILE_MODE
+
+
+# --------------------------------------------------------------------------- identity
+
+#: ``(st_dev, st_ino)``: one file, whatever name, symlink or hard link reaches it
+FileId = tuple[int, int]
+
+
+def file_id(st: os.stat_result) -> FileId:
+    return (st.st_dev, st.st_ino)
+
+
+@attrs.frozen
+class FileIdentities:
+    """Which of some workspace-relative names reach which file, for "privacy follows the
+    file reached": a context file that is MEMORY.md or USER.md under another name (a
+    symlink, a hard link) is judged as MEMORY.md or USER.md, and one whose hard links are
+    not all among these names may be a file from anywhere (``ln /elsewhere/x SOUL.md``).
+
+    Built with one ``lstat`` per name (and a ``stat`` for a symlink); callers build it only
+    when a file they read has more than one hard link, so the common case (a file with one
+    name) costs nothing. The memory files under ``memory/`` have their own rules
+    (:class:`soulframe.memory.files.Discovery`).
+    """
+
+    #: file -> the names reaching it, each with whether it is a hard link (not a symlink)
+    by_id: dict[FileId, tuple[tuple[str, bool], ...]]
+
+    @classmethod
+    def of(cls, root: Path, names: Iterable[str]) -> FileIdentities:
+        found: dict[FileId, list[tuple[str, bool]]] = {}
+        for name in dict.fromkeys(names):
+            path = os.path.join(root, name)
+            try:
+                st = os.lstat(path)
+                hard = not stat.S_ISLNK(st.st_mode)
+                if not hard:
+                    st = os.stat(path)
+            except (OSError, ValueError):  # missing, dangling, a loop, a NUL in the name
+                continue
+            if stat.S_ISREG(st.st_mode):
+                found.setdefault(file_id(st), []).append((name, hard))
+        return cls({k: tuple(v) for k, v in found.items()})
+
+    def names_of(self, st: os.stat_result) -> tuple[str, ...]:
+        """The names (of those given) reaching the file ``st`` describes."""
+        return tuple(n for n, _hard in self.by_id.get(file_id(st), ()))
+
+    def links_elsewhere(self, st: os.stat_result) -> int:
+        """How many hard links of the file ``st`` describes are none of the names given:
+        links to somewhere else (outside the workspace, or another folder of it)."""
+        hard = sum(1 for _n, h in self.by_id.get(file_id(st), ()) if h)
+        return max(0, st.st_nlink - hard)
 
 
 # --------------------------------------------------------------------------- seeding

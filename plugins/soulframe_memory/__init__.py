@@ -118,8 +118,9 @@ def register_config_keys() -> dict[str, Key]:
 
 @hookimpl
 def session_ended(agent: Agent, session: Any, messages: Any) -> None:
-    """Save a finished conversation to memory/YYYY-MM-DD-<slug>.md (seed 003: the end of
-    a session is kept on reset), unless memory.session.save_on_end is off."""
+    """Save a finished conversation (seed 003: the end of a session is kept on reset),
+    unless memory.session.save_on_end is off: a group's to memory/, any other's as private
+    memory (sessions/YYYY-MM-DD-<slug>.md, or the user's own)."""
     if not agent.config.get("memory.enabled") or not agent.config.get("memory.session.save_on_end"):
         return
     turns = [m for m in (messages or ()) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
@@ -128,7 +129,8 @@ def session_ended(agent: Agent, session: Any, messages: Any) -> None:
     from soulframe.memory.sessions import save_session
 
     try:
-        save_session(agent, messages, via="session end")
+        save_session(agent, messages, via="session end",
+                     session=session if isinstance(session, Session) else None)
     except SoulframeError as exc:  # refused (unsafe text) or no memory: the host goes on
         logging.getLogger("soulframe.memory").warning("session not saved: %s", exc)
 

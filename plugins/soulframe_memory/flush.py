@@ -213,6 +213,11 @@ def run_flush(
     deadline = started + settings.timeout_s
     moment = agent_now(timezone, now)
     private = session is None or session.is_private
+    if private and agent is not None and session is not None:
+        from soulframe.agentstore import sees_owner_memory
+
+        # MEMORY.md is its owner's: a user who is not the owner neither reads nor writes it
+        private = sees_owner_memory(agent, session)
     from soulframe.sandbox import workspace_access
 
     files = MemoryFiles(workspace, private=private,

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 from soulframe.cli import State, command_group, echo_json, model_option, pass_state
+from soulframe.model import SESSION_KINDS, Session
 
 
 def add_upkeep_commands(cli: click.Group) -> None:
@@ -45,7 +46,7 @@ def _quarantine(state: State) -> Any:
 def quarantine_list(state: State, as_json: bool) -> None:
     """The quarantined writes: id, when, where it was going, what was found."""
     q = _quarantine(state)
-    entries = q.entries()
+    entries = q.mine()
     if as_json:
         echo_json([e.to_dict(with_text=False) for e in entries])
         return
@@ -112,12 +113,21 @@ def quarantine_drop(state: State, entry_id: str, as_json: bool) -> None:
               help="The conversation: a JSON list (or JSON Lines) of {role, content}; - for stdin.")
 @click.option("--slug", help="Name part of the file (default: from the first user message).")
 @click.option("--no-model", is_flag=True, help="Keep the last turns instead of asking the chat model for a summary.")
+@click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
+              help="The kind of session the conversation was: only a group's is public memory.")
+@click.option("--user", "user_id", metavar="ID",
+              help="The user it was with: kept in that user's own memory unless they own the workspace.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @model_option
 @pass_state
 def save_session_command(state: State, transcript_path: str, slug: str | None, no_model: bool,
-                         as_json: bool) -> None:
-    """Save a finished conversation to memory/YYYY-MM-DD-<slug>.md and index it.
+                         session_kind: str, user_id: str | None, as_json: bool) -> None:
+    """Save a finished conversation and index it.
+
+    A conversation is private memory, found only by the owner's main sessions:
+    sessions/YYYY-MM-DD-<slug>.md, or with --user (not an owner) that user's own memory.
+    Only a group's (--session group), which the room heard already, goes to
+    memory/YYYY-MM-DD-<slug>.md, which every session searches.
 
     With a chat model configured ([model] provider) the file holds the model's summary;
     without one (or with --no-model) the last memory.session.turns user/assistant turns.
@@ -126,20 +136,24 @@ def save_session_command(state: State, transcript_path: str, slug: str | None, n
 
     \b
       soulframe memory save-session --transcript chat.jsonl
+      soulframe memory save-session --transcript room.json --session group
       cat chat.json | soulframe memory save-session --transcript -
     """
     from soulframe.memory.sessions import Limits, load_messages, save_session
 
     agent = state.agent()
     messages = load_messages(transcript_path, Limits.of(agent.config))
-    saved = save_session(agent, messages, slug=slug, use_model=not no_model)
+    saved = save_session(agent, messages, slug=slug, use_model=not no_model,
+                         session=Session(kind=session_kind, user_id=user_id))  # type: ignore[arg-type]
     if as_json:
         echo_json(saved.to_dict())
         return
     for w in saved.warnings:
         click.secho(f"warning: {w}", fg="yellow", err=True)
     how = f"summary by {saved.model}" if saved.model else f"last {saved.turns} turns"
-    click.echo(f"saved {saved.path} ({how})")
+    where = f"{saved.user}'s " if saved.user else ""
+    kept = "private memory" if saved.private else "memory every session searches"
+    click.echo(f"saved {where}{saved.path} ({how}; {kept})")
 
 
 # --------------------------------------------------------------------------- consolidate

@@ -43,6 +43,7 @@ def open_store(agent: Agent) -> Any:
         default_path(agent),
         vector_scan=str(options.get("vector_scan", "numpy")),
         sqlite_vec=bool(options.get("sqlite_vec", True)),
+        workspace=str(agent.root),
     )
 
 

@@ -57,7 +57,8 @@ class SqliteStore:
     name = "sqlite"
 
     def __init__(
-        self, path: str | os.PathLike[str], *, vector_scan: str = "numpy", sqlite_vec: bool = True
+        self, path: str | os.PathLike[str], *, vector_scan: str = "numpy", sqlite_vec: bool = True,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> None:
         if vector_scan not in ("numpy", "sqlite-vec"):
             raise SoulframeError(
@@ -88,6 +89,12 @@ class SqliteStore:
                 raise StorageFullError(f"{why}; {self.path.name} was left as it was") from exc
             self._move_aside(exc)
             self._open()
+        if workspace is not None:
+            try:
+                self._claim_workspace(str(workspace))
+            except BaseException:
+                self.close()
+                raise
 
     # ------------------------------------------------------------------ opening
 
@@ -124,6 +131,33 @@ class SqliteStore:
                 os.chmod(f"{self.path}{suffix}", 0o600)
         if self.vec_loaded:
             self._sync_vec_mirror()
+
+    def _claim_workspace(self, workspace: str) -> None:
+        """Bind this index to one workspace, as the PostgreSQL store binds an agent key.
+        Two configs declaring the same agent id with their own workspace (and one state
+        directory) would share this file: each sync would remove the other's files and a
+        search in one would find the other's notes. Refused while the workspace recorded
+        here still exists and has memory indexed; a workspace that was moved (the recorded
+        directory is gone) takes its index along."""
+        with self._write():
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'workspace'").fetchone()
+            recorded = None if row is None else str(row[0])
+            if recorded == workspace:
+                return
+            if recorded is not None and Path(recorded).is_dir():
+                indexed = self.conn.execute("SELECT count(*) FROM files WHERE scope = ''").fetchone()[0]
+                if indexed:
+                    raise SoulframeError(
+                        f"{self.path} holds the memory index of the workspace {recorded}; this "
+                        f"workspace is {workspace}. Indexing both in one file would delete each "
+                        "other's documents: give this workspace its own agent ([[agents]] id = "
+                        '"...", workspace = ... in soulframe.toml, then --agent ID) or its own '
+                        "store.path"
+                    )
+            self._set_meta("workspace", workspace)
+            if recorded is not None:
+                log.warning("%s: the memory index moves from the workspace %s (gone) to %s",
+                            self.path, recorded, workspace)
 
     def _move_aside(self, exc: BaseException) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S")

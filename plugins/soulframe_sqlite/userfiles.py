@@ -52,13 +52,15 @@ def default_path(agent: Agent) -> Path:
 
 
 def open_context_files(agent: Agent) -> SqliteContextFiles:
-    return SqliteContextFiles(default_path(agent), agent.state_key, agent.spec.type)
+    return SqliteContextFiles(default_path(agent), agent.state_key, agent.spec.type,
+                              workspace=str(agent.root))
 
 
 class SqliteContextFiles:
     managed = False
 
-    def __init__(self, path: str | os.PathLike[str], agent_key: str, agent_type: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], agent_key: str, agent_type: str,
+                 *, workspace: str | None = None) -> None:
         from soulframe.workspace import ensure_private_dir
 
         self.path = Path(path).expanduser()
@@ -77,14 +79,45 @@ class SqliteContextFiles:
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
                 os.chmod(f"{self.path}{suffix}", 0o600)
-        self._migrate()
-        with self._write() as c:
-            # standalone: the config is the source of an agent's type
-            c.execute(
-                "INSERT INTO agents (id, key, type, created_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (id) DO UPDATE SET type = excluded.type",
-                (str(self.agent_id), agent_key, agent_type, time.time()),
-            )
+        try:
+            self._migrate()
+            with self._write() as c:
+                # standalone: the config is the source of an agent's type
+                c.execute(
+                    "INSERT INTO agents (id, key, type, created_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (id) DO UPDATE SET type = excluded.type",
+                    (str(self.agent_id), agent_key, agent_type, time.time()),
+                )
+                if workspace is not None:
+                    self._claim_workspace(c, workspace)
+        except BaseException:
+            self.close()
+            raise
+
+    def _claim_workspace(self, c: Any, workspace: str) -> None:
+        """Bind this agent's users' files to one workspace (as the memory index is): two
+        configs declaring the same agent id with their own workspace and one state
+        directory must not serve one workspace's users' files in the other's prompts.
+        Refused while the recorded workspace still exists and its users have files here; a
+        moved workspace (the recorded directory is gone) takes them along."""
+        key = f"workspace:{self.agent_id}"
+        row = c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        recorded = None if row is None else str(row[0])
+        if recorded == workspace:
+            return
+        if recorded is not None and Path(recorded).is_dir():
+            held = c.execute("SELECT count(*) FROM user_context_files WHERE agent_id = ?",
+                             (str(self.agent_id),)).fetchone()[0]
+            if held:
+                raise SoulframeError(
+                    f"agent {self.agent_key!r} in {self.path} keeps the per-user files of the "
+                    f"workspace {recorded}; this workspace is {workspace}. Sharing them would "
+                    "show one workspace's users' files in the other's prompts: give this "
+                    "workspace its own agent ([[agents]] id = \"...\", workspace = ... in "
+                    "soulframe.toml, then --agent ID)"
+                )
+        c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+                  "SET value = excluded.value", (key, workspace))
 
     # ------------------------------------------------------------------ plumbing
 

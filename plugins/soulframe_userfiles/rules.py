@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -73,11 +75,24 @@ def seed_to_store(agent: Agent, *, files: ContextFileStore | None = None) -> lis
 
 
 def _workspace_content(agent: Agent, names: Sequence[str]) -> dict[str, str]:
-    """The non-empty workspace copies of ``names`` on disk."""
+    """The non-empty workspace copies of ``names`` on disk, each judged by the file it
+    reaches: they are copied to other users, so a name that is the owner's USER.md or
+    MEMORY.md under another name (a symlink, a hard link), a hard link from elsewhere or
+    a link into private memory is left out (the template is used instead, with a warning)."""
+    from soulframe.prompt.context import ContextWarning
+    from soulframe.prompt.reached import OWNERS_FILES, Reached
+
+    reached = Reached(agent.root, OWNERS_FILES, agent)
     out: dict[str, str] = {}
     for n in names:
         try:
-            text = agent.workspace.read_text(n)
+            path, real = agent.workspace.locate(n, must_exist=True)
+            problem = reached.problem(n, os.stat(real), linked=path.is_symlink(), real=real)
+            if problem is not None:
+                warnings.warn(f"{problem}; its template was copied to the user instead",
+                              ContextWarning, stacklevel=2)
+                continue
+            text = path.read_bytes().decode("utf-8", errors="replace")
         except (SoulframeError, OSError):
             continue
         if text.strip():
@@ -153,6 +168,9 @@ def read_context_file(agent: Agent, user_id: str | None, name: str) -> str | Non
             return None  # finished: the agent's own copy must not restart the ritual
     if store is not None and store.managed:
         return store.agent_files().get(name)
+    if user_id:
+        # another user than the owner: never the owner's USER.md or MEMORY.md under this name
+        return _workspace_content(agent, [name]).get(name)
     try:
         return str(agent.workspace.read_text(name))
     except (SoulframeError, OSError):

@@ -16,8 +16,12 @@ from soulframe.agentstore import (
     user_level_files,
 )
 from soulframe.model import ContextFile, Session
+from soulframe.prompt.context import MEMORY_FILES, visible_in_session
 
 from .rules import seed_to_store, seed_user_files
+
+#: a user's curated memory, kept in the store by :class:`soulframe.memory.users.UserMemory`
+CURATED = MEMORY_FILES[0]
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
@@ -79,6 +83,10 @@ class StoreContextSource:
             for name, content in mine.items():
                 if name in user_level_files(store.agent_type):
                     out.append(ContextFile(name=name, content=content, source="store", scope="user"))
+            if mine.get(CURATED, "").strip() and visible_in_session(CURATED, session, agent.config):
+                # the user's own curated memory, in place of the owner's (which the core's
+                # session filter keeps from every user who is not an owner)
+                out.append(ContextFile(name=CURATED, content=mine[CURATED], source="store", scope="user"))
             if BOOTSTRAP not in mine and BOOTSTRAP in user_level_files(store.agent_type):
                 out.append(ContextFile(name=BOOTSTRAP, content="", source="store", scope="user"))
         return out

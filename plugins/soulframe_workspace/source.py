@@ -2,7 +2,9 @@
 
 Reads the bootstrap files at the workspace root, MEMORY.md (or memory.md) and the daily
 logs of today and yesterday. Every file goes through :meth:`Workspace.resolve`, so a
-symlink leading out of the workspace is refused. Contents are cached per process by
+symlink leading out of the workspace is refused, and is judged by the file it reaches
+(:mod:`soulframe.prompt.reached`): ``SOUL.md -> MEMORY.md`` is MEMORY.md, a hard link from
+outside is no context file. Contents are cached per process by
 ``(mtime_ns, size, inode)``: an unchanged file is never read twice, an edited one is re-read
 on the next prompt (seed 001 §2 "mtime cache").
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from soulframe.agentstore import sees_owner_memory
 from soulframe.model import ContextFile, PathEscapeError, Session
 from soulframe.prompt.context import (
     BOOTSTRAP_FILES,
@@ -30,6 +33,7 @@ from soulframe.prompt.context import (
     daily_log_names,
     visible_in_session,
 )
+from soulframe.prompt.reached import Reached
 from soulframe.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -139,16 +143,19 @@ def _plain_path(root: str, name: str) -> tuple[Path, os.stat_result] | object | 
     return Path(cur), st
 
 
-def read_file(ws: Workspace, name: str, cap: int) -> FileRead | None:
-    """Read workspace file ``name``; ``None`` when it does not exist."""
+def read_file(ws: Workspace, name: str, cap: int, reached: Reached | None = None) -> FileRead | None:
+    """Read workspace file ``name``; ``None`` when it does not exist. With ``reached``, a
+    file that is another (private) file under this name, or a hard link from elsewhere, is
+    skipped (privacy follows the file reached), judged with the ``stat`` taken here."""
     plain = _plain_path(str(ws.root), name)
     if plain is _MISSING:
         return None
+    real = None
     if isinstance(plain, tuple):
         path, st = plain
     else:
         try:
-            path = ws.resolve(name)
+            path, real = ws.locate(name)
         except PathEscapeError as exc:
             return FileRead(None, problems=(f"{name}: skipped — {exc}",))
         try:
@@ -162,6 +169,10 @@ def read_file(ws: Workspace, name: str, cap: int) -> FileRead | None:
     if not stat.S_ISREG(st.st_mode):
         # never open a FIFO or device: reading it could block the prompt forever
         return FileRead(None, problems=(f"{name}: skipped — not a regular file",))
+    if reached is not None:
+        problem = reached.problem(name, st, linked=not isinstance(plain, tuple), real=real)
+        if problem is not None:
+            return FileRead(None, problems=(problem,))
     key = (st.st_mtime_ns, st.st_size, st.st_ino, cap)
     with _lock:
         hit = _cache.get(path)
@@ -193,8 +204,9 @@ class WorkspaceSource:
 
     def names(self, agent: Agent, session: Session) -> list[str]:
         wanted = [*BOOTSTRAP_FILES, *EXTRA_CONTEXT_FILES]
-        # memory is not even read for a session that may not see it
-        if visible_in_session("MEMORY.md", session, agent.config):
+        # memory is not even read for a session that may not see it (nor, when the
+        # session's user is not the owner, the owner's curated memory)
+        if visible_in_session("MEMORY.md", session, agent.config) and sees_owner_memory(agent, session):
             wanted.append(_memory_file_name(agent.workspace.root))
         wanted += daily_log_names(agent, session)
         return [n for n in wanted if visible_in_session(n, session, agent.config)]
@@ -202,11 +214,12 @@ class WorkspaceSource:
     def load(self, agent: Agent, session: Session) -> list[ContextFile]:
         ws: Workspace = agent.workspace
         cap = read_cap(agent.config)
+        reached = Reached.for_session(agent, session)
         out: list[ContextFile] = []
         for name in self.names(agent, session):
             if DAILY_LOG.match(name) and not _public_log(ws, name):
                 continue
-            got = read_file(ws, name, cap)
+            got = read_file(ws, name, cap, None if DAILY_LOG.match(name) else reached)
             if got is None:
                 continue
             for problem in got.problems:

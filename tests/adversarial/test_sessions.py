@@ -105,7 +105,8 @@ def _cli(ws: Path, env: dict[str, str], *args: str) -> Any:
 
 def _check_prompt(a: Any, text: str, kind: str, user: str | None) -> None:
     for secret in PRIVATE_IN_PROMPT:
-        allowed = secret in SEES[kind] and not (secret == USER and user == "alice")
+        # the workspace's MEMORY.md and USER.md are its owner's: no user here is an owner
+        allowed = secret in SEES[kind] and not (secret in (USER, MEMORY) and user is not None)
         if secret == ALICE:
             allowed = user == "alice" and USER in SEES[kind]
         a.leaked(secret in text and not allowed)
@@ -135,22 +136,31 @@ def test_cli_prompt_shows_each_session_only_its_files(ws: Path, env: dict[str, s
 def test_memory_search_shows_private_memory_to_main_only(agent: Agent, ws: Path, env: dict[str, str],
                                                          adversary: Any, kind: str) -> None:
     query = f"{MEMORY} {USER} {SOUL} {ALICE} {PUBLIC}"
-    with adversary.attempt(f"Python memory.search in a {kind} session") as a:
+    # the owner (no user) finds MEMORY.md in a main session only; bob, who is not the
+    # owner, never: curated memory follows its owner
+    hits = agent.memory.search(query, session=Session(kind=kind), min_score=0.0)  # type: ignore[arg-type]
+    assert (MEMORY in " ".join(h.snippet for h in hits)) == (kind == "main")
+    with adversary.attempt(f"Python memory.search in a {kind} session of bob") as a:
         hits = agent.memory.search(query, session=Session(kind=kind, user_id="bob"), min_score=0.0)  # type: ignore[arg-type]
         text = " ".join(h.snippet for h in hits)
-        a.leaked(any(s in text for s in (USER, SOUL, ALICE)) or (MEMORY in text and kind != "main"))
-        assert PUBLIC in text and ((MEMORY in text) == (kind == "main"))
+        a.leaked(any(s in text for s in (USER, SOUL, ALICE, MEMORY)))
+        assert PUBLIC in text
         a.refused(MEMORY not in text)
     with adversary.attempt(f"CLI memory search --session {kind} --user bob") as a:
         res = _cli(ws, env, "memory", "search", query, "--session", kind, "--user", "bob",
                    "--min-score", "0", "--json")
         assert res.exit_code == 0, res.output
-        a.leaked(any(s in res.stdout for s in (USER, SOUL, ALICE)) or (MEMORY in res.stdout and kind != "main"))
+        a.leaked(any(s in res.stdout for s in (USER, SOUL, ALICE, MEMORY)))
         assert PUBLIC in res.stdout
     with adversary.attempt(f"CLI memory get MEMORY.md via tools call --session {kind}") as a:
         res = _cli(ws, env, "tools", "call", "--session", kind, "memory_get", '{"path": "MEMORY.md"}')
         a.refused(res.exit_code != 0)
         a.leaked(MEMORY in res.stdout and kind != "main")
+    with adversary.attempt(f"CLI memory get MEMORY.md via tools call --session {kind} --user bob") as a:
+        res = _cli(ws, env, "tools", "call", "--session", kind, "--user", "bob", "memory_get",
+                   '{"path": "MEMORY.md"}')
+        a.refused(res.exit_code != 0)
+        a.leaked(MEMORY in res.stdout)
 
 
 # --------------------------------------------------------------------------- MCP

@@ -58,8 +58,9 @@ def tools_export(state: State, fmt: str, session_kind: str) -> None:
 @click.argument("name")
 @click.argument("arguments", required=False, default="{}")
 @session_option
+@click.option("--user", "user_id", metavar="ID", help="Call it in a session with this user (their own memory and files).")
 @pass_state
-def tools_call(state: State, name: str, arguments: str, session_kind: str) -> None:
+def tools_call(state: State, name: str, arguments: str, session_kind: str, user_id: str | None) -> None:
     """Call tool NAME with ARGUMENTS (a JSON object) and print the JSON result.
 
     Exits 1 with the tool's error message when the call fails, as a model would see it.
@@ -67,7 +68,8 @@ def tools_call(state: State, name: str, arguments: str, session_kind: str) -> No
     from ..tools import ToolError, dispatch
 
     try:
-        result = dispatch(state.agent(), name, arguments, session=Session(kind=session_kind))  # type: ignore[arg-type]
+        session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
+        result = dispatch(state.agent(), name, arguments, session=session)
     except ToolError as exc:
         click.echo(json.dumps({"error": str(exc)}), err=True)
         raise SystemExit(1) from exc

@@ -28,6 +28,7 @@ from ..model import FileRecord, Session, SoulframeError, UnknownNameError
 from .entities import ENTITY_DIR
 from .files import Discovery, MemoryFile
 from .results import MemoryDisabledError, MemoryExcerpt, SearchResults, SyncReport
+from .sessions import PRIVATE_DIR
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -77,6 +78,9 @@ class MemoryIndex:
         if self.config.get("memory.consolidate.entities") and (self.agent.root / ENTITY_DIR).is_dir():
             # entity pages consolidation maintains are memory too (private, like MEMORY.md)
             extra.append(ENTITY_DIR)
+        if _is_private_dir(self.agent.workspace, PRIVATE_DIR):
+            # the owner's saved private sessions: private memory, like MEMORY.md
+            extra.append(PRIVATE_DIR)
         return Discovery(self.agent.workspace, extra)
 
     @property
@@ -289,13 +293,15 @@ class MemoryIndex:
 
         return consolidate(self.agent, dry_run=dry_run, use_model=use_model)
 
-    def save_session(self, messages: Any, *, slug: str | None = None, use_model: bool = True) -> Any:
-        """Save a conversation (``[{role, content}, ...]``) to ``memory/YYYY-MM-DD-<slug>.md``
-        — a chat-model summary, or the last turns — and index it
-        (:func:`soulframe.memory.sessions.save_session`)."""
+    def save_session(self, messages: Any, *, slug: str | None = None, use_model: bool = True,
+                     session: Session | None = None) -> Any:
+        """Save a conversation (``[{role, content}, ...]``) — a chat-model summary, or the
+        last turns — and index it: a group's in ``memory/``, any other's (``session``
+        ``None`` is the owner's main session) as private memory in
+        ``sessions/YYYY-MM-DD-<slug>.md`` (:func:`soulframe.memory.sessions.save_session`)."""
         from .sessions import save_session
 
-        return save_session(self.agent, messages, slug=slug, use_model=use_model)
+        return save_session(self.agent, messages, slug=slug, use_model=use_model, session=session)
 
     # ------------------------------------------------------------------ status
 
@@ -306,3 +312,15 @@ class MemoryIndex:
         return status(self, deep=deep, sync=sync)
 
 
+def _is_private_dir(workspace: Any, name: str) -> bool:
+    """Whether ``name`` is a directory inside the workspace (a link out of it is never
+    indexed; writing there is refused with the reason)."""
+    from ..model import PathEscapeError
+
+    if not (workspace.root / name).is_dir():
+        return False
+    try:
+        workspace.resolve(name)
+    except PathEscapeError:
+        return False
+    return True

@@ -43,19 +43,31 @@ def read(index: MemoryIndex, path: str,
     ws = index.agent.workspace
     full = ws.resolve(path)  # refuses '..', absolute paths, symlinks leaving the workspace
     rel = full.relative_to(ws.root).as_posix()
+    from ..agentstore import sees_owner_memory
+
+    own = _users_own(index, rel, session)
     known = {f.path: f for f in index.files()}
     mf = known.get(rel)
-    if mf is None:
+    if own is not None and (mf is None or mf.private):
+        text = own  # a user's own MEMORY.md (or saved session), never the owner's
+    elif mf is None:
         raise SoulframeError(
             f"{path}: not a memory file (memory_get reads MEMORY.md, memory/**/*.md and "
             "memory.extra_paths)"
         )
-    if mf.private and session is not None and not session.is_private:
+    elif mf.private and session is not None and not session.is_private:
         raise SoulframeError(
             f"{path}: private memory is only available in a main, private session "
             f"(this is a {session.kind} session)"
         )
-    text = mf.abspath.read_bytes().decode("utf-8", errors="replace")
+    elif mf.private and not sees_owner_memory(index.agent, session):
+        assert session is not None
+        raise SoulframeError(
+            f"{path}: the private memory of the agent's owner; user {session.user_id!r} has "
+            f"no {rel} of their own"
+        )
+    else:
+        text = mf.abspath.read_bytes().decode("utf-8", errors="replace")
     all_lines = text.splitlines()
     start = int(from_line or 1)
     if start > len(all_lines) and all_lines:
@@ -66,3 +78,22 @@ def read(index: MemoryIndex, path: str,
     end = min(len(all_lines), start + count - 1)
     body = "\n".join(all_lines[start - 1 : end]) if end >= start else ""
     return MemoryExcerpt(rel, start, max(end, start - 1), body, len(all_lines))
+
+
+def _users_own(index: MemoryIndex, rel: str, session: Session | None) -> str | None:
+    """The session user's own memory document ``rel`` (kept in the store), when the user
+    is not the workspace's owner; a private one only in a private session."""
+    if session is None or not session.user_id:
+        return None
+    from ..agentstore import effective_user
+    from .users import UserMemory, is_private_user_memory, is_user_memory_name
+
+    if not is_user_memory_name(rel) or (is_private_user_memory(rel) and not session.is_private):
+        return None
+    user = effective_user(index.agent, session.user_id)
+    if user is None:
+        return None
+    try:
+        return UserMemory(index.agent, user).documents().get(rel)
+    except SoulframeError:  # a store without per-user files
+        return None

@@ -260,6 +260,8 @@ class QuarantineEntry:
     action: str
     findings: tuple[dict[str, Any], ...]
     text: str
+    #: the workspace it was refused in ("" in entries older than this field)
+    workspace: str = ""
 
     def to_dict(self, *, with_text: bool = True) -> dict[str, Any]:
         d = attrs.asdict(self)
@@ -273,9 +275,11 @@ class Quarantine:
     """Refused writes of one agent: JSON Lines in ``<state_dir>/quarantine/<agent>.jsonl``
     (0600, outside the workspace, so never indexed nor injected into a prompt)."""
 
-    def __init__(self, path: Path, agent_id: str = "") -> None:
+    def __init__(self, path: Path, agent_id: str = "", workspace: str = "") -> None:
         self.path = path
         self.agent_id = agent_id
+        #: two workspaces under one agent id share this file: each sees only its own entries
+        self.workspace = workspace
 
     @classmethod
     def for_agent(cls, agent: Agent) -> Quarantine:
@@ -283,7 +287,7 @@ class Quarantine:
 
         folder = ensure_private_dir(Path(agent.state_dir) / "quarantine")
         key = getattr(agent, "state_key", None) or getattr(agent, "id", "agent")
-        return cls(folder / f"{key}.jsonl", str(getattr(agent, "id", "")))
+        return cls(folder / f"{key}.jsonl", str(getattr(agent, "id", "")), str(getattr(agent, "root", "")))
 
     def add(self, text: str, *, target: str, via: str, findings: Iterable[Finding], action: str) -> str:
         entry_id = _dt.datetime.now(_dt.UTC).strftime("q%Y%m%d-%H%M%S-") + secrets.token_hex(3)
@@ -296,6 +300,7 @@ class Quarantine:
             "action": action,
             "findings": [f.to_dict() for f in findings],
             "text": text,
+            "workspace": self.workspace,
         }
         self._append(json.dumps(row, ensure_ascii=False) + "\n")
         return entry_id
@@ -318,16 +323,21 @@ class Quarantine:
                     target=str(d.get("target", "")), via=str(d.get("via", "")),
                     action=str(d.get("action", "refuse")),
                     findings=tuple(d.get("findings") or ()), text=str(d.get("text", "")),
+                    workspace=str(d.get("workspace") or ""),
                 ))
             except (ValueError, KeyError, TypeError):
                 continue  # a torn last line: the rest is still readable
         return out
 
+    def mine(self) -> list[QuarantineEntry]:
+        """The entries refused in this workspace (and those older than the record of it)."""
+        return [e for e in self.entries() if not e.workspace or not self.workspace or e.workspace == self.workspace]
+
     def get(self, entry_id: str) -> QuarantineEntry:
-        for e in self.entries():
+        for e in self.mine():
             if e.id == entry_id:
                 return e
-        raise SoulframeError(f"{entry_id}: no such quarantine entry in {self.path}")
+        raise SoulframeError(f"{entry_id}: no such quarantine entry of this workspace in {self.path}")
 
     def drop(self, entry_id: str) -> QuarantineEntry:
         from ..workspace import update_locked

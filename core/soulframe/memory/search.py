@@ -50,12 +50,17 @@ def search(index: MemoryIndex, query: str,
         raise SoulframeError("memory search: the query is empty")
     private = session is None or session.is_private
     scope = session.user_id if session is not None else None
+    from ..agentstore import sees_owner_memory
+
+    # a private session of a user who is not the owner sees their own private memory and
+    # the agent's public memory, never the owner's private files (MEMORY.md, ...)
+    strangers = private and not sees_owner_memory(index.agent, session)
     if sync:
         index.sync(blocking=False)
         if scope:
             _sync_user(index, scope)
     terms = query_terms(query)
-    pool = max(k * POOL_FACTOR, POOL_MIN)
+    pool = max(k * POOL_FACTOR, POOL_MIN) * (2 if strangers else 1)
     store = index.store
 
     notice: str | None = None
@@ -87,6 +92,9 @@ def search(index: MemoryIndex, query: str,
             finally:
                 if text_job is not None:
                     text_hits = text_job.result()
+    if strangers:
+        text_hits = _not_the_owners(text_hits)
+        vector_hits = _not_the_owners(vector_hits)
     if channels == "hybrid":
         mode = "hybrid" if notice is None else "keyword-only"
     else:
@@ -115,6 +123,11 @@ def search(index: MemoryIndex, query: str,
     if track and recalls and index.config.get("memory.recall_tracking"):
         _record_recalls(index, query, recalls)
     return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+
+
+def _not_the_owners(hits: list[StoredChunk]) -> list[StoredChunk]:
+    """``hits`` less the agent's own private chunks (a user's own private chunks stay)."""
+    return [h for h in hits if h.scope or not h.private]
 
 
 def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[StoredChunk]) -> list[StoredChunk]:

@@ -1,10 +1,16 @@
 """Session capture and quarantine release: memory that keeps itself (see
 docs/memory-upkeep.md).
 
-* :func:`save_session` writes a finished conversation to ``memory/YYYY-MM-DD-<slug>.md`` —
-  the chat model's summary, or without a model the last ``memory.session.turns``
-  user/assistant turns — and indexes it. ``agent.memory.save_session(messages)``, the
-  ``soulframe memory save-session`` command and the ``session_ended`` hook all end here;
+* :func:`save_session` writes a finished conversation — the chat model's summary, or
+  without a model the last ``memory.session.turns`` user/assistant turns — and indexes it.
+  ``agent.memory.save_session(messages)``, the ``soulframe memory save-session`` command and
+  the ``session_ended`` hook all end here. Where depends on who could hear it (privacy
+  follows the conversation): a group's capture goes to ``memory/YYYY-MM-DD-<slug>.md``
+  like the daily logs, since the room heard it; any other session's (main, and the
+  sub-agent, cron and heartbeat runs that work for it) is private memory, in
+  ``sessions/YYYY-MM-DD-<slug>.md`` (never under ``memory/``, which every session searches),
+  or in the user's own memory in the store when the session's user is not the workspace's
+  owner;
 * :func:`load_messages` reads a transcript: a JSON list, ``{"messages": [...]}`` or JSON
   Lines of ``{role, content}``, from a file or ``-`` (standard input);
 * :func:`release` writes a quarantined text where it was going after all.
@@ -22,11 +28,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..conversation import text_of
-from ..model import SoulframeError
+from ..model import Session, SoulframeError
 from .textclean import strip_controls
 
 if TYPE_CHECKING:
     from ..agent import Agent
+
+#: the workspace folder a private session's capture is kept in: private memory (indexed
+#: like ``memory.extra_paths``), out of ``memory/``, which every session searches
+PRIVATE_DIR = "sessions"
 
 #: characters of transcript sent to the model for a summary (the end is kept: it is what
 #: the session came to)
@@ -203,6 +213,10 @@ class SavedSession:
     turns: int
     chars: int
     warnings: tuple[str, ...] = ()
+    #: private memory (any capture but a group's), seen by the owner's main sessions only
+    private: bool = False
+    #: the user whose own memory (in the store) keeps it, when not the workspace's
+    user: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self) | {"warnings": list(self.warnings)}
@@ -259,15 +273,21 @@ def save_session(
     use_model: bool = True,
     model: Any = None,
     via: str = "memory save-session",
+    session: Session | None = None,
 ) -> SavedSession:
-    """Write ``messages`` to ``memory/YYYY-MM-DD-<slug>.md`` (agent time zone) and index it.
+    """Write ``messages`` to memory as ``YYYY-MM-DD-<slug>.md`` (agent time zone) and index it.
+
+    ``session`` is the conversation's session (``None``: a main session of the owner). A
+    group's capture goes to ``memory/...``, which every session searches; any other's is
+    private memory: ``sessions/...`` in the workspace, or the user's own ``sessions/...``
+    document in the store for a user who is not the owner.
 
     A model summary when a chat model is configured (or ``model`` given) and ``use_model``;
     otherwise, or when the model fails (said in ``warnings``), the last
     ``memory.session.turns`` user/assistant turns. The file passes the write-time safety
     check like every memory write.
     """
-    from ..workspace import create_exclusive, ensure_private_dir
+    from ..workspace import create_exclusive
     from .safety import guard
 
     memory = agent.memory
@@ -317,23 +337,68 @@ def save_session(
         f"# Session {now:%Y-%m-%d %H:%M}: {title}\n\n{section}\n\n{body}\n"
     )
     day = now.date().isoformat()
-    folder = ensure_private_dir(agent.workspace.resolve("memory"))
-    rel = f"memory/{day}-{name_slug}.md"
+    content = strip_controls(content)  # the model's summary too: no NUL in memory
+    # only a group's conversation was heard by others already; a sub-agent's, cron's or
+    # heartbeat's is the owner's own work, whose task may carry what the main session knew
+    private = session is None or session.kind != "group"
+    user = _capture_user(agent, session) if private else None
+    if user is not None:
+        from .users import UserMemory
+
+        name = UserMemory(agent, user).save_session(f"{day}-{name_slug}", content, via=via)
+        return SavedSession(
+            path=name, model=used_model, turns=0 if used_model else len(kept), chars=len(content),
+            warnings=tuple(notes), private=True, user=user,
+        )
+    top = PRIVATE_DIR if private else "memory"
+    folder = _capture_folder(agent, top)
+    rel = f"{top}/{day}-{name_slug}.md"
     n = 2
     while (folder / Path(rel).name).exists():
-        rel = f"memory/{day}-{name_slug}-{n}.md"
+        rel = f"{top}/{day}-{name_slug}-{n}.md"
         n += 1
-    content = strip_controls(content)  # the model's summary too: no NUL in memory
     guard(agent, content, target=rel, via=via)
     # whole or not at all (a full disk leaves no cut file), and never over another session's
-    while not create_exclusive(agent.workspace.resolve(rel), content):
-        rel = f"memory/{day}-{name_slug}-{n}.md"
+    while not create_exclusive(folder / Path(rel).name, content):
+        rel = f"{top}/{day}-{name_slug}-{n}.md"
         n += 1
     memory.sync()
     return SavedSession(
         path=rel, model=used_model, turns=0 if used_model else len(kept), chars=len(content),
-        warnings=tuple(notes),
+        warnings=tuple(notes), private=private,
     )
+
+
+def _capture_user(agent: Agent, session: Session | None) -> str | None:
+    """The user whose own memory keeps a private session's capture: the session's user
+    unless they are the workspace's owner (whose memory is the workspace)."""
+    if session is None or not session.user_id:
+        return None
+    from ..agentstore import effective_user
+
+    return effective_user(agent, session.user_id)
+
+
+def _capture_folder(agent: Agent, top: str) -> Path:
+    """The folder ``top`` (created 0700), checked by the directory it really is: a private
+    capture must not land in ``memory/`` through a link (``sessions -> memory``, or
+    ``memory -> sessions``), where every session would find it."""
+    from ..workspace import ensure_private_dir
+    from .files import real_path
+
+    folder = ensure_private_dir(agent.workspace.resolve(top))
+    if top != PRIVATE_DIR:
+        return folder
+    real = real_path(folder)
+    public = real_path(agent.root / "memory")
+    if real is None or (public is not None and (real == public or public in real.parents
+                                                or real in public.parents)):
+        raise SoulframeError(
+            f"{top}/ leads to {real or 'nowhere'}, which is (or holds) memory/, the memory every "
+            f"session searches; a private session's capture is kept out of it: make {top}/ a "
+            "directory of its own (or save with --session group to make it public)"
+        )
+    return folder
 
 
 # --------------------------------------------------------------------------- quarantine

@@ -33,10 +33,18 @@ if TYPE_CHECKING:
 
 DAILY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 CURATED = "MEMORY.md"
+#: the user's private sessions, saved (``sessions/YYYY-MM-DD-<slug>.md``, as in a workspace)
+SESSION = re.compile(r"^sessions/(\d{4}-\d{2}-\d{2})-[a-z0-9-]+\.md$")
 
 
 def is_user_memory_name(name: str) -> bool:
-    return name == CURATED or DAILY.match(name) is not None
+    return name == CURATED or DAILY.match(name) is not None or SESSION.match(name) is not None
+
+
+def is_private_user_memory(name: str) -> bool:
+    """The user's curated memory and saved private sessions: only that user's main
+    sessions see them (the daily log is read in every session of the user, as an agent's)."""
+    return name == CURATED or SESSION.match(name) is not None
 
 
 def _entry(text: str) -> str:
@@ -65,7 +73,8 @@ class UserMemory:
 
     def read(self, name: str) -> str | None:
         if not is_user_memory_name(name):
-            raise SoulframeError(f"{name}: not a memory document (MEMORY.md or memory/YYYY-MM-DD.md)")
+            raise SoulframeError(f"{name}: not a memory document (MEMORY.md, memory/YYYY-MM-DD.md "
+                                 "or sessions/YYYY-MM-DD-<slug>.md)")
         return self.documents().get(name)
 
     def _today(self) -> _dt.date:
@@ -97,6 +106,23 @@ class UserMemory:
         self.sync()
         return CURATED
 
+    def save_session(self, stem: str, content: str, *, via: str = "memory save-session") -> str:
+        """Keep a private session's capture as the user's ``sessions/<stem>.md`` (a new
+        name, ``-2``, ``-3`` ... when taken) and index it. Returns the document's name."""
+        from .safety import guard
+
+        taken = set(self.documents())
+        name, n = f"sessions/{stem}.md", 2
+        while name in taken:
+            name, n = f"sessions/{stem}-{n}.md", n + 1
+        guard(self.agent, content, target=f"{name} of user {self.user_id}", via=via)
+        # seeding inserts only where no document is: another process saving a session of
+        # the same name meanwhile keeps its own, and this one takes the next name
+        while not self.files.seed_user_files(self.user_id, {name: content}):
+            name, n = f"sessions/{stem}-{n}.md", n + 1
+        self.sync()
+        return name
+
     # ------------------------------------------------------------------ index
 
     def sync(self) -> int:
@@ -117,9 +143,9 @@ class UserMemory:
             old = stored.get(name)
             if old is not None and old.hash == digest and (provider is None or old.model == model):
                 continue
-            m = DAILY.match(name)
+            m = DAILY.match(name) or SESSION.match(name)
             record = FileRecord(path=name, hash=digest, mtime_ns=0, size=len(data),
-                                private=name == CURATED, day=m.group(1) if m else None,
+                                private=is_private_user_memory(name), day=m.group(1) if m else None,
                                 model=model, scope=self.user_id)
             pending.append((record, chunk(self.agent, text, name), old is None))
         if pending:

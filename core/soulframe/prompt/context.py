@@ -8,8 +8,9 @@
 3. the ``transform_context_files`` chain (soul-evil swaps SOUL.md here);
 4. the session filter — in the core, so no source or transform can leak private files:
    sub-agent and cron sessions see only AGENTS.md and TOOLS.md; MEMORY.md only a main
-   private session, the daily logs of today and yesterday every other session too (seed 003
-   §1.2 "Every session (today + yesterday)"); light heartbeats only HEARTBEAT.md, AGENTS.md, TOOLS.md;
+   private session (the agent's own only the owner's, another user their own:
+   :func:`owners_memory_only`), the daily logs of today and yesterday every other session
+   too (seed 003 §1.2 "Every session (today + yesterday)"); light heartbeats only HEARTBEAT.md, AGENTS.md, TOOLS.md;
    BOOT.md (the startup ritual) no session at all;
 5. the truncation policy named by ``bootstrap.truncation``.
 """
@@ -132,6 +133,19 @@ def visible_in_session(name: str, session: Session, config: Any = None) -> bool:
 
 def filter_for_session(files: Iterable[ContextFile], session: Session, config: Any = None) -> list[ContextFile]:
     return [f for f in files if visible_in_session(f.name, session, config)]
+
+
+def owners_memory_only(agent: Agent, session: Session, files: Iterable[ContextFile]) -> list[ContextFile]:
+    """Curated memory follows its owner: a session of a user who is not the agent's owner
+    gets that user's own MEMORY.md (``scope="user"``), never the agent's."""
+    files = list(files)
+    if not session.is_private or not session.user_id:
+        return files
+    from ..agentstore import sees_owner_memory
+
+    if sees_owner_memory(agent, session):
+        return files
+    return [f for f in files if f.name not in MEMORY_FILES or f.scope == "user"]
 
 
 def sort_key(f: ContextFile, index: int) -> tuple[int, str, int]:
@@ -340,7 +354,7 @@ def collect_context(agent: Agent, session: Session, mode: str | None = None) -> 
         warnings.simplefilter("always")
         files = load_merged(agent, session)
         files = apply_transforms(agent, session, files)
-        files = order_files(filter_for_session(files, session, agent.config))
+        files = order_files(owners_memory_only(agent, session, filter_for_session(files, session, agent.config)))
         boot = next((f for f in files if f.name == "BOOTSTRAP.md"), None)
         bootstrapping = boot is not None and bool(boot.content.strip())
         if bootstrapping:
