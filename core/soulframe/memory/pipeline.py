@@ -43,9 +43,13 @@ def chunker(agent: Agent) -> Chunker:
 
 def chunk(agent: Agent, text: str, path: str) -> list[Chunk]:
     """``text`` cut by the selected chunker, with the chunker's promise checked: every chunk
-    has text and a 1-based, inclusive, in-order line range."""
+    has text and a 1-based, inclusive, in-order line range. Provenance comments
+    (:mod:`soulframe.memory.provenance`) are cut first: they are not content, and cutting
+    them keeps every line where it is."""
+    from .provenance import strip
+
     out: list[Chunk] = []
-    for c in chunker(agent).chunk(text, path):
+    for c in chunker(agent).chunk(strip(text), path):
         if not c.text.strip():
             continue
         if c.start_line < 1 or c.end_line < c.start_line:
