@@ -54,9 +54,11 @@ class Plan:
     entries: list[Entry] = attrs.field(factory=list)
     #: whole files to remove
     files: list[str] = attrs.field(factory=list)
+    #: the text asked for, searched for in every copy besides the entries' own lines
+    texts: list[str] = attrs.field(factory=list)
 
     def needles(self) -> list[str]:
-        out: list[str] = []
+        out: list[str] = [t for t in self.texts if t.strip()]
         for e in self.entries:
             core = core_text(e.text)
             if len(core) >= MIN_NEEDLE and core not in out:
@@ -64,7 +66,7 @@ class Plan:
         return out
 
     def __bool__(self) -> bool:
-        return bool(self.entries or self.files)
+        return bool(self.entries or self.files or self.texts)
 
 
 @attrs.define
@@ -123,6 +125,7 @@ def select(agent: Agent, *, text: str | None = None, query: str | None = None,
         needle = text.casefold().strip()
         if len(needle) < 3:
             raise SoulframeError("forget: give at least three characters of the text to forget")
+        plan.texts.append(text.strip())
         for rel, p in markdown_files(agent):
             for i, line in enumerate(_lines(p), 1):
                 if needle in line.casefold():
@@ -246,7 +249,7 @@ def _cache_hashes(agent: Agent, by_file: dict[str, set[str]], plan: Plan, low: l
         return {}
     if provider is None:
         return {}
-    from soulframe.memory.chunking import text_hash
+    from soulframe.embedding import text_hash  # the embedding cache's key (not the chunk hash)
     from soulframe.memory.pipeline import chunk
 
     gone: set[str] = set()
