@@ -5,7 +5,8 @@ The archive is a gzipped tar: ``manifest.json`` first, then every file under ``f
 The manifest records the format and soulframe versions, the agent, and each file's path,
 size, mode and sha256; provenance comments stay in the Markdown as they are. Left out:
 the index and every database (they live in ``state_dir`` and are rebuilt from the
-Markdown), hidden files and folders (``.git``, the consolidation diary, editors' files),
+Markdown), hidden files and folders (``.git``, editors' files; the consolidation diary
+``memory/.diary`` is kept),
 symbolic links, and the configuration (``soulframe.toml`` can hold API keys; keys set
 with ``soulframe keys`` live outside the workspace).
 """
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 FORMAT = "soulframe-export"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+#: the consolidation diary and its undo snapshots: hidden, but the agent's own history
+DIARY = "memory/.diary"
 #: configuration and local state that never go into an archive
 EXCLUDED = {"soulframe.toml", "soulframe.json", ".env"}
 _EXCLUDED_SUFFIXES = (".sqlite", ".sqlite-wal", ".sqlite-shm", ".db", ".lock")
@@ -50,7 +53,8 @@ def workspace_files(agent: Agent) -> Iterator[tuple[str, Path]]:
     state = Path(agent.state_dir).resolve()
     for dirpath, dirs, files in os.walk(root, followlinks=False):
         here = Path(dirpath)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS
+        dirs[:] = sorted(d for d in dirs if (not d.startswith(".") or (here / d) == root / DIARY)
+                         and d not in SKIP_DIRS
                          and not (here / d).is_symlink() and (here / d).resolve() != state)
         for name in sorted(files):
             p = here / name
@@ -116,7 +120,7 @@ def read(archive: Path) -> Iterator[tuple[dict[str, Any], str, bytes, int]]:
             raise SoulframeError(f"{archive}: format version {manifest['format_version']} is newer than this "
                                  f"soulframe reads ({FORMAT_VERSION}); upgrade soulframe")
         expected = {e["path"]: e for e in manifest.get("files", [])}
-        for member in tar:
+        for member in tar.getmembers()[1:]:
             if not member.name.startswith("files/"):
                 raise SoulframeError(f"{archive}: unexpected member {member.name!r}")
             rel = member.name[len("files/"):]

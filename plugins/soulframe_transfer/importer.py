@@ -94,7 +94,9 @@ def _write_config(agent: Agent, values: dict[str, object], source: Path,
 def _restore(archive: Path, writer: HistoryWriter, report: ImportReport, progress: Progress) -> None:
     from .archive import read
 
-    for manifest, rel, data, _mode in read(archive):
+    # every member checked before the first is written: a damaged archive writes nothing
+    members = list(read(archive))
+    for manifest, rel, data, _mode in members:
         total = len(manifest.get("files", []))
         try:
             text = data.decode("utf-8")
