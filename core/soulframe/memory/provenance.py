@@ -92,4 +92,21 @@ def of_lines(lines: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-__all__ = ["PATTERN", "Provenance", "mark", "of_lines", "parse", "stamp", "strip"]
+def mark_new_lines(old: str, new: str, source: str, **fields: object) -> str:
+    """``new`` with ``mark(source, **fields)`` on each entry line that ``old`` did not have
+    (a tool rewriting a whole file marks only what it added; headings, blank lines and
+    lines already marked are left alone)."""
+    before = {strip(x).strip() for x in old.splitlines()}
+    note = mark(source, **fields)
+    out = []
+    for line in new.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        bare = body.strip()
+        if bare and not bare.startswith(("#", "<!--", "```", "---")) and "src:" not in body \
+                and bare not in before:
+            line = body + note + line[len(body):]
+        out.append(line)
+    return "".join(out)
+
+
+__all__ = ["PATTERN", "Provenance", "mark", "mark_new_lines", "of_lines", "parse", "stamp", "strip"]
