@@ -66,7 +66,8 @@ def test_the_notation() -> None:
     assert provenance.parse(line) == provenance.Provenance(
         "chatgpt", {"conv": "a_b", "at": "2024-03-01T10:00:00Z", "x": "-_script_"})
     assert provenance.parse("- hand-written <!-- a comment -->") is None
-    assert provenance.strip("a <!-- src: x -->\nb <!-- src: y -->\n") == "a\nb\n"  # lines stay
+    two_lines = "a <!-- src: x -->\nb <!-- src: y -->\n"
+    assert provenance.strip(two_lines) == "a\nb\n"  # noqa: B005 (lines stay)
     assert recall_key(line) == recall_key("- Likes kites")
     marked = provenance.mark_new_lines("# T\n\n- old\n", "# T\n\n- old\n- new\n", "flush", via="write_file")
     assert marked == "# T\n\n- old\n- new <!-- src: flush via=write_file -->\n"
