@@ -10,7 +10,7 @@ from typing import IO, Any
 
 from soulframe.model import SoulframeError
 
-BLOCK = 1 << 20
+BLOCK = 1 << 18  # 256 KiB: a few times this is the reader's own peak
 
 
 class JsonStreamError(SoulframeError):
