@@ -237,3 +237,12 @@ def test_json5_subset() -> None:
         json5.loads("{\n a: {\n  b: }\n}", "x.json5")
     with pytest.raises(ConfigError, match="line 1 .*never closed"):
         json5.loads("{ a: 'open }", "x.json5")
+
+
+def test_the_docs_mapping_table_lists_every_mapped_key() -> None:
+    from soulframe_transfer.openclaw import MAPPING
+
+    page = (Path(__file__).parent.parent / "docs" / "moving.md").read_text()
+    for theirs, (ours, _fn, _note) in MAPPING.items():
+        shown = f"agents.defaults.{theirs}" if theirs.startswith("memorySearch.") else theirs
+        assert f"| `{shown}` | `{ours}` |" in page, theirs
