@@ -210,3 +210,24 @@ def test_forget_by_query(tmp_path: Path) -> None:
     run_cli("-w", str(ws), "forget", "--query", "dentist", "--yes", check=True)
     assert (ws / "memory" / "2026-11-02.md").read_text() == DAY.replace("- Booked the dentist, Dr. Weber, for Tuesdays.\n", "")
     assert holding([ws, state], "Dr. Weber") == []
+
+
+def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
+    from soulframe.memory.users import UserMemory
+    from soulframe_transfer.forget import forget, select
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    agent = agent_on(ws, state, "sqlite")
+    try:
+        alice = UserMemory(agent, "alice")
+        alice.remember(f"Alice's locker code is {SECRET}")
+        alice.remember("Alice cycles to work")
+        assert SECRET in alice.search("locker code")[0].snippet
+        result = forget(agent, select(agent, text=SECRET))
+        assert result.scrubbed == {"per-user files": 1}
+        assert all(SECRET not in h.snippet for h in alice.search("locker code"))
+        assert "Alice cycles to work" in alice.search("cycles work")[0].snippet
+        assert any("per-user files" in n for n in result.unreachable)
+    finally:
+        agent.close()

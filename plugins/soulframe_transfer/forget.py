@@ -199,6 +199,7 @@ def forget(agent: Agent, plan: Plan) -> Result:
     if low:
         _scrub_diary(agent, low, result)
         _scrub_state(Path(agent.state_dir), low, result)
+        _scrub_user_files(agent, low, result)
     # 3. the index
     agent.memory.sync()
     store = agent.memory.store
@@ -251,6 +252,7 @@ def _cache_hashes(agent: Agent, by_file: dict[str, set[str]], plan: Plan, low: l
         return {}
     from soulframe.embedding import text_hash  # the embedding cache's key (not the chunk hash)
     from soulframe.memory.pipeline import chunk
+    from soulframe.memory.sync import passage_windows
 
     gone: set[str] = set()
     kept: set[str] = set()
@@ -262,7 +264,7 @@ def _cache_hashes(agent: Agent, by_file: dict[str, set[str]], plan: Plan, low: l
             for c in chunk(agent, source, rel):
                 if bucket is gone and not any(n in c.text.casefold() for n in low):
                     continue
-                bucket.update(text_hash(w) for w in agent.memory._windows(c.text, provider))
+                bucket.update(text_hash(w) for w in passage_windows(agent.memory, c.text, provider))
     return {provider.model_id: sorted(gone - kept)}
 
 
@@ -300,6 +302,29 @@ def _scrub_state(state: Path, low: list[str], result: Result) -> None:
             continue
         place = "quarantine" if p.parent.name == "quarantine" else p.relative_to(state).as_posix()
         _drop_lines(p, lambda line: _json_has(line, low), result, place)
+
+
+def _scrub_user_files(agent: Agent, low: list[str], result: Result) -> None:
+    """Lines of per-user files (each user's MEMORY.md, daily logs, USER.md) kept in the
+    store's context-file table, rewritten through its API."""
+    from soulframe.agentstore import context_store
+
+    try:
+        files = context_store(agent)
+        users = files.users()
+    except SoulframeError:
+        return
+    for user in users:
+        for name, content in files.user_files(user).items():
+            lines = content.splitlines(keepends=True)
+            kept = [x for x in lines if not _has(x, low)]
+            if len(kept) != len(lines):
+                files.write_user_file(user, name, "".join(kept))
+                _count(result, "per-user files", len(lines) - len(kept))
+    if users:
+        result.unreachable.append(
+            "per-user files were rewritten through the store; the old rows' bytes in its "
+            "database (agents.sqlite, or PostgreSQL) are freed but not compacted by forget")
 
 
 def _drop_lines(path: Path, hit: Any, result: Result, place: str) -> None:
