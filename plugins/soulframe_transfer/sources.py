@@ -282,7 +282,7 @@ def _codex_session(path: Path) -> list[Item]:
             bad.append(lineno)
             continue
         kind = rec.get("type")
-        payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else rec
+        payload: dict[str, Any] = rec["payload"] if isinstance(rec.get("payload"), dict) else rec
         if kind == "session_meta" or ("instructions" in rec and "id" in rec and "type" not in rec):
             session_id = session_id or str(payload.get("id") or "")
             first = first or when(payload.get("timestamp") or rec.get("timestamp"))
