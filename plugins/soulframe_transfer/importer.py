@@ -61,6 +61,10 @@ def _openclaw(agent: Agent, home: Path, writer: HistoryWriter, report: ImportRep
         raise SoulframeError(f"import openclaw: {home}: no workspace/ folder and no workspace files")
     max_bytes = int(agent.config.get("memory.max_file_bytes"))
     openclaw.copy_workspace(src, writer, report, max_bytes)
+    sessions = sorted(home.glob("agents/*/sessions/*.jsonl"))
+    if sessions:
+        report.notes.append(f"{len(sessions)} session transcript(s) under agents/*/sessions were not "
+                            "imported: their daily logs and MEMORY.md are what OpenClaw kept of them")
 
 
 def _write_config(agent: Agent, values: dict[str, object], source: Path,
