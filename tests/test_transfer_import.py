@@ -159,7 +159,9 @@ def test_openclaw_home_config_mapped_every_other_key_listed(tmp_path: Path) -> N
     out = run_cli("-w", str(ws), "import", "openclaw", str(DATA / "openclaw"))
     assert out.returncode == 0, out.stderr
     assert "sk-ant-openclaw-fixture" not in out.stdout + out.stderr
+    assert "hunter2" not in out.stdout + out.stderr  # a URL's password is a secret too
     assert "not mapped: models.providers.anthropic.apiKey (line 23): a secret" in out.stdout
+    assert "not mapped: agents.defaults.memorySearch.remote.baseUrl (line 19): a secret" in out.stdout
     for key in ("agents.defaults.heartbeat.every (line 8)",
                 "agents.defaults.memorySearch.chunking.overlap (line 17)",
                 "agents.defaults.memorySearch.query.hybrid.candidateMultiplier (line 18)",
@@ -237,6 +239,8 @@ def test_json5_subset() -> None:
         json5.loads("{\n a: {\n  b: }\n}", "x.json5")
     with pytest.raises(ConfigError, match="line 1 .*never closed"):
         json5.loads("{ a: 'open }", "x.json5")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        json5.loads("[" * 100_000, "x.json5")
 
 
 def test_the_docs_mapping_table_lists_every_mapped_key() -> None:

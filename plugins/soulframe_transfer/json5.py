@@ -182,7 +182,10 @@ def _number(tok: str) -> int | float:
 def loads(text: str, where: str = "<json5>") -> Any:
     """Parse JSON5 ``text``; ``where`` (a file name) starts every error message."""
     p = _Parser(text, where)
-    value = p.value()
+    try:
+        value = p.value()
+    except RecursionError:
+        raise p.fail("nested too deeply") from None
     if p.peek():
         raise p.fail(f"unexpected {p.peek()!r} after the end of the document")
     return value

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from soulframe.model import ConfigError
+from soulframe.redaction import looks_secret
 
 from . import json5
 from .history import HistoryWriter
@@ -123,7 +124,7 @@ def map_config(path: Path, report: ImportReport) -> tuple[dict[str, Any], dict[s
     for key, value in _leaves(data):
         canon = _canonical(key)
         line = lines.get(key)
-        if _SECRET.search(key.rsplit(".", 1)[-1]):
+        if _SECRET.search(key.rsplit(".", 1)[-1]) or (isinstance(value, str) and looks_secret(value)):
             report.unmapped.append((key, line, "a secret: not copied; store it with `soulframe keys set`"))
             continue
         if key in _USED:
