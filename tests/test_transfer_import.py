@@ -250,3 +250,27 @@ def test_the_docs_mapping_table_lists_every_mapped_key() -> None:
     for theirs, (ours, _fn, _note) in MAPPING.items():
         shown = f"agents.defaults.{theirs}" if theirs.startswith("memorySearch.") else theirs
         assert f"| `{shown}` | `{ours}` |" in page, theirs
+
+
+def test_a_conversation_continued_since_gets_only_its_new_messages(ws: Path, tmp_path: Path) -> None:
+    imported(ws, "chatgpt", DATA / "chatgpt")
+    path = ws / "memory/2024-03-01-chatgpt-allotment-watering-plan-60050c64.md"
+    before = path.read_text()
+    export = json.loads((DATA / "chatgpt" / "conversations.json").read_text())
+    conv = export[0]
+    conv["mapping"]["n5"]["children"] = ["n6"]
+    conv["mapping"]["n6"] = {"id": "n6", "parent": "n5", "children": [], "message": {
+        "id": "n6", "author": {"role": "assistant"}, "create_time": 1709550000.0,
+        "content": {"content_type": "text", "parts": ["Then fill the barrel from the roof gutter."]}}}
+    conv["current_node"] = "n6"
+    newer = tmp_path / "newer" / "conversations.json"
+    newer.parent.mkdir()
+    newer.write_text(json.dumps(export))
+    report = imported(ws, "chatgpt", newer)
+    assert (report["imported"], report["updated"], report["messages"], report["duplicates"]) == (0, 1, 1, 1)
+    after = path.read_text()
+    assert after.startswith(before)
+    assert after[len(before):] == ("\n## 2024-03-04\n\nAssistant: Then fill the barrel from the roof gutter."
+                                   " <!-- src: chatgpt msg=n6 at=2024-03-04T11:00:00Z -->\n")
+    again = imported(ws, "chatgpt", newer)
+    assert (again["updated"], again["duplicates"]) == (0, 2) and path.read_text() == after

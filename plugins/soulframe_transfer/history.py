@@ -11,6 +11,7 @@ finds the file and adds nothing. Every message passes the write-time checks
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import re
 import warnings
@@ -18,7 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from soulframe.memory import provenance
-from soulframe.memory.safety import UnsafeWriteError, UnsafeWriteWarning, guard, mode_of, scan
+from soulframe.memory.safety import (
+    Quarantine,
+    UnsafeWriteError,
+    UnsafeWriteWarning,
+    guard,
+    mode_of,
+    scan,
+)
 from soulframe.workspace import atomic_write, ensure_private_dir
 
 from .report import ImportReport
@@ -57,6 +65,14 @@ class HistoryWriter:
         self.ws = agent.workspace
         self.tombstones = Tombstones.for_agent(agent)
         self.seen: set[str] = set()
+        self._quarantined: set[tuple[str, str]] | None = None
+
+    @property
+    def quarantined(self) -> set[tuple[str, str]]:
+        """(target, text) of the writes already in quarantine."""
+        if self._quarantined is None:
+            self._quarantined = {(e.target, e.text) for e in Quarantine.for_agent(self.agent).entries()}
+        return self._quarantined
 
     def _allowed(self, text: str, target: str, via: str) -> bool:
         if self.dry_run:
@@ -75,17 +91,33 @@ class HistoryWriter:
         return True
 
     def conversation(self, conv: Conversation) -> None:
+        """Write ``conv`` as a new file; or, when an earlier import wrote it, append the
+        messages it did not have yet (a conversation continued since, a resumed session):
+        importing the same export again adds nothing."""
         rel = conversation_path(conv)
-        if rel in self.seen or self.ws.resolve(rel).exists():
+        if rel in self.seen:
             self.report.duplicates += 1
             return
         self.seen.add(rel)
-        label = LABEL.get(conv.source, conv.source)
-        title = one_line(conv.title) or "untitled"
+        path = self.ws.resolve(rel)
+        existing = path.read_text(encoding="utf-8", errors="surrogateescape") if path.exists() else None
         created = conv.created or next((m.time for m in conv.messages if m.time), None)
-        lines = [f"# {label}: {title}"
-                 + provenance.mark(conv.source, conv=conv.id, at=created) + "\n", "\n"]
         day = created.date() if created else None
+        lines: list[str] = []
+        known_ids: set[str] = set()
+        known_lines: set[str] = set()
+        if existing is None:
+            label = LABEL.get(conv.source, conv.source)
+            title = one_line(conv.title) or "untitled"
+            lines = [f"# {label}: {title}" + provenance.mark(conv.source, conv=conv.id, at=created) + "\n", "\n"]
+        else:
+            for line in existing.splitlines():
+                p = provenance.parse(line)
+                if p is not None and "msg" in p.fields:
+                    known_ids.add(p.fields["msg"])
+                known_lines.add(provenance.strip(line).strip())
+                if re.fullmatch(r"## \d{4}-\d{2}-\d{2}", line.strip()):
+                    day = _dt.date.fromisoformat(line.strip()[3:])
         kept = 0
         via = f"import {conv.source}"
         for m in conv.messages:
@@ -93,6 +125,10 @@ class HistoryWriter:
             if not text:
                 continue
             entry = f"{m.speaker}: {text}"
+            if existing is not None and (
+                    (m.id is not None and provenance.clean(m.id) in known_ids) or entry in known_lines
+                    or (rel, entry) in self.quarantined):
+                continue  # here already, or refused and kept in quarantine by an earlier import
             if entry in self.tombstones:
                 self.report.forgotten += 1
                 continue
@@ -103,16 +139,23 @@ class HistoryWriter:
                 lines += ["\n", f"## {day.isoformat()}\n", "\n"]
             lines.append(entry + provenance.mark(conv.source, msg=m.id, at=m.time) + "\n")
             kept += 1
+        if existing is not None and not kept:
+            self.report.duplicates += 1
+            return
         if not kept:
             self.report.notes.append(f"{conv.origin}: nothing to import (no message left)")
             return
-        self.report.imported += 1
+        if existing is None:
+            self.report.imported += 1
+        else:
+            self.report.updated += 1
         self.report.messages += kept
         self.report.files.append(rel)
         if not self.dry_run:
-            path = self.ws.resolve(rel)
             ensure_private_dir(path.parent)
-            atomic_write(path, "".join(lines), mode=0o600)
+            before = "" if existing is None else existing + ("" if existing.endswith("\n") else "\n")
+            atomic_write(path, (before + "".join(lines)).encode("utf-8", "surrogateescape"),
+                         mode=0o600 if existing is None else path.stat().st_mode & 0o777)
 
     def memory_file(self, item: MemoryFileIn) -> None:
         """CLAUDE.md / AGENTS.md of the other tool, kept as it is under

@@ -14,6 +14,8 @@ class ImportReport:
     #: conversations (or files) brought in
     imported: int = 0
     messages: int = 0
+    #: conversations an earlier import wrote that got the messages added since
+    updated: int = 0
     #: already in the workspace (an earlier import of the same export)
     duplicates: int = 0
     #: messages or files the write-time checks refused (kept in quarantine)
@@ -34,7 +36,7 @@ class ImportReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source, "dry_run": self.dry_run, "imported": self.imported,
-            "messages": self.messages, "duplicates": self.duplicates, "refused": self.refused,
+            "messages": self.messages, "updated": self.updated, "duplicates": self.duplicates, "refused": self.refused,
             "forgotten": self.forgotten,
             "unreadable": [{"where": w, "why": y} for w, y in self.unreadable],
             "files": self.files, "notes": self.notes,
@@ -47,7 +49,9 @@ class ImportReport:
     def lines(self) -> list[str]:
         verb = "would import" if self.dry_run else "imported"
         out = [f"{self.source}: {verb} {self.imported} "
-               f"({self.messages} message(s)); {self.duplicates} already here (skipped); "
+               f"({self.messages} message(s)); "
+               + (f"{self.updated} continued since (new messages added); " if self.updated else "")
+               + f"{self.duplicates} already here (skipped); "
                f"{self.refused} refused by the write-time checks (quarantined); "
                f"{len(self.unreadable)} unreadable"
                + (f"; {self.forgotten} kept out as forgotten" if self.forgotten else "")]

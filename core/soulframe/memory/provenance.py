@@ -47,15 +47,21 @@ def stamp(at: _dt.datetime | None = None) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def clean(value: object) -> str:
+    """A field value as :func:`mark` writes it: no spaces, no ``<``/``>`` or ``--``, which
+    would end the comment."""
+    text = stamp(value) if isinstance(value, _dt.datetime) else str(value)
+    return _UNSAFE.sub("_", text).replace("--", "-")
+
+
 def mark(source: str, **fields: object) -> str:
     """The comment to append to an entry (with a leading space); ``None`` fields are left
-    out and values are made safe (no spaces, no ``<``/``>``, which would end the comment)."""
+    out and values are made safe (:func:`clean`)."""
     parts = [_UNSAFE.sub("_", source)]
     for k, v in fields.items():
         if v is None or v == "":
             continue
-        value = stamp(v) if isinstance(v, _dt.datetime) else str(v)
-        parts.append(f"{k}={_UNSAFE.sub('_', value).replace('--', '-')}")
+        parts.append(f"{k}={clean(v)}")
     return f" <!-- src: {' '.join(parts)} -->"
 
 
@@ -109,4 +115,4 @@ def mark_new_lines(old: str, new: str, source: str, **fields: object) -> str:
     return "".join(out)
 
 
-__all__ = ["PATTERN", "Provenance", "mark", "mark_new_lines", "of_lines", "parse", "stamp", "strip"]
+__all__ = ["PATTERN", "Provenance", "clean", "mark", "mark_new_lines", "of_lines", "parse", "stamp", "strip"]
