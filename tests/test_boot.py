@@ -14,6 +14,7 @@ import pytest
 from fakes.llm_server import FakeLLMServer, call, calls, fail, say
 from soulframe import Session, hookimpl
 from soulframe.config import load_config
+from soulframe.memory.provenance import strip as unmarked
 from soulframe.model import ContextFile, Registration
 from soulframe.prompt.context import visible_in_session
 from soulframe_routines.boot import BOOT_OK, boot_message, has_tasks, parse_reply, run_boot
@@ -56,7 +57,8 @@ def booted(workspace: Path, boot: str = BOOT) -> Path:
 
 
 def daily(workspace: Path, day: dt.date) -> str:
-    return (workspace / "memory" / f"{day.isoformat()}.md").read_text()
+    """The day's log without its provenance comments."""
+    return unmarked((workspace / "memory" / f"{day.isoformat()}.md").read_text())
 
 
 # --------------------------------------------------------------------------- never in a prompt

@@ -15,6 +15,7 @@ from fakes.llm_server import FakeLLMServer, call, calls, fail, say
 from hypothesis import given
 from hypothesis import strategies as st
 from soulframe.config import load_config
+from soulframe.memory.provenance import strip as unmarked
 from soulframe.model import Session
 from soulframe_chat.models import build_chat_model
 from soulframe_memory.flush import FlushSettings, maybe_flush, run_flush
@@ -107,7 +108,7 @@ def test_facts_end_up_in_todays_daily_log(workspace, api):
         result = flush(workspace, srv, CONVERSATION, api=api)
     assert result.status == "done"
     assert result.iterations == 4
-    assert (workspace / TODAY_TOKYO).read_text() == "- User moved to Lisbon\n"
+    assert (workspace / TODAY_TOKYO).read_text() == "- User moved to Lisbon <!-- src: flush via=write_file -->\n"
     assert "dark-mode" in (workspace / "MEMORY.md").read_text()
     assert result.written == (TODAY_TOKYO, "MEMORY.md")
     assert result.show is None  # NO_REPLY: nothing for the user
@@ -131,7 +132,8 @@ def test_append_keeps_what_the_daily_log_already_had(workspace):
         ]
     ) as srv:
         flush(workspace, srv)
-    assert (workspace / TODAY_TOKYO).read_text() == "- morning: standup\n- evening: deploy\n"
+    # only the line the flush added carries its provenance
+    assert (workspace / TODAY_TOKYO).read_text() == "- morning: standup\n- evening: deploy <!-- src: flush via=write_file -->\n"
 
 
 def test_a_reply_other_than_no_reply_is_shown(workspace):
@@ -275,7 +277,7 @@ def test_before_compaction_flushes_once_per_cycle(workspace, tmp_path):
         agent.before_compaction(session, usage(20_000))
         agent.before_compaction(session, usage(threshold + 1))
         assert len(srv.requests) == 4
-    assert (workspace / "MEMORY.md").read_text() == "- lives in Lisbon\n- lives in Lisbon\n"
+    assert unmarked((workspace / "MEMORY.md").read_text()) == "- lives in Lisbon\n- lives in Lisbon\n"
     state = json.loads((tmp_path / "state" / "flush" / f"{agent.state_key}.json").read_text())
     assert state["sessions"]["main:alice:-"]["flushed_at"] == 1
     assert (tmp_path / "state" / "flush" / f"{agent.state_key}.json").stat().st_mode & 0o777 == 0o600
@@ -372,7 +374,7 @@ def test_cli_memory_flush_over_a_saved_conversation(workspace, tmp_path, cli):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["status"] == "done" and data["written"] == [today] and data["show"] is None
-    assert (workspace / today).read_text() == "- moved to Lisbon\n"
+    assert unmarked((workspace / today).read_text()) == "- moved to Lisbon\n"
     assert "Lisbon" in json.dumps(srv.requests[0].json["messages"])
 
 

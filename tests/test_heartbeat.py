@@ -12,6 +12,7 @@ import pytest
 from fakes.llm_server import FakeLLMServer, fail, say
 from soulframe import Agent, Session
 from soulframe.config import load_config
+from soulframe.memory.provenance import strip as unmarked
 from soulframe.workspace import seed_workspace
 from soulframe_routines.heartbeat import has_tasks, is_heartbeat_ok, run_heartbeat
 
@@ -75,7 +76,7 @@ def test_ok_run_uses_a_heartbeat_session_and_is_logged(workspace):
     assert "backup server is reachable" in sent["system"]  # HEARTBEAT.md reached the prompt
     assert "HEARTBEAT_OK" in json.dumps(sent["messages"])
     assert result.logged_to == "memory/2026-03-01.md"
-    assert (workspace / "memory" / "2026-03-01.md").read_text() == "# 2026-03-01\n\n- 09:15 heartbeat: OK\n"
+    assert unmarked((workspace / "memory" / "2026-03-01.md").read_text()) == "# 2026-03-01\n\n- 09:15 heartbeat: OK\n"
 
 
 def test_no_log_when_memory_is_disabled(workspace):
@@ -94,7 +95,7 @@ def test_a_reply_that_is_not_ok_is_attention_and_logged(workspace):
         result = run_heartbeat(agent_at(workspace, srv), now=NOW)
     assert result.status == "attention" and result.exit_code == 1
     assert result.line() == "ATTENTION: The backup server is unreachable."
-    assert (workspace / "memory" / "2026-03-01.md").read_text() == (
+    assert unmarked((workspace / "memory" / "2026-03-01.md").read_text()) == (
         "- 08:00 standup\n- 09:15 heartbeat: needs attention — The backup server is unreachable.\n"
     )
 

@@ -20,6 +20,7 @@ from soulframe.agent import Agent
 from soulframe.config import load_config
 from soulframe.memory.chunking import chunk_text, split_long_line
 from soulframe.memory.files import Discovery
+from soulframe.memory.provenance import strip as unmarked
 from soulframe.memory.querying import query_terms
 from soulframe.model import ConfigError, PathEscapeError, Registration, Session, SoulframeError
 from soulframe.plugins import make_plugin_manager
@@ -409,7 +410,8 @@ def test_append_daily_creates_the_log_with_a_heading(agent: Any, ws: Path) -> No
     p = agent.memory.append_daily("Prefers dark-mode screenshots", when=when)
     agent.memory.append_daily("Second  entry\nwith a newline", when=when)
     assert p == ws / "memory" / "2026-11-21.md"
-    assert p.read_text() == "# 2026-11-21\n\n- Prefers dark-mode screenshots\n- Second entry with a newline\n"
+    assert unmarked(p.read_text()) == "# 2026-11-21\n\n- Prefers dark-mode screenshots\n- Second entry with a newline\n"
+    assert "- Prefers dark-mode screenshots <!-- src: remember via=memory-remember at=" in p.read_text()
     assert oct(p.stat().st_mode & 0o777) == oct(0o600)
 
 
@@ -428,7 +430,7 @@ def test_append_daily_uses_the_agent_time_zone(ws: Path, tmp_path: Path) -> None
 def test_remember_curated_goes_to_memory_md(agent: Any, ws: Path) -> None:
     p = agent.memory.remember("Prefers dark-mode screenshots", curated=True)
     assert p == ws / "MEMORY.md"
-    last = p.read_text().splitlines()[-1]
+    last = unmarked(p.read_text()).splitlines()[-1]
     assert re.fullmatch(r"- Prefers dark-mode screenshots \(added \d{4}-\d{2}-\d{2}\)", last)
     with pytest.raises(SoulframeError, match="empty"):
         agent.memory.remember("  ")
@@ -440,7 +442,7 @@ def test_appending_to_a_file_without_a_final_newline(agent: Any, ws: Path) -> No
     p = ws / "memory" / "2026-01-05.md"
     p.write_text("# 2026-01-05\n\n- first")
     agent.memory.append_daily("second", when=dt.datetime(2026, 1, 5, 9))
-    assert p.read_text().splitlines() == ["# 2026-01-05", "", "- first", "- second"]
+    assert unmarked(p.read_text()).splitlines() == ["# 2026-01-05", "", "- first", "- second"]
 
 
 def test_concurrent_appends_lose_nothing(agent: Any) -> None:

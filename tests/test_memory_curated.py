@@ -9,6 +9,7 @@ from pathlib import Path
 
 from soulframe import Agent
 from soulframe.memory.curated import file_note
+from soulframe.memory.provenance import strip as unmarked
 
 from .conftest import run_cli
 
@@ -29,7 +30,7 @@ def test_after_init_the_note_is_not_filed_under_lessons_learned(workspace: Path)
     run_cli("init", str(workspace), check=True)
     out = run_cli("-w", str(workspace), "memory", "remember", "--curated", "Lease renewed until 2027-10")
     assert out.returncode == 0, out.stderr
-    text = (workspace / "MEMORY.md").read_text()
+    text = unmarked((workspace / "MEMORY.md").read_text())
     got = sections(text)
     assert got["## Lessons learned"] == []
     today = dt.date.today().isoformat()

@@ -17,6 +17,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from soulframe.agent import Agent
 from soulframe.config import load_config
+from soulframe.memory.provenance import strip as unmarked
 from soulframe.memory.safety import UnsafeWriteError, UnsafeWriteWarning, scan
 from soulframe.model import Session
 from soulframe.tools import ToolError, dispatch
@@ -183,7 +184,7 @@ def test_flush_writes_are_guarded(workspace: Path, tmp_path: Path) -> None:
             "total_tokens": 99_000, "messages": [{"role": "user", "content": "I moved to Lisbon."}]})
         refusal = srv.requests[1].json["messages"][-1]["content"]
     assert "refused to write to MEMORY.md" in refusal and "prompt injection" in refusal
-    assert (workspace / "MEMORY.md").read_text() == "- Lives in Lisbon\n"
+    assert unmarked((workspace / "MEMORY.md").read_text()) == "- Lives in Lisbon\n"
 
 
 # --------------------------------------------------------------------------- as users meet it

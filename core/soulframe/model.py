@@ -324,6 +324,9 @@ class SearchHit:
     scope: str = "agent"
     #: the re-ranker's score (``None`` when no re-ranker ran on this hit)
     rerank_score: float | None = None
+    #: where the hit's lines came from (their provenance notes, ``chatgpt conv=… at=…``;
+    #: empty for hand-written lines), see :mod:`soulframe.memory.provenance`
+    provenance: tuple[str, ...] = ()
 
     @property
     def citation(self) -> str:
@@ -340,7 +343,8 @@ class SearchHit:
             "vector_score": None if self.vector_score is None else round(self.vector_score, 4),
             "citation": self.citation,
             "scope": self.scope,
-        } | ({} if self.rerank_score is None else {"rerank_score": round(self.rerank_score, 4)})
+        } | ({} if self.rerank_score is None else {"rerank_score": round(self.rerank_score, 4)}) | (
+            {"provenance": list(self.provenance)} if self.provenance else {})
 
 
 # --------------------------------------------------------------------------- skills
@@ -707,6 +711,23 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ErasingStore(Store, Protocol):
+    """A store that can erase forgotten text for good (``soulframe forget``), a declared
+    capability checked with ``isinstance``."""
+
+    def erase(self, texts: Sequence[str], cache: Mapping[str, Sequence[str]]) -> dict[str, int]:
+        """Erase every trace of ``texts`` the store keeps beyond what a sync already
+        replaced: chunks (any scope) and recall-tracking rows whose text contains one of
+        ``texts`` (ignoring case), and the embedding-cache entries listed in ``cache``
+        (model id -> text hashes). Then make the deleted bytes unrecoverable from the
+        store's own files: no free page, index segment or log still holding them (SQLite:
+        ``secure_delete``, an FTS rebuild, ``VACUUM``, the WAL checkpointed and truncated;
+        PostgreSQL: ``VACUUM FULL`` of the memory tables and a ``CHECKPOINT``). Returns
+        counts: ``chunks``, ``recalls``, ``cached_embeddings``."""
+        ...
 
 
 @attrs.frozen

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from .model import ChunkInput, FileRecord, Recall, Store
+from .model import ChunkInput, ErasingStore, FileRecord, Recall, Store
 
 StoreFactory = Callable[..., Store]
 
@@ -264,6 +264,29 @@ class StoreContract:
         assert top[0].line == 5 and abs(top[0].best_score - 0.9) < 1e-6 and top[0].last_recalled >= top[0].first_recalled
         assert [(r.count, r.queries) for r in s.recalls(10, scope="alice")] == [(1, 1)]
         assert s.recalls(10, path_prefix="MEMORY") == [] and len(s.recalls(1)) == 1
+
+    def test_erase_removes_forgotten_text_everywhere(self, store: Store) -> None:
+        """Optional (``ErasingStore``): ``erase`` drops the chunks and recall rows holding a
+        forgotten text, whatever its case, and the named embedding-cache entries; the rest
+        stays searchable."""
+        if not isinstance(store, ErasingStore):
+            pytest.skip("this store does not implement ErasingStore.erase")
+        store.replace_file(record("memory/a.md", "1"), [
+            ChunkInput(1, 1, "- The heron nests at DAWN by the weir", "h1", (basis(0),)),
+            ChunkInput(2, 2, "- The kingfisher fishes at noon", "h2", (basis(1),))])
+        s: Any = store
+        s.record_recalls([Recall("memory/a.md", 1, "- The heron nests at DAWN by the weir", 0.7),
+                          Recall("memory/a.md", 2, "- The kingfisher fishes at noon", 0.6)], "q", "2026-11-10")
+        store.put_many("m", {"h1": basis(0), "h2": basis(1)})
+        counts = store.erase(["heron nests at dawn"], {"m": ["h1"]})
+        assert counts == {"chunks": 1, "recalls": 1, "cached_embeddings": 1}
+        assert store.search_text(["heron"], 5, include_private=True) == []
+        assert [h.text for h in store.search_text(["kingfisher"], 5, include_private=True)] == [
+            "- The kingfisher fishes at noon"]
+        assert [h.start_line for h in store.search_vector(basis(0), 5, include_private=True)] == [2]
+        assert [r.text for r in s.recalls(10)] == ["- The kingfisher fishes at noon"]
+        assert set(store.get_many("m", ["h1", "h2"])) == {"h2"}
+        assert store.check() == []
 
     def test_data_persists_across_reopen(self, make_store: StoreFactory) -> None:
         a = make_store("persist")

@@ -139,16 +139,19 @@ def session_ended(agent: Agent, session: Any, messages: Any) -> None:
 def transform_context_files(files: list[Any]) -> list[Any]:
     """The prompt's MEMORY.md (and daily logs) leave out superseded entries
     (``- ~~old~~ (superseded by: new, date)``): the file keeps its history, the model
-    sees only what is true now."""
+    sees only what is true now. Provenance comments (``<!-- src: … -->``) are left out
+    too: they are for the person reading the file, not tokens for the model."""
     import attrs
+    from soulframe.memory.provenance import strip
     from soulframe.memory.supersede import drop_superseded, is_superseded_chunk
 
     out = []
     for f in files:
         name = getattr(f, "name", "")
         content = getattr(f, "content", None)
-        if isinstance(content, str) and (name in ("MEMORY.md", "memory.md") or name.startswith("memory/")) \
-                and is_superseded_chunk(content):
-            f = attrs.evolve(f, content=drop_superseded(content))
+        if isinstance(content, str) and (name in ("MEMORY.md", "memory.md") or name.startswith("memory/")):
+            if is_superseded_chunk(content):
+                content = drop_superseded(content)
+            f = attrs.evolve(f, content=strip(content)) if content != f.content or "src:" in content else f
         out.append(f)
     return out

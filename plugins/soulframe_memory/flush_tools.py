@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from soulframe.memory.files import CURATED, MemoryPathError, confine_memory_path
+from soulframe.memory.provenance import mark_new_lines
 from soulframe.memory.textclean import strip_controls
 from soulframe.model import SoulframeError, ToolContext, ToolSpec
 from soulframe.workspace import Workspace, ensure_private_dir, update_locked
@@ -124,7 +125,10 @@ class MemoryFiles:
             old = before.decode("utf-8", errors="replace") if append else ""
             sep = "" if not old or old.endswith("\n") else "\n"
             new = old + sep + content
-            data: bytes = (new if not new or new.endswith("\n") else new + "\n").encode("utf-8")
+            new = new if not new or new.endswith("\n") else new + "\n"
+            # the lines this write adds carry their provenance (soulframe.memory.provenance)
+            new = mark_new_lines(before.decode("utf-8", errors="replace"), new, "flush", via="write_file")
+            data: bytes = new.encode("utf-8")
             self.seen[relative] = hashlib.sha256(data).hexdigest()
             return data
 

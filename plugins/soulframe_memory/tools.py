@@ -51,6 +51,8 @@ def _search(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         row = h.to_dict()
         # an excerpt goes back to the model: no wrapper tag or boundary marker survives in it
         row["snippet"] = neutralise(mask_for_model(row["snippet"], ctx.agent.config))
+        if "provenance" in row:  # ids from an imported export are outside text too
+            row["provenance"] = [neutralise(p) for p in row["provenance"]]
         if citations == "off":
             row.pop("citation", None)
         hits.append(row)

@@ -20,6 +20,7 @@ PostgreSQL, every method a transaction against the same schema.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
@@ -503,6 +504,47 @@ class PostgresStore:
                            days=int(r[8]), best_score=float(r[4]), first_recalled=float(r[5]),
                            last_recalled=float(r[6]), scope=scope)
                 for r in self.db.run(go, what="read recalls")]
+
+    def erase(self, texts: Sequence[str], cache: Mapping[str, Sequence[str]]) -> dict[str, int]:
+        """``ErasingStore.erase``: rows deleted in one transaction, then ``VACUUM FULL``
+        rewrites the memory tables into new files (the old ones, which still held the
+        deleted tuples, are removed) and ``CHECKPOINT`` flushes them. Write-ahead-log
+        segments and base backups outside the database are beyond its reach."""
+        needles = [t for t in texts if t.strip()]
+
+        def go(conn: Any) -> dict[str, int]:
+            counts = {"chunks": 0, "recalls": 0, "cached_embeddings": 0}
+            for t in needles:
+                counts["chunks"] += conn.execute(
+                    "DELETE FROM memory_chunks WHERE agent_id = %s AND strpos(lower(text), lower(%s)) > 0",
+                    (self.agent_id, t)).rowcount
+                gone = conn.execute(
+                    "DELETE FROM memory_recalls WHERE agent_id = %s AND strpos(lower(text), lower(%s)) > 0 "
+                    "RETURNING user_id, path, entry_hash", (self.agent_id, t)).fetchall()
+                for user_id, path, entry_hash in gone:
+                    conn.execute("DELETE FROM memory_recall_queries WHERE agent_id = %s AND user_id = %s "
+                                 "AND path = %s AND entry_hash = %s", (self.agent_id, user_id, path, entry_hash))
+                counts["recalls"] += len(gone)
+            for model, hashes in cache.items():
+                if hashes:
+                    counts["cached_embeddings"] += conn.execute(
+                        "DELETE FROM embedding_cache WHERE model = %s AND hash = ANY(%s)",
+                        (model, list(hashes))).rowcount
+            return counts
+
+        counts = self.db.run(go, what="erasing forgotten text")
+        with self.db.connection() as conn:
+            conn.commit()
+            conn.autocommit = True  # VACUUM cannot run inside a transaction
+            try:
+                for table in ("memory_chunks", "memory_vectors", "memory_recalls",
+                              "memory_recall_queries", "embedding_cache"):
+                    conn.execute(f"VACUUM FULL {table}".encode())
+                with contextlib.suppress(Exception):  # CHECKPOINT needs pg_checkpoint or superuser
+                    conn.execute(b"CHECKPOINT")
+            finally:
+                conn.autocommit = False
+        return counts
 
     def analyze(self) -> None:
         """Refresh the planner's statistics of the memory tables. Autovacuum does this on

@@ -716,6 +716,14 @@ class SqliteStore:
                            days=int(r[8]), best_score=float(r[4]), first_recalled=float(r[5]),
                            last_recalled=float(r[6]), scope=scope) for r in rows]
 
+    # ------------------------------------------------------------------ forgetting
+
+    def erase(self, texts: Sequence[str], cache: Mapping[str, Sequence[str]]) -> dict[str, int]:
+        """``ErasingStore.erase``: see :mod:`soulframe_sqlite.erase`."""
+        from .erase import erase
+
+        return erase(self, texts, cache)
+
     def context_files(self, agent: Agent) -> Any:
         """Per-user context files of a standalone agent (``userfiles.py``): kept in
         ``<state_dir>/agents.sqlite``, apart from this index, which may be rebuilt."""

@@ -50,7 +50,7 @@ def search_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
     out.update(mode=results.mode, notice=results.notice)
     out["hits"] = [
         {"citation": h.citation, "path": h.path, "start": h.start_line, "end": h.end_line,
-         "snippet": h.snippet, "scope": h.scope,
+         "snippet": h.snippet, "scope": h.scope, "provenance": list(h.provenance),
          "bars": [(label, value) for label, value in (
              ("fused", h.score), ("keyword", h.text_score), ("vector (calibrated)", h.vector_score),
              ("re-ranker", h.rerank_score)) if value is not None]}

@@ -142,7 +142,7 @@ def memory_rebuild(state: State, as_json: bool) -> None:
               help="Search as this user: the agent's memory and that user's own (never another user's).")
 @click.option("--history", is_flag=True, help="Also show superseded entries (~~old~~ (superseded ...)), ranked last.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print a JSON list of {path, start_line, end_line, score, snippet, text_score, vector_score, citation, mode}.")
+              help="Print a JSON list of {path, start_line, end_line, score, snippet, text_score, vector_score, citation, mode, provenance}.")
 @pass_state
 def memory_search(state: State, query: str, k: int | None, min_score: float | None, channel: str,
                   session_kind: str, user_id: str | None, history: bool, as_json: bool) -> None:
@@ -209,6 +209,9 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
         click.echo(f"  ({', '.join(channels)})")
         for line in h.snippet.splitlines():
             click.echo(f"    {line}")
+        if h.provenance:
+            more = f" (+{len(h.provenance) - 2} more)" if len(h.provenance) > 2 else ""
+            click.secho(f"    from: {'; '.join(h.provenance[:2])}{more}", dim=True)
 
 
 @memory_group.command("get")

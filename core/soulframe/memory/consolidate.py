@@ -42,6 +42,7 @@ import attrs
 
 from ..model import SoulframeError
 from .candidates import entries, find_candidates
+from .provenance import strip as strip_provenance
 from .recall import normalise_entry
 from .safety import passing
 from .supersede import mark_superseded
@@ -117,7 +118,10 @@ def parse_operations(reply: str) -> list[dict[str, Any]]:
 
 
 def _entry_line(text: str, citation: str, day: str, verb: str) -> str:
-    return f"- {' '.join(text.split())} (source: {citation}, {verb} {day})"
+    from .provenance import mark
+
+    return f"- {' '.join(text.split())} (source: {citation}, {verb} {day})" + mark(
+        "consolidate", src=citation, op=verb, at=day)
 
 
 def plan(
@@ -199,7 +203,7 @@ def dedupe(memory_text: str, similarity: float) -> tuple[str, list[str]]:
     seen: list[str] = []
     drop: set[int] = set()
     for i, ln in entries(memory_text):
-        norm = re.sub(r"\((?:added|source)[^)]*\)\s*$", "", normalise_entry(ln)).strip()
+        norm = re.sub(r"\((?:added|source)[^)]*\)\s*$", "", normalise_entry(strip_provenance(ln))).strip()
         if any(difflib.SequenceMatcher(None, norm, s).ratio() >= similarity for s in seen):
             drop.add(i)
         else:

@@ -24,7 +24,7 @@ def append_daily(index: MemoryIndex, text: str, *, when: _dt.datetime | None = N
     from .safety import guard
 
     guard(index.agent, entry, target=f"memory/{day}.md", via=via)
-    _append_locked(path, entry, heading=f"# {day}\n\n")
+    _append_locked(path, _marked(entry, via, when), heading=f"# {day}\n\n")
     return path
 
 
@@ -48,7 +48,7 @@ def remember(index: MemoryIndex, text: str, *, curated: bool = False, via: str =
     path = existing if existing is not None else ws.resolve("MEMORY.md")
     from .curated import file_note_locked
 
-    file_note_locked(path, entry, heading="# MEMORY.md\n\n")
+    file_note_locked(path, _marked(entry, via), heading="# MEMORY.md\n\n")
     return path
 
 
@@ -59,6 +59,15 @@ def _entry(text: str) -> str:
     if not text:
         raise SoulframeError("memory remember: the text is empty")
     return f"- {text}\n"
+
+
+def _marked(entry: str, via: str, when: _dt.datetime | None = None) -> str:
+    """The entry with its provenance (:mod:`soulframe.memory.provenance`): who wrote it,
+    how, when."""
+    from .provenance import mark
+
+    source = "flush" if "flush" in via else "remember"
+    return entry.rstrip("\n") + mark(source, via=via.replace(" ", "-"), at=when or _dt.datetime.now(_dt.UTC)) + "\n"
 
 
 def _append_locked(path: Path, entry: str, *, heading: str) -> None:

@@ -43,14 +43,17 @@ def chunker(agent: Agent) -> Chunker:
 
 def chunk(agent: Agent, text: str, path: str) -> list[Chunk]:
     """``text`` cut by the selected chunker, with the chunker's promise checked: every chunk
-    has text and a 1-based, inclusive, in-order line range. Secrets are masked first
+    has text and a 1-based, inclusive, in-order line range. Provenance comments
+    (:mod:`soulframe.memory.provenance`) are cut first: they are not content, and cutting
+    them keeps every line where it is. Secrets are masked too
     (:func:`soulframe.redaction.mask_found`, which keeps line breaks): the index — its text,
     its keyword index, the text sent to an embedding API — never holds one."""
     from ..redaction import mask_found
+    from .provenance import strip
 
     text = mask_found(text)
     out: list[Chunk] = []
-    for c in chunker(agent).chunk(text, path):
+    for c in chunker(agent).chunk(strip(text), path):
         if not c.text.strip():
             continue
         if c.start_line < 1 or c.end_line < c.start_line:

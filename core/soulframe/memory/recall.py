@@ -19,8 +19,11 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 def normalise_entry(text: str) -> str:
-    """An entry's text without its bullet, case and spacing (what the key is made of)."""
-    return _SPACE.sub(" ", _BULLET.sub("", text)).strip().lower()
+    """An entry's text without its bullet, provenance, case and spacing (what the key is
+    made of)."""
+    from .provenance import strip
+
+    return _SPACE.sub(" ", _BULLET.sub("", strip(text))).strip().lower()
 
 
 def recall_key(text: str) -> str:

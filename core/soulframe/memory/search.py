@@ -285,7 +285,23 @@ def _hit(index: MemoryIndex, f: Fused, terms: list[str], qv: Any = None,
         score=round(f.score, 6), snippet=text,
         text_score=f.text_score, vector_score=f.vector_score,
         scope="user" if ch.scope else "agent", rerank_score=f.rerank_score,
+        provenance=() if ch.scope else _provenance(index, ch.path, ch.start_line, ch.end_line),
     )
+
+
+def _provenance(index: MemoryIndex, path: str, start: int, end: int) -> tuple[str, ...]:
+    """The provenance notes on lines ``start``-``end`` of the workspace file (the index holds
+    the text without them); nothing when the file cannot be read."""
+    from .provenance import of_lines
+
+    try:
+        with open(index.agent.workspace.resolve(path), encoding="utf-8", errors="replace") as fh:
+            from itertools import islice
+
+            lines = [line for line in islice(fh, start - 1, end) if "src:" in line]
+    except (OSError, SoulframeError):
+        return ()
+    return of_lines(lines)
 
 
 def _closest_passage_line(index: MemoryIndex, text: str, qv: Any) -> int | None:

@@ -333,8 +333,11 @@ def save_session(
     else:
         section = "## Summary"
     title = " ".join(first_user.split())[:80]
+    from .provenance import mark
+
     content = (
-        f"# Session {now:%Y-%m-%d %H:%M}: {title}\n\n{section}\n\n{body}\n"
+        f"# Session {now:%Y-%m-%d %H:%M}: {title}{mark('session', via=via.replace(' ', '-'), at=now)}"
+        f"\n\n{section}\n\n{body}\n"
     )
     day = now.date().isoformat()
     content = strip_controls(content)  # the model's summary too: no NUL in memory

@@ -1,0 +1,369 @@
+"""``soulframe forget``: memory entries removed from the Markdown and from everything derived
+from them.
+
+An entry is a line. :func:`select` finds them (by text, by a search query, a whole file, a
+date range); :func:`forget` removes them from the workspace's Markdown, then from every copy
+soulframe made: the consolidation diary and undo snapshots (``memory/.diary/``), the
+quarantine and the other JSON Lines files in ``state_dir``, the index (a sync replaces the
+changed files' chunks; :meth:`~soulframe.model.ErasingStore.erase` drops chunks, recall
+rows and cached embeddings and compacts the store so the bytes are gone), and leaves a
+tombstone (a hash) so an import does not bring the entry back. What it cannot reach (the git
+history of ``soulframe backup``, the export the entry came from) is said, with the command
+that would rewrite it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from soulframe.memory import provenance
+from soulframe.memory.files import SKIP_DIRS, confine_memory_path, day_of
+from soulframe.memory.querying import query_terms
+from soulframe.model import ErasingStore, SoulframeError
+from soulframe.workspace import atomic_write
+
+from .tombstones import Tombstones, normalise
+
+if TYPE_CHECKING:
+    from soulframe import Agent
+
+#: a removed line shorter than this is not searched for elsewhere (``- ok`` would match
+#: half the diary); its own line is still removed
+MIN_NEEDLE = 8
+DIARY_DIR = "memory/.diary"
+
+
+@attrs.frozen
+class Entry:
+    path: str
+    line: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "text": self.text}
+
+
+@attrs.define
+class Plan:
+    entries: list[Entry] = attrs.field(factory=list)
+    #: whole files to remove
+    files: list[str] = attrs.field(factory=list)
+    #: the text asked for, searched for in every copy besides the entries' own lines
+    texts: list[str] = attrs.field(factory=list)
+
+    def needles(self) -> list[str]:
+        out: list[str] = [t for t in self.texts if t.strip()]
+        for e in self.entries:
+            core = core_text(e.text)
+            if len(core) >= MIN_NEEDLE and core not in out:
+                out.append(core)
+        return out
+
+    def __bool__(self) -> bool:
+        return bool(self.entries or self.files or self.texts)
+
+
+@attrs.define
+class Result:
+    entries: int = 0
+    files_changed: list[str] = attrs.field(factory=list)
+    files_removed: list[str] = attrs.field(factory=list)
+    #: place -> how many records or lines went
+    scrubbed: dict[str, int] = attrs.field(factory=dict)
+    store: dict[str, int] = attrs.field(factory=dict)
+    tombstones: int = 0
+    unreachable: list[str] = attrs.field(factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def core_text(line: str) -> str:
+    """A line's entry text: no provenance, no list marker, outer space trimmed."""
+    from .tombstones import _MARKER
+
+    return _MARKER.sub("", provenance.strip(line), count=1).strip()
+
+
+# --------------------------------------------------------------------------- selecting
+
+
+def markdown_files(agent: Agent) -> Iterator[tuple[str, Path]]:
+    """Every Markdown file of the workspace (hidden folders and links left out: the diary
+    is handled on its own, a link may lead elsewhere)."""
+    root = agent.workspace.root
+    for dirpath, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        for name in sorted(files):
+            p = Path(dirpath, name)
+            if name.endswith(".md") and not name.startswith(".") and not p.is_symlink():
+                yield p.relative_to(root).as_posix(), p
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def select(agent: Agent, *, text: str | None = None, query: str | None = None,
+           file: str | None = None, since: _dt.date | None = None, until: _dt.date | None = None,
+           limit: int = 6) -> Plan:
+    plan = Plan()
+    seen: set[tuple[str, int]] = set()
+
+    def take(rel: str, i: int, line: str) -> None:
+        if (rel, i) not in seen and line.strip():
+            seen.add((rel, i))
+            plan.entries.append(Entry(rel, i, line))
+
+    if text is not None:
+        needle = text.casefold().strip()
+        if len(needle) < 3:
+            raise SoulframeError("forget: give at least three characters of the text to forget")
+        plan.texts.append(text.strip())
+        for rel, p in markdown_files(agent):
+            for i, line in enumerate(_lines(p), 1):
+                if needle in line.casefold():
+                    take(rel, i, line)
+    if query is not None:
+        terms = query_terms(query)
+        for hit in agent.memory.search(query, k=limit, track=False):
+            if hit.scope != "agent":
+                continue
+            lines = _lines(agent.workspace.resolve(hit.path))
+            for i in range(hit.start_line, min(hit.end_line, len(lines)) + 1):
+                low = lines[i - 1].casefold()
+                if not lines[i - 1].lstrip().startswith("#") and any(t in low for t in terms):
+                    take(hit.path, i, lines[i - 1])
+    whole: list[str] = []
+    if file is not None:
+        rel, _real, abspath = confine_memory_path(agent.workspace, file)
+        if not abspath.is_file():
+            raise SoulframeError(f"forget --file {rel}: no such file")
+        whole.append(rel)
+    if since is not None or until is not None:
+        lo, hi = since or _dt.date.min, until or _dt.date.max
+        for rel, p in markdown_files(agent):
+            day = day_of(rel)
+            if day is not None and rel.startswith("memory/"):
+                if lo <= _dt.date.fromisoformat(day) <= hi:
+                    whole.append(rel)
+                continue
+            for i, line in enumerate(_lines(p), 1):  # entries stamped with a time in range
+                at = (provenance.parse(line) or provenance.Provenance("")).fields.get("at", "")
+                if at[:10] and _in_range(at[:10], lo, hi):
+                    take(rel, i, line)
+    for rel in whole:
+        if rel not in plan.files:
+            plan.files.append(rel)
+            for i, line in enumerate(_lines(agent.workspace.resolve(rel)), 1):
+                take(rel, i, line)
+    return plan
+
+
+def _in_range(day: str, lo: _dt.date, hi: _dt.date) -> bool:
+    try:
+        return lo <= _dt.date.fromisoformat(day) <= hi
+    except ValueError:
+        return False
+
+
+# --------------------------------------------------------------------------- forgetting
+
+
+def forget(agent: Agent, plan: Plan) -> Result:
+    result = Result(entries=len(plan.entries))
+    needles = plan.needles()
+    low = [n.casefold() for n in needles]
+    by_file: dict[str, set[str]] = {}
+    for e in plan.entries:
+        by_file.setdefault(e.path, set()).add(e.text)
+    cache = _cache_hashes(agent, by_file, plan, low)
+    # 1. the Markdown
+    for rel, texts in by_file.items():
+        path = agent.workspace.resolve(rel)
+        if rel in plan.files:
+            _shred(path)
+            result.files_removed.append(rel)
+            continue
+        data = path.read_text(encoding="utf-8", errors="surrogateescape")
+        kept = [x for x in data.splitlines(keepends=True) if x.rstrip("\r\n") not in texts]
+        atomic_write(path, "".join(kept).encode("utf-8", "surrogateescape"), mode=path.stat().st_mode & 0o777)
+        result.files_changed.append(rel)
+    # 2. copies soulframe made: diary, undo snapshots, quarantine and other JSON Lines
+    if low:
+        _scrub_diary(agent, low, result)
+        _scrub_state(Path(agent.state_dir), low, result)
+        _scrub_user_files(agent, low, result)
+    # 3. the index
+    agent.memory.sync()
+    store = agent.memory.store
+    if isinstance(store, ErasingStore):
+        result.store = store.erase(needles, cache)
+    else:
+        result.unreachable.append(
+            f"the {store.name} store cannot erase (no ErasingStore.erase): its files may keep "
+            "deleted text until it compacts them; `soulframe memory rebuild` rewrites the index")
+    # 4. the tombstones
+    result.tombstones = Tombstones.for_agent(agent).add(e.text for e in plan.entries)
+    # 5. what is out of reach
+    ws = agent.workspace.root
+    if (ws / ".git").exists():
+        result.unreachable.append(
+            f"the git history of {ws} (soulframe backup) still holds it: rewrite it with "
+            f"`git -C {ws} filter-repo --replace-text FILE` (FILE lists the text, one line each; "
+            f"git-filter-repo is a separate tool), then `git -C {ws} reflog expire --expire=now --all "
+            f"&& git -C {ws} gc --prune=now`, and force-push every remote")
+    result.unreachable.append(
+        "copies outside soulframe: the export or transcript it was imported from, other "
+        "backups, and blocks the file system or an SSD keeps after a file is rewritten")
+    return result
+
+
+def _shred(path: Path) -> None:
+    """Overwrite a file before removing it: on most file systems the old blocks are reused
+    in place (not on copy-on-write ones or SSDs, which the report says)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "r+b") as fh:
+            fh.write(b"\0" * size)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError:
+        pass
+    path.unlink(missing_ok=True)
+
+
+def _cache_hashes(agent: Agent, by_file: dict[str, set[str]], plan: Plan, low: list[str]) -> dict[str, list[str]]:
+    """The embedding-cache keys of the passages that held forgotten text (computed from the
+    files before they change), less those the files still use afterwards."""
+    if not low:
+        return {}
+    try:
+        provider = agent.memory.embedder
+    except Exception:  # no model: nothing was embedded by this run either
+        return {}
+    if provider is None:
+        return {}
+    from soulframe.embedding import text_hash  # the embedding cache's key (not the chunk hash)
+    from soulframe.memory.pipeline import chunk
+    from soulframe.memory.sync import passage_windows
+
+    gone: set[str] = set()
+    kept: set[str] = set()
+    for rel, texts in by_file.items():
+        text = agent.workspace.resolve(rel).read_text(encoding="utf-8", errors="replace")
+        after = "" if rel in plan.files else "".join(
+            x for x in text.splitlines(keepends=True) if x.rstrip("\r\n") not in texts)
+        for source, bucket in ((text, gone), (after, kept)):
+            for c in chunk(agent, source, rel):
+                if bucket is gone and not any(n in c.text.casefold() for n in low):
+                    continue
+                bucket.update(text_hash(w) for w in passage_windows(agent.memory, c.text, provider))
+    return {provider.model_id: sorted(gone - kept)}
+
+
+def _scrub_diary(agent: Agent, low: list[str], result: Result) -> None:
+    try:
+        root = agent.workspace.resolve(DIARY_DIR)
+    except SoulframeError:
+        return
+    if not root.is_dir():
+        return
+    for p in sorted(root.rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            continue
+        if p.suffix == ".json":  # an undo snapshot: {"path", "content": the file before}
+            try:
+                data = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            content = str(data.get("content", ""))
+            kept = [x for x in content.splitlines(keepends=True) if not _has(x, low)]
+            if len(kept) != len(content.splitlines(keepends=True)):
+                data["content"] = "".join(kept)
+                atomic_write(p, json.dumps(data), mode=0o600)
+                _count(result, "undo snapshots", len(content.splitlines()) - len(kept))
+        else:
+            _drop_lines(p, lambda line: _has(line, low), result, "consolidation diary")
+
+
+def _scrub_state(state: Path, low: list[str], result: Result) -> None:
+    """JSON Lines records (quarantine, logs) in ``state_dir`` holding forgotten text."""
+    if not state.is_dir():
+        return
+    for p in sorted(state.rglob("*.jsonl")):
+        if p.is_symlink() or not p.is_file():
+            continue
+        place = "quarantine" if p.parent.name == "quarantine" else p.relative_to(state).as_posix()
+        _drop_lines(p, lambda line: _json_has(line, low), result, place)
+
+
+def _scrub_user_files(agent: Agent, low: list[str], result: Result) -> None:
+    """Lines of per-user files (each user's MEMORY.md, daily logs, USER.md) kept in the
+    store's context-file table, rewritten through its API."""
+    from soulframe.agentstore import context_store
+
+    try:
+        files = context_store(agent)
+        users = files.users()
+    except SoulframeError:
+        return
+    for user in users:
+        for name, content in files.user_files(user).items():
+            lines = content.splitlines(keepends=True)
+            kept = [x for x in lines if not _has(x, low)]
+            if len(kept) != len(lines):
+                files.write_user_file(user, name, "".join(kept))
+                _count(result, "per-user files", len(lines) - len(kept))
+    if users:
+        result.unreachable.append(
+            "per-user files were rewritten through the store; the old rows' bytes in its "
+            "database (agents.sqlite, or PostgreSQL) are freed but not compacted by forget")
+
+
+def _drop_lines(path: Path, hit: Any, result: Result, place: str) -> None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return
+    lines = text.splitlines(keepends=True)
+    kept = [x for x in lines if not hit(x)]
+    if len(kept) != len(lines):
+        atomic_write(path, "".join(kept).encode("utf-8", "surrogateescape"), mode=path.stat().st_mode & 0o777)
+        _count(result, place, len(lines) - len(kept))
+
+
+def _count(result: Result, place: str, n: int) -> None:
+    result.scrubbed[place] = result.scrubbed.get(place, 0) + n
+
+
+def _has(text: str, low: list[str]) -> bool:
+    t = normalise(text)
+    return any(" ".join(n.split()) in t for n in low) or any(n in text.casefold() for n in low)
+
+
+def _json_has(line: str, low: list[str]) -> bool:
+    if _has(line, low):
+        return True
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    return _has(" ".join(_strings(obj)), low)
+
+
+def _strings(obj: Any) -> Iterator[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)

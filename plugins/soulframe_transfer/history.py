@@ -1,0 +1,200 @@
+"""Conversations written as dated history under ``memory/``: one file per conversation,
+``memory/YYYY-MM-DD-<source>-<title>-<id>.md`` (the conversation's own first date), one
+``Speaker: text`` line per message with its provenance, a ``## YYYY-MM-DD`` heading when a
+conversation runs into another day. Never MEMORY.md: consolidation decides what is promoted.
+
+The file name carries a hash of the conversation's id, so importing the same export again
+finds the file and adds nothing. Every message passes the write-time checks
+(:func:`soulframe.memory.safety.guard`): a refused one is left out and quarantined; one that
+``forget`` removed (a tombstone) stays out.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import re
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from soulframe.memory import provenance
+from soulframe.memory.safety import (
+    Quarantine,
+    UnsafeWriteError,
+    UnsafeWriteWarning,
+    guard,
+    mode_of,
+    scan,
+)
+from soulframe.workspace import atomic_write, ensure_private_dir
+
+from .report import ImportReport
+from .sources import Conversation, MemoryFileIn
+from .tombstones import Tombstones
+
+if TYPE_CHECKING:
+    from soulframe import Agent
+
+LABEL = {"chatgpt": "ChatGPT", "claude": "Claude", "claude-code": "Claude Code", "codex": "Codex"}
+
+
+def _slug(text: str, words: int = 6) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")
+    return "-".join(s.split("-")[:words])[:48].strip("-")
+
+
+def conversation_path(conv: Conversation) -> str:
+    day = conv.created or next((m.time for m in conv.messages if m.time), None)
+    date = day.date().isoformat() if day else "undated"
+    short = hashlib.sha256(f"{conv.source}:{conv.id}".encode()).hexdigest()[:8]
+    name = "-".join(x for x in (date, conv.source, _slug(conv.title)) if x)
+    return f"memory/{name}-{short}.md"
+
+
+def one_line(text: str) -> str:
+    """A message on one line: an entry per line is what ``forget`` and recall work on."""
+    return " ".join(provenance.strip(text).replace("-->", "- ->").split())
+
+
+class HistoryWriter:
+    def __init__(self, agent: Agent, report: ImportReport, *, dry_run: bool) -> None:
+        self.agent = agent
+        self.report = report
+        self.dry_run = dry_run
+        self.ws = agent.workspace
+        self.tombstones = Tombstones.for_agent(agent)
+        self.seen: set[str] = set()
+        self._quarantined: set[tuple[str, str]] | None = None
+
+    @property
+    def quarantined(self) -> set[tuple[str, str]]:
+        """(target, text) of the writes already in quarantine."""
+        if self._quarantined is None:
+            self._quarantined = {(e.target, e.text) for e in Quarantine.for_agent(self.agent).entries()}
+        return self._quarantined
+
+    def _allowed(self, text: str, target: str, via: str) -> bool:
+        if self.dry_run:
+            if mode_of(self.agent.config) == "refuse" and scan(text):
+                self.report.refused += 1
+                return False
+            return True
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UnsafeWriteWarning)  # counted in the report instead
+                if guard(self.agent, text, target=target, via=via):
+                    self.report.notes.append(f"{target}: written although unsafe (memory.write_safety = warn)")
+        except UnsafeWriteError:
+            self.report.refused += 1
+            return False
+        return True
+
+    def conversation(self, conv: Conversation) -> None:
+        """Write ``conv`` as a new file; or, when an earlier import wrote it, append the
+        messages it did not have yet (a conversation continued since, a resumed session):
+        importing the same export again adds nothing."""
+        rel = conversation_path(conv)
+        if rel in self.seen:
+            self.report.duplicates += 1
+            return
+        self.seen.add(rel)
+        path = self.ws.resolve(rel)
+        existing = path.read_text(encoding="utf-8", errors="surrogateescape") if path.exists() else None
+        created = conv.created or next((m.time for m in conv.messages if m.time), None)
+        day = created.date() if created else None
+        lines: list[str] = []
+        known_ids: set[str] = set()
+        known_lines: set[str] = set()
+        if existing is None:
+            label = LABEL.get(conv.source, conv.source)
+            title = one_line(conv.title) or "untitled"
+            lines = [f"# {label}: {title}" + provenance.mark(conv.source, conv=conv.id, at=created) + "\n", "\n"]
+        else:
+            for line in existing.splitlines():
+                p = provenance.parse(line)
+                if p is not None and "msg" in p.fields:
+                    known_ids.add(p.fields["msg"])
+                known_lines.add(provenance.strip(line).strip())
+                if re.fullmatch(r"## \d{4}-\d{2}-\d{2}", line.strip()):
+                    day = _dt.date.fromisoformat(line.strip()[3:])
+        kept = 0
+        via = f"import {conv.source}"
+        for m in conv.messages:
+            text = one_line(m.text)
+            if not text:
+                continue
+            entry = f"{m.speaker}: {text}"
+            if existing is not None and (
+                    (m.id is not None and provenance.clean(m.id) in known_ids) or entry in known_lines
+                    or (rel, entry) in self.quarantined):
+                continue  # here already, or refused and kept in quarantine by an earlier import
+            if entry in self.tombstones:
+                self.report.forgotten += 1
+                continue
+            if not self._allowed(entry, rel, via):
+                continue
+            if m.time is not None and day is not None and m.time.date() != day:
+                day = m.time.date()
+                lines += ["\n", f"## {day.isoformat()}\n", "\n"]
+            lines.append(entry + provenance.mark(conv.source, msg=m.id, at=m.time) + "\n")
+            kept += 1
+        if existing is not None and not kept:
+            self.report.duplicates += 1
+            return
+        if not kept:
+            self.report.notes.append(f"{conv.origin}: nothing to import (no message left)")
+            return
+        if existing is None:
+            self.report.imported += 1
+        else:
+            self.report.updated += 1
+        self.report.messages += kept
+        self.report.files.append(rel)
+        if not self.dry_run:
+            ensure_private_dir(path.parent)
+            before = "" if existing is None else existing + ("" if existing.endswith("\n") else "\n")
+            atomic_write(path, (before + "".join(lines)).encode("utf-8", "surrogateescape"),
+                         mode=0o600 if existing is None else path.stat().st_mode & 0o777)
+
+    def memory_file(self, item: MemoryFileIn) -> None:
+        """CLAUDE.md / AGENTS.md of the other tool, kept as it is under
+        ``memory/imports/<source>/`` (indexed, searchable; not a context file of this
+        agent, which has its own AGENTS.md)."""
+        try:
+            data = item.path.read_bytes()
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.report.unreadable.append((str(item.path), str(exc)))
+            return
+        name = "-".join(Path(item.name).parts[:-1]) or "home"
+        rel = f"memory/imports/{item.source}/{_slug(name, 12) or 'home'}-{Path(item.name).name}"
+        self.copy_bytes(rel, data, text, via=f"import {item.source}")
+
+    def copy_bytes(self, rel: str, data: bytes, text: str, *, via: str) -> bool:
+        """Write ``data`` at ``rel`` unless the same bytes are there already (a duplicate)
+        or other bytes are (kept: never overwritten)."""
+        path = self.ws.resolve(rel)
+        if path.exists():
+            if path.read_bytes() == data:
+                self.report.duplicates += 1
+            else:
+                self.report.notes.append(f"{rel}: exists with other content: kept yours, not imported")
+            return False
+        if rel in self.seen:
+            self.report.duplicates += 1
+            return False
+        self.seen.add(rel)
+        if any(line.strip() and line in self.tombstones for line in text.splitlines()):
+            kept = "".join(line for line in text.splitlines(keepends=True)
+                           if not (line.strip() and line in self.tombstones))
+            self.report.forgotten += len(text.splitlines()) - len(kept.splitlines())
+            data, text = kept.encode("utf-8"), kept
+        if not self._allowed(text, rel, via):
+            return False
+        self.report.imported += 1
+        self.report.files.append(rel)
+        if not self.dry_run:
+            ensure_private_dir(path.parent)
+            atomic_write(path, data, mode=0o600)
+        return True

@@ -1,0 +1,111 @@
+"""``soulframe import SOURCE PATH``: one function per kind of source, one report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from soulframe.model import ConfigError, SoulframeError
+
+from .history import HistoryWriter
+from .report import ImportReport
+from .sources import READERS, Conversation, MemoryFileIn, Unreadable
+
+if TYPE_CHECKING:
+    from soulframe import Agent
+
+SOURCES = ("chatgpt", "claude", "claude-code", "codex", "openclaw", "soulframe")
+Progress = Callable[[int, int], None] | None
+
+
+def run_import(agent: Agent, source: str, path: Path, *, dry_run: bool = False,
+               progress: Progress = None) -> ImportReport:
+    if not path.exists():
+        raise SoulframeError(f"import {source}: {path}: no such file or directory")
+    report = ImportReport(source, dry_run=dry_run)
+    writer = HistoryWriter(agent, report, dry_run=dry_run)
+    if source in READERS:
+        for item in READERS[source](path, progress):
+            if isinstance(item, Conversation):
+                writer.conversation(item)
+            elif isinstance(item, MemoryFileIn):
+                writer.memory_file(item)
+            elif isinstance(item, Unreadable):
+                report.unreadable.append((item.where, item.why))
+    elif source == "openclaw":
+        _openclaw(agent, path, writer, report)
+    elif source == "soulframe":
+        _restore(path, writer, report, progress)
+    else:
+        raise SoulframeError(f"import: unknown source {source!r} (one of {', '.join(SOURCES)})")
+    if not dry_run and report.files:
+        agent.memory.sync()
+    return report
+
+
+def _openclaw(agent: Agent, home: Path, writer: HistoryWriter, report: ImportReport) -> None:
+    from . import openclaw
+
+    data: dict[str, object] = {}
+    config = openclaw.find_config(home) if home.is_dir() else (home if home.suffix == ".json" else None)
+    if config is not None:
+        home = config.parent
+        values, data = openclaw.map_config(config, report)
+        if values:
+            _write_config(agent, values, config, writer, report)
+    else:
+        report.notes.append(f"{home}: no openclaw.json: only the workspace files are imported")
+    src = openclaw.their_workspace(home, data)
+    if src is None:
+        raise SoulframeError(f"import openclaw: {home}: no workspace/ folder and no workspace files")
+    max_bytes = int(agent.config.get("memory.max_file_bytes"))
+    openclaw.copy_workspace(src, writer, report, max_bytes)
+    sessions = sorted(home.glob("agents/*/sessions/*.jsonl"))
+    if sessions:
+        report.notes.append(f"{len(sessions)} session transcript(s) under agents/*/sessions were not "
+                            "imported: their daily logs and MEMORY.md are what OpenClaw kept of them")
+
+
+def _write_config(agent: Agent, values: dict[str, object], source: Path,
+                  writer: HistoryWriter, report: ImportReport) -> None:
+    from soulframe.config import load_config
+    from soulframe.workspace import atomic_write
+
+    from .openclaw import to_toml
+
+    text = to_toml(values, source)
+    target = agent.workspace.root / "soulframe.toml"
+    if target.exists() and target.read_text(encoding="utf-8", errors="replace") == text:
+        report.notes.append("soulframe.toml already holds this configuration")
+        return
+    if target.exists():
+        target = agent.workspace.root / "soulframe.openclaw.toml"
+        report.notes.append(f"soulframe.toml exists: the mapped keys are in {target.name}; "
+                            "merge what you want by hand")
+    if writer.dry_run:
+        report.notes.append(f"would write {target.name}")
+        return
+    atomic_write(target, text, mode=0o600)
+    try:  # a value out of soulframe's range is said now, not at the next command
+        load_config(target, workspace=agent.workspace.root, pm=agent.pm)
+    except ConfigError as exc:
+        report.notes.append(f"{target.name} was written but does not load: {exc}")
+        return
+    report.notes.append(f"configuration written to {target.name}")
+
+
+def _restore(archive: Path, writer: HistoryWriter, report: ImportReport, progress: Progress) -> None:
+    from .archive import read
+
+    # every member checked before the first is written: a damaged archive writes nothing
+    members = list(read(archive))
+    for manifest, rel, data, _mode in members:
+        total = len(manifest.get("files", []))
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = ""
+        writer.copy_bytes(rel, data, text, via="import soulframe")
+        if progress is not None:
+            progress(len(writer.seen), total)
