@@ -200,6 +200,10 @@ class _Lib:
         engine = _engine_file(pkg)
         if engine is None:  # pragma: no cover - locate() checked
             raise EmbeddingUnavailableError(f"{pkg}: no compiled engine")
+        # OpenMP's default is to spin while waiting for work: on a machine whose cores are
+        # busy with anything else a single query then took ~950 ms instead of ~60 ms (2
+        # cores under load). Read once, when the engine's own libgomp is loaded just below.
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         try:
             lib = ctypes.CDLL(str(engine))
         except OSError as exc:
