@@ -76,7 +76,7 @@ FACTS: dict[str, list[tuple[str, str, str, str]]] = {
          "chị Lan đổi việc đi thành phố nào"),
         ("Sáng Chủ nhật tôi chơi cầu lông với đồng nghiệp ở nhà thi đấu", "chơi cầu lông với đồng nghiệp", "cầu lông",
          "cuối tuần tập môn thể thao nào"),
-        ("Hộ chiếu sắp hết hạn, phải đi gia hạn trước tháng Sáu", "phải đi gia hạn", "hộ chiếu",
+        ("Hộ chiếu sắp hết hạn, phải đi gia hạn trước tháng Sáu", "phải đi gia hạn", "Hộ chiếu",
          "giấy tờ đi nước ngoài khi nào cần làm lại"),
         ("Bố chỉ uống cà phê không caffeine sau bốn giờ chiều", "cà phê không caffeine", "caffeine",
          "buổi tối nên pha gì cho ba uống"),
