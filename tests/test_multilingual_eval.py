@@ -140,3 +140,32 @@ def _table(keyword_only: dict[str, dict[str, Any]], with_model: dict[str, dict[s
 def test_docs_report_the_measured_figures(keyword_only: dict[str, dict[str, Any]],
                                           with_model: dict[str, dict[str, Any]]) -> None:
     check_docs("multilingual-eval", _table(keyword_only, with_model))
+
+
+#: questions about things the logs never mention, one set per language
+UNRELATED = {
+    "zh": ["水的沸点是多少度", "谁写了红楼梦", "怎么配置防火墙"],
+    "ja": ["富士山の高さは何メートル", "量子コンピュータの仕組み", "源氏物語の作者は誰"],
+    "ko": ["지구에서 달까지 거리는", "조선 왕조는 언제 시작했나", "파이썬으로 정렬하는 방법"],
+    "vi": ["thủ đô của nước Úc là gì", "ai phát minh ra điện thoại", "cách giải phương trình bậc hai"],
+    "en": ["what is the boiling point of mercury", "who wrote Pride and Prejudice",
+           "how do I compile a Rust program"],
+}
+
+
+@pytest.mark.skip(reason="not done: the calibration probes (soulframe.memory.calibration) are English, "
+                         "and multilingual-e5's background is higher in other languages: 10 of these 15 "
+                         "unrelated questions (all Chinese and Vietnamese ones) still return notes at the "
+                         "default min_score (docs/embeddings.md)")
+def test_unrelated_questions_in_every_language_return_nothing_with_the_multilingual_model(
+        tmp_path: Path) -> None:
+    problem = _multilingual_available()
+    if problem:
+        pytest.skip(problem)
+    agent = _agent(tmp_path, "multilingual")
+    try:
+        returned = {q: len(agent.memory.search(q, K, sync=False, track=False))
+                    for qs in UNRELATED.values() for q in qs}
+    finally:
+        agent.close()
+    assert sum(1 for n in returned.values() if n) <= 1, returned
