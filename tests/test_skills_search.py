@@ -36,6 +36,25 @@ def test_tokenisation_follows_the_seed() -> None:
     assert tokenize("a b c") == []
 
 
+def test_tokenisation_splits_unspaced_scripts_as_memory_does() -> None:
+    from soulframe.memory.querying import query_terms, words
+    from soulframe.skills.search import tokenize_query
+
+    assert tokenize("天气预报") == words("天气预报")  # pairs, then each character
+    assert tokenize_query("天气") == query_terms("天气") == ["天气"]
+
+
+def test_a_chinese_or_japanese_skill_is_found_by_a_word_inside_its_description(workspace: Path) -> None:
+    write_skill(workspace / "skills", "weather", "weather", "查询明天的天气预报和空气质量")
+    write_skill(workspace / "skills", "translate", "translate", "日本語の文章を英語に翻訳します")
+    write_skill(workspace / "skills", "notes", "notes", "记录会议笔记")
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[WorkspaceOnly])
+    agent = Agent.open(workspace, pm=pm, embedding__provider="none")
+    assert [h.name for h in agent.skills.search("天气")][:1] == ["weather"]
+    assert [h.name for h in agent.skills.search("翻訳")][:1] == ["translate"]
+    assert [h.name for h in agent.skills.search("会议")][:1] == ["notes"]
+
+
 # Three documents (N = 3) and the query "deploy backup":
 #   d0 = [site, deploy]             |d0| = 2
 #   d1 = [backup, deploy, database] |d1| = 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from soulframe.config import load_config
@@ -94,7 +95,8 @@ def test_a_dropped_file_names_the_limit_that_dropped_it() -> None:
 # CJK, and raw surrogate pairs (a str from JSON can hold them)
 PIECES = st.sampled_from([
     "a", "b", " ", "\n", "\r\n", "é", "e\u0301", "🙂", "👍🏽", "👨\u200d👩\u200d👧", "字", "한",
-    "\ud83d\ude00", "#", "## Heading\n", "❤\ufe0f", "ｱ",
+    "\ud83d\ude00", "#", "## Heading\n", "❤\ufe0f", "ｱ", "\u1112\u1161\u11ab", "\U0001f1ef\U0001f1f5",
+    "\u0e19\u0e49\u0e33",
 ])
 TEXT = st.lists(PIECES, min_size=0, max_size=400).map("".join)
 
@@ -177,6 +179,25 @@ def test_a_cut_keeps_an_emoji_family_whole() -> None:
         new, head, tail = head_tail(text, 500, "F")  # type: ignore[misc]
         assert new[:head] in ("x" * (350 - offset), "x" * (350 - offset) + family)
         assert head >= 350 - len(family)
+
+
+@pytest.mark.parametrize("cluster", [
+    "\u1112\u1161\u11ab",  # 한 spelled in conjoining jamo (L V T)
+    "\U0001f1ef\U0001f1f5",  # the flag of Japan: two regional indicators
+    "\u0e19\u0e49\u0e33",  # น้ำ: a Thai letter, a tone mark and SARA AM
+    "\u0915\u094d\u0937\u093f",  # क्षि: Devanagari conjunct with a vowel sign
+])
+def test_a_cut_keeps_a_grapheme_cluster_whole(cluster: str) -> None:
+    for offset in range(len(cluster) + 1):  # the 70 % point falls before, inside and after it
+        text = "x" * (350 - offset) + cluster + "y" * 1_000
+        new, head, tail = head_tail(text, 500, "F")  # type: ignore[misc]
+        assert new[:head] in ("x" * (350 - offset), "x" * (350 - offset) + cluster), offset
+        assert new.count("\n[...truncated") == 1
+
+
+def test_flags_pair_from_the_start_of_their_run() -> None:
+    flags = "\U0001f1ef\U0001f1f5\U0001f1f0\U0001f1f7"  # Japan, Korea
+    assert is_safe_cut(flags, 2) and not is_safe_cut(flags, 1) and not is_safe_cut(flags, 3)
 
 
 # --------------------------------------------------------------------------- fair

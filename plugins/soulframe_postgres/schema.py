@@ -198,9 +198,40 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        3,
+        "keyword search in scripts written without spaces",
+        """
+        -- Chinese, Japanese, Korean and Thai: grams holds each unspaced run's character pairs
+        -- and characters (soulframe.textsplit.index_grams; '' for other text, whose lexemes
+        -- stay what they were), so a two-character word inside a sentence is found
+        ALTER TABLE memory_chunks ADD COLUMN grams text NOT NULL DEFAULT '';
+        ALTER TABLE memory_chunks DROP COLUMN tsv;
+        ALTER TABLE memory_chunks ADD COLUMN tsv tsvector
+            GENERATED ALWAYS AS (to_tsvector('simple', text || ' ' || grams)) STORED;
+        CREATE INDEX memory_chunks_tsv ON memory_chunks USING gin (tsv);
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]
+
+
+def _fill_grams(conn: Any) -> None:
+    """Migration 3's data step: the grams of chunks written before it (computed in Python,
+    the same function every write uses)."""
+    from soulframe.textsplit import UNSPACED_CLASS, index_grams
+
+    rows = conn.execute("SELECT id, text FROM memory_chunks WHERE text ~ %s",
+                        (UNSPACED_CLASS,)).fetchall()
+    updates = [(g, cid) for cid, text in rows if (g := index_grams(text))]
+    if updates:
+        with conn.cursor() as cur:
+            cur.executemany("UPDATE memory_chunks SET grams = %s WHERE id = %s", updates)
+
+
+#: Python steps run right after a migration's SQL, in the same savepoint
+DATA_STEPS = {3: _fill_grams}
 
 #: HNSW indexes ``vector`` up to 2,000 dimensions and ``halfvec`` up to 4,000
 HNSW_MAX_VECTOR = 2000
@@ -251,6 +282,8 @@ def migrate(db: Database) -> int:
                 # each migration in its own savepoint: a failure leaves the previous version
                 with conn.transaction():
                     conn.execute(sql.encode())
+                    if version in DATA_STEPS:
+                        DATA_STEPS[version](conn)
                     conn.execute("INSERT INTO schema_version (version, name) VALUES (%s, %s)",
                                  (version, name))
                 current = version

@@ -5,8 +5,9 @@ agent's id in config) and every query is filtered by its ``agent_id``. Memory is
 and per user (``scope`` = a user id, ``None`` for the agent's own); a search with a user
 scope covers the agent's memory and that user's, and the core's fusion boosts the user's.
 
-* keyword search: ``tsvector`` (``to_tsvector('simple', text)``, a generated column with a
-  GIN index) matched with ``plainto_tsquery('simple', term)`` per term, OR-ed (the
+* keyword search: ``tsvector`` (``to_tsvector('simple', text || ' ' || grams)``, a
+  generated column with a GIN index; ``grams`` holds the character pairs of Chinese,
+  Japanese, Korean and Thai runs, :mod:`soulframe.textsplit`) matched with ``plainto_tsquery('simple', term)`` per term, OR-ed (the
   contract: chunks containing ANY term), ranked with ``ts_rank``;
 * vector search: pgvector cosine distance on a per-dimension partial HNSW index
   (:func:`~soulframe_postgres.schema.build_vector_index`) with iterative index scans, so
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from soulframe.memory.recall import recall_key
 from soulframe.model import ChunkInput, FileRecord, Recall, RecallStat, SoulframeError, StoredChunk
+from soulframe.textsplit import index_grams
 
 from .connection import Database
 from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr
@@ -227,11 +229,11 @@ class PostgresStore:
             "FROM generate_series(1, %s)", (len(chunks),)).fetchall()]
         with conn.cursor() as cur, cur.copy(
             "COPY memory_chunks (id, document_id, agent_id, user_id, private, start_line, "
-            "end_line, hash, text) FROM STDIN"
+            "end_line, hash, text, grams) FROM STDIN"
         ) as copy:
             for cid, ch in zip(ids, chunks, strict=True):
                 copy.write_row((cid, doc_id, self.agent_id, user, record.private, ch.start_line,
-                                ch.end_line, ch.hash, ch.text))
+                                ch.end_line, ch.hash, ch.text, index_grams(ch.text)))
         if any(ch.vectors for ch in chunks):
             with conn.cursor() as cur, cur.copy(
                 "COPY memory_vectors (chunk_id, agent_id, user_id, private, part, dims, embedding) "
@@ -421,7 +423,7 @@ class PostgresStore:
 
         out = self.db.run(go, what="stats")
         out["vector_backend"] = f"pgvector {out.pop('pgvector')} HNSW (cosine), per-dimension index"
-        out["text_backend"] = f"PostgreSQL {out.pop('server')} tsvector 'simple' + GIN"
+        out["text_backend"] = f"PostgreSQL {out.pop('server')} tsvector 'simple' + character pairs + GIN"
         out["schema_version"] = self.schema_version
         out["agent_id"] = str(self.agent_id)
         out["location"] = self.location

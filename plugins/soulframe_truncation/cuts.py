@@ -2,8 +2,10 @@
 
 A cut never splits a UTF-16 surrogate pair (which a Python ``str`` can hold when it came
 from JSON or ``surrogatepass``), a CRLF, or a base character from the combining marks,
-variation selectors, skin-tone modifiers or zero-width joins that follow it: the kept text
-shows the same characters the file did, just fewer of them.
+variation selectors, skin-tone modifiers or zero-width joins that follow it, a Korean
+syllable spelled in conjoining jamo (ᄒ+ᅡ+ᆫ), a flag (two regional indicators), an Indic
+conjunct (क्ष) or a Thai or Lao vowel sign (the grapheme-cluster rules of Unicode UAX #29 that apply to prompt text):
+the kept text shows the same characters the file did, just fewer of them.
 """
 
 from __future__ import annotations
@@ -42,7 +44,36 @@ def _attaches(ch: str) -> bool:
         return True
     if o < 0x300:
         return False
+    if o in (0x0E33, 0x0EB3):  # Thai and Lao SARA AM: spacing marks of the letter before
+        return True
     return unicodedata.category(ch) in ("Mn", "Me", "Mc")
+
+
+def _jamo(ch: str) -> str:
+    """The Hangul syllable type of ``ch`` (UAX #29): "L", "V", "T", "LV"/"LVT" as "S", or ""."""
+    o = ord(ch)
+    if 0x1100 <= o <= 0x115F or 0xA960 <= o <= 0xA97C:
+        return "L"
+    if 0x1160 <= o <= 0x11A7 or 0xD7B0 <= o <= 0xD7C6:
+        return "V"
+    if 0x11A8 <= o <= 0x11FF or 0xD7CB <= o <= 0xD7FB:
+        return "T"
+    if 0xAC00 <= o <= 0xD7A3:
+        return "S"
+    return ""
+
+
+def _regional(ch: str) -> bool:
+    return "🇦" <= ch <= "🇿"
+
+
+def _joins_hangul(prev: str, ch: str) -> bool:
+    a, b = _jamo(prev), _jamo(ch)
+    if not a or not b:
+        return False
+    if a == "L":
+        return b in ("L", "V", "S")
+    return b in ("V", "T") if a in ("V", "S") else b == "T"  # after T only T
 
 
 def is_safe_cut(text: str, i: int) -> bool:
@@ -56,6 +87,17 @@ def is_safe_cut(text: str, i: int) -> bool:
         return False
     if prev == "\u200d":
         return False
+    if _joins_hangul(prev, ch):
+        return False
+    if "\u0900" <= prev <= "\u0dff" and unicodedata.combining(prev) == 9 \
+            and unicodedata.category(ch) == "Lo":  # an Indic conjunct: letter, virama, letter
+        return False
+    if _regional(prev) and _regional(ch):
+        # flags pair up from the start of a run of regional indicators
+        run = 0
+        while i - run - 1 >= 0 and _regional(text[i - run - 1]):
+            run += 1
+        return run % 2 == 0
     return not _attaches(ch)
 
 

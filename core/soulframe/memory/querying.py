@@ -5,12 +5,15 @@ A question such as "what did we decide about the lease?" must not become an AND 
 word (no chunk contains "what", "did" and "we" next to "lease"). Terms are the words of the
 query, lower-cased, with English stopwords and one-letter words dropped; the store matches
 chunks containing ANY of them and BM25 ranks chunks with more (and rarer) terms higher.
+Chinese, Japanese, Korean and Thai runs become character pairs (:mod:`soulframe.textsplit`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from ..textsplit import has_unspaced, query_words, text_words
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -31,16 +34,19 @@ talk talked talking mention mentioned mentions share shared speak spoke
 
 def words(text: str) -> list[str]:
     """Lower-cased words (letters and digits; punctuation and ``_`` split words, as FTS5's
-    ``unicode61`` tokenizer does)."""
-    return [w.lower() for w in _WORD.findall(text)]
+    ``unicode61`` tokenizer does); a run of Chinese, Japanese, Korean or Thai also gives its
+    character pairs and characters (:func:`soulframe.textsplit.text_words`)."""
+    return text_words(text)
 
 
 def query_terms(query: str) -> list[str]:
     """The keyword terms of a query: its words minus stopwords and one-letter words, in
     order, without repeats. A query made only of stopwords keeps its words (so searching
     for "who" still finds "who")."""
-    all_words = words(query)
-    terms = [w for w in all_words if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    all_words = query_words(query)
+    # one character of Chinese or Japanese is a word (猫, 雨); one Latin letter is not
+    terms = [w for w in all_words
+             if w not in STOPWORDS and (len(w) > 1 or w.isdigit() or has_unspaced(w))]
     if not terms:
         terms = [w for w in all_words if w]
     seen: set[str] = set()
@@ -113,6 +119,8 @@ def snippet(
         stems = {stem(t) for t in terms}
         lower = body.lower()
         pos = _word_position(lower, lambda w: w in terms)
+        if pos < 0:  # a character pair of an unspaced script sits inside a longer run
+            pos = min((lower.find(t) for t in terms if has_unspaced(t) and t in lower), default=-1)
         if pos < 0:
             pos = _word_position(lower, lambda w: stem(w) in stems)
         pos = max(pos, 0)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ import attrs
 import numpy as np
 
 from ..model import Skill, SoulframeError
+from ..textsplit import has_unspaced, query_words, text_words
 from .loader import SkillWarning
 
 if TYPE_CHECKING:
@@ -32,12 +32,22 @@ if TYPE_CHECKING:
 
     from .skillset import SkillSet, Snapshot
 
-_NON_ALNUM = re.compile(r"[\W_]+")
+def _keep(token: str) -> bool:
+    # seed 000 §10 drops 1-character tokens; one Chinese or Japanese character is a word
+    return len(token) > 1 or has_unspaced(token)
 
 
 def tokenize(text: str) -> list[str]:
-    """Seed 000 §10: lowercase, non-alphanumerics become spaces, drop 1-character tokens."""
-    return [t for t in _NON_ALNUM.sub(" ", text.lower()).split() if len(t) > 1]
+    """Seed 000 §10: lowercase, non-alphanumerics become spaces, drop 1-character tokens;
+    Chinese, Japanese, Korean and Thai runs become their character pairs and characters,
+    as memory search splits them (:func:`soulframe.textsplit.text_words`)."""
+    return [t for t in text_words(text) if _keep(t)]
+
+
+def tokenize_query(query: str) -> list[str]:
+    """A query's tokens: as :func:`tokenize`, but an unspaced run gives its pairs only
+    (:func:`soulframe.textsplit.query_words`), as a memory query does."""
+    return [t for t in query_words(query) if _keep(t)]
 
 
 def seed_idf(n_docs: int, df: int) -> float:
@@ -167,7 +177,7 @@ class SkillIndex:
     def bm25_scores(self, query: str) -> npt.NDArray[np.float64]:
         if self.bm25 is None:
             return np.zeros(0, dtype=np.float64)
-        return self.bm25.scores(tokenize(query))
+        return self.bm25.scores(tokenize_query(query))
 
     def search(
         self,
@@ -206,7 +216,7 @@ class SkillIndex:
         best = float(raw.max()) if raw.size else 0.0
         if best > 0:
             assert self.bm25 is not None
-            text = raw / self.bm25.ceiling(tokenize(query))
+            text = raw / self.bm25.ceiling(tokenize_query(query))
             fused = text_weight * text + vector_weight * cosine
         else:
             text = raw

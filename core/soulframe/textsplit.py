@@ -1,0 +1,152 @@
+"""Words for keyword search in every script, including those written without spaces.
+
+Chinese and Japanese put no space between words, Thai, Lao, Khmer and Myanmar neither, and
+Korean attaches particles to the word they follow (피아노를 = "piano" + object marker). A
+tokenizer that splits on spaces sees a whole sentence (or a word and its particle) as one
+word, so a search for 钢琴 never matches 我女儿每周三学钢琴. Splitting these scripts the
+way Lucene's CJK analyser does needs no dictionary and no download: every run of such
+characters becomes its overlapping pairs of characters (bigrams), so any substring of two
+or more characters - a two-character Chinese word included - is a run of pairs the text
+also holds. A text also keeps each character alone (unigrams), so a one-character query
+(猫) finds it; a query uses pairs only (unigrams of a longer query would match almost
+every note), and a character alone only where it stands alone.
+
+A "character" here is a cluster: a base letter with the combining marks that follow it
+(Thai vowels and tone marks, Devanagari vowel signs), so no pair starts with a mark. Text
+in other scripts gives exactly the words it gave before: letters and digits, lower-cased,
+split at everything else. Memory search (both stores' keyword channel, the snippet and
+fusion's term coverage) and skill search use these functions, so a query is split the
+same way as the text it is matched against.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+#: scripts written without spaces between words (Korean joins particles to words)
+_UNSPACED_RANGES = (
+    "\u0e00-\u0eff"  # Thai, Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u1780-\u17ff"  # Khmer
+    "\u3005-\u3007"  # 々 〆 〇
+    "\u3040-\u30ff"  # Hiragana, Katakana (ー included)
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97f"  # Hangul Jamo extended-A
+    "\uac00-\ud7ff"  # Hangul syllables, Jamo extended-B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width Katakana
+    "\U00020000-\U0003134f"  # CJK extensions B-G
+)
+
+
+def _marks() -> str:
+    """The combining marks of Indic and South-East Asian scripts (Thai vowels above and
+    below, tone marks, Devanagari vowel signs...): letters of a word, not separators."""
+    out = []
+    for lo, hi in ((0x0900, 0x0DFF), (0x0E00, 0x0EFF), (0x0F00, 0x0FFF), (0x1000, 0x109F),
+                   (0x1780, 0x17FF)):
+        out.extend(chr(c) for c in range(lo, hi + 1) if unicodedata.category(chr(c))[0] == "M")
+    return "".join(out)
+
+
+#: combining marks that belong to the word they sit in (also FTS5 ``tokenchars``)
+MARKS = _marks()
+_MARK_SET = frozenset(MARKS)
+_WORD = re.compile(r"(?:[^\W_]|[" + re.escape(MARKS) + r"])+")
+#: a regular-expression class matching one such character (also valid in PostgreSQL)
+UNSPACED_CLASS = "[" + _UNSPACED_RANGES + "]"
+_UNSPACED = re.compile(UNSPACED_CLASS)
+#: within a word: runs of unspaced-script letters (with their marks), and the rest
+_RUN = re.compile(
+    "((?:[" + _UNSPACED_RANGES + "][" + re.escape(MARKS) + "]*)+)"
+)
+
+
+def has_unspaced(text: str) -> bool:
+    """Whether ``text`` holds any character of a script written without spaces."""
+    return _UNSPACED.search(text) is not None
+
+
+def clusters(run: str) -> list[str]:
+    """``run`` cut into characters, each with the combining marks that follow it."""
+    out: list[str] = []
+    for ch in run:
+        if out and ch in _MARK_SET:
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def _pieces(word: str) -> list[tuple[bool, str]]:
+    """``word`` cut into (unspaced?, piece): "iphone手机" -> [(False, "iphone"), (True, "手机")]."""
+    out = []
+    for i, piece in enumerate(_RUN.split(word)):
+        if piece:
+            out.append((i % 2 == 1, piece))
+    return out
+
+
+def _pairs(units: list[str]) -> list[str]:
+    return [a + b for a, b in zip(units, units[1:], strict=False)] if len(units) > 1 else units
+
+
+def raw_words(text: str) -> list[str]:
+    """Lower-cased runs of letters, digits and combining marks (what a space-splitting
+    tokenizer calls words; an unspaced run stays whole)."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a query: as :func:`raw_words`, except that each run of an unspaced
+    script becomes its character pairs (a single character stays itself)."""
+    ws = raw_words(text)
+    if not has_unspaced(text):
+        return ws
+    out: list[str] = []
+    for w in ws:
+        for unspaced, piece in _pieces(w):
+            out.extend(_pairs(clusters(piece)) if unspaced else [piece])
+    return out
+
+
+def text_words(text: str) -> list[str]:
+    """The words of a text to be searched: as :func:`query_words`, plus each character of
+    an unspaced run alone (so a one-character query finds it)."""
+    ws = raw_words(text)
+    if not has_unspaced(text):
+        return ws
+    out: list[str] = []
+    for w in ws:
+        for unspaced, piece in _pieces(w):
+            if not unspaced:
+                out.append(piece)
+                continue
+            units = clusters(piece)
+            out.extend(_pairs(units))
+            if len(units) > 1:
+                out.extend(units)
+    return out
+
+
+def index_grams(text: str) -> str:
+    """The extra words a full-text index stores beside ``text`` so that its unspaced runs
+    can be found by any part: every character pair, then every character, space-separated
+    (``""`` for text without unspaced scripts, so its index is exactly what it was)."""
+    if not has_unspaced(text):
+        return ""
+    pairs: list[str] = []
+    singles: list[str] = []
+    for w in raw_words(text):
+        for unspaced, piece in _pieces(w):
+            if unspaced:
+                units = clusters(piece)
+                if len(units) > 1:
+                    pairs.extend(_pairs(units))
+                singles.extend(units)
+    return " ".join(pairs + singles)
