@@ -24,6 +24,7 @@ Import-light: stdlib only.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -57,6 +58,9 @@ def _escape_tag(m: re.Match[str]) -> str:
     return f"<\\{slash}{name}{rest}{close}" if slash else f"<\\{name}{rest}{close}"
 
 
+# Cached by content: every prompt build neutralises the same unchanged context files, and a
+# warm build must cost a dictionary lookup, not a scan of every character (a pure function).
+@functools.lru_cache(maxsize=1024)
 def neutralise(text: str, boundary: str | None = DEFAULT_BOUNDARY) -> str:
     """``text`` made safe to place inside a soulframe wrapper tag (see the module doc).
 

@@ -24,6 +24,7 @@ config, HTTP and logging all use it.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
@@ -225,6 +226,9 @@ def mask_secret_values(text: str) -> str:
     return mask_found(_PASSWORD_PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text))
 
 
+# Cached by content (a pure function): a prompt build masks the same unchanged context files
+# every time, and a warm build must not rescan them (~5 ms for the templates alone).
+@functools.lru_cache(maxsize=1024)
 def mask_found(text: str) -> str:
     """``text`` with every secret :data:`SECRET_PATTERNS` finds masked: a token keeps its
     first three characters (``sk-***``), a keyword keeps its name (``password: ***``), and
