@@ -13,6 +13,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Property tests judge correctness, not speed: on a loaded machine (CI beside other work, two
+# cores) Hypothesis' "input generation is slow" check and per-example deadline fail tests
+# whose code is right. Speed is measured in tests/benchmarks.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("soulframe", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("soulframe")
+
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Parallel workers (pytest -n) already keep every core busy: a BLAS that also spreads
     # each matrix product over all cores only makes its threads spin-wait for one another
