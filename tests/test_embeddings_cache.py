@@ -187,7 +187,7 @@ def test_explicit_local_with_a_config_file(registry: dict[str, Any], tmp_path: P
 
 def test_registrations_cover_every_documented_provider() -> None:
     names = [r.name for r in soulframe_embeddings.register_embedding_providers()]
-    assert names == ["local", "openai", "openai-compatible", "gemini", "none"]
+    assert names == ["local", "multilingual", "openai", "openai-compatible", "gemini", "none"]
 
 
 @needs_model
