@@ -107,7 +107,7 @@ def search(index: MemoryIndex, query: str,
         text_hits, vector_hits, terms,
         text_weight=float(index.config.get("memory.text_weight")),
         vector_weight=float(index.config.get("memory.vector_weight")),
-        method=str(index.config.get("memory.fusion", "weighted")),
+        method=str(index.config.get("memory.fusion")),
     )
     from .pipeline import rerank
 
@@ -133,7 +133,7 @@ def _not_the_owners(hits: list[StoredChunk]) -> list[StoredChunk]:
 def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[StoredChunk]) -> list[StoredChunk]:
     """Vector hits with their cosine mapped to the model's calibrated 0..1 scale
     (:mod:`soulframe.memory.calibration`), unless ``memory.calibration = "raw"``."""
-    if not hits or str(index.config.get("memory.calibration", "background")) == "raw":
+    if not hits or str(index.config.get("memory.calibration")) == "raw":
         return hits
     from .calibration import Calibrator, calibrate_hits
 

@@ -206,7 +206,7 @@ def _warn(index: MemoryIndex, report: SyncReport, path: str, st: os.stat_result,
 
 def passage_windows(index: MemoryIndex, text: str, provider: EmbeddingProvider) -> list[str]:
     """The passages of a chunk that are embedded (see the module docstring)."""
-    target = int(index.config.get("memory.embed_window_chars", 160))
+    target = int(index.config.get("memory.embed_window_chars"))
     limit = getattr(provider, "max_tokens", None)
     count = getattr(provider, "count_tokens", None)
     out: list[str] = []
