@@ -155,8 +155,24 @@ def fuse(
         for cid, ch in chunks.items():
             s = tw * t.get(cid, 0.0) + vw * v.get(cid, 0.0)
             out.append(Fused(ch, s, t.get(cid), v.get(cid)))
-    out.sort(key=lambda f: (-f.score, f.chunk.path, f.chunk.start_line))
-    return out
+    return ordered(out)
+
+
+def ordered(items: list[Fused]) -> list[Fused]:
+    """Best first: by score, ties by the channels' own scores (vector, then keyword), then
+    the newer daily log first, then path and line (so the order is stable)."""
+    items.sort(key=lambda f: (f.chunk.path, f.chunk.start_line))
+    items.sort(key=lambda f: f.chunk.day or "", reverse=True)
+    items.sort(key=lambda f: (-f.score, -(f.vector_score or 0.0), -(f.text_score or 0.0)))
+    return items
+
+
+def boost(score: float, factor: float) -> float:
+    """``score`` boosted by ``factor`` on its odds (``s / (1 - s)`` times ``factor``): the
+    order of boosted hits is kept, 0 stays 0 and nothing passes 1."""
+    if score <= 0.0 or factor == 1.0:
+        return score
+    return score * factor / (1.0 + score * (factor - 1.0))
 
 
 def temporal_decay(
@@ -176,8 +192,7 @@ def temporal_decay(
             continue
         if age > 0:
             f.score *= 0.5 ** (age / half_life_days)
-    items.sort(key=lambda f: -f.score)
-    return items
+    return ordered(items)
 
 
 def mmr(
