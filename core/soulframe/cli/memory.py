@@ -40,17 +40,24 @@ def _index(state: State) -> MemoryIndex:
     return memory
 
 
+#: a sync that must read more files than this shows a progress bar
+FEW_FILES = 5
+
+
 @contextmanager
 def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A click progress bar on stderr while indexing, only when stderr is a terminal."""
+    """A click progress bar on stderr while indexing, only when stderr is a terminal and
+    only once more than :data:`FEW_FILES` files had to be read (the sync reports only the
+    files it reads, so a no-change sync never shows one)."""
     if not sys.stderr.isatty():
         yield None
         return
-    bar_holder: dict[str, Any] = {}
+    bar_holder: dict[str, Any] = {"calls": 0}
 
     def update(done: int, total: int) -> None:
+        bar_holder["calls"] += 1
         if "bar" not in bar_holder:
-            if total < 20:  # not worth a bar
+            if bar_holder["calls"] <= FEW_FILES or done >= total:  # not worth a bar
                 return
             bar = click.progressbar(length=total, label=label, file=sys.stderr)
             bar.__enter__()
@@ -165,7 +172,9 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     mem = _index(state)
     started = time.perf_counter()
-    with warnings.catch_warnings():
+    # the first search after many changes (or ever) indexes them first: show it
+    with warnings.catch_warnings(), _progress("indexing memory") as progress:
+        mem.progress = progress
         warnings.simplefilter("ignore")  # reported below, once, in the output itself
         results = mem.search(query, k, Session(kind=session_kind, user_id=user_id),  # type: ignore[arg-type]
                              min_score=min_score, channels=channel, history=history)

@@ -124,8 +124,6 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         pending_windows = 0
 
     for i, mf in enumerate(found):
-        if progress is not None:
-            progress(i, total)
         try:
             st = mf.abspath.stat()
         except OSError:
@@ -139,6 +137,8 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         ):
             report.unchanged += 1
             continue
+        if progress is not None:  # only files that must be read: a no-change sync shows nothing
+            progress(i, total)
         if st.st_size > max_bytes:
             _skip(index, report, mf.path, st, f"larger than memory.max_file_bytes ({st.st_size:,} > {max_bytes:,} bytes)")
             continue
