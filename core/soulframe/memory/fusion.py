@@ -46,7 +46,7 @@ import attrs
 from ..model import StoredChunk
 from .querying import words
 
-FUSION_METHODS: tuple[str, ...] = ("anchored", "weighted", "rrf", "minmax")
+FUSION_METHODS: tuple[str, ...] = ("anchored", "weighted", "coverage", "rrf", "minmax")
 
 
 @attrs.define
@@ -152,6 +152,11 @@ def fuse(
         if method == "minmax":
             t = _minmax({h.id: h.score for h in text_hits})
             v = _minmax({h.id: h.score for h in vector_hits})
+        if method == "coverage" and text_hits and vector_hits:
+            # the keyword channel weighs as much as the question's words are found: a
+            # question worded like its answer leans on keywords, a paraphrase on meaning
+            c = max(term_coverage(h.text, terms) for h in text_hits)
+            tw, vw = tw * c, 1.0 - tw * c
         for cid, ch in chunks.items():
             s = tw * t.get(cid, 0.0) + vw * v.get(cid, 0.0)
             out.append(Fused(ch, s, t.get(cid), v.get(cid)))

@@ -119,8 +119,20 @@ def search(index: MemoryIndex, query: str,
     fused = _entities_first(index, fused, query)
     fused, older = _supersession(fused, history=history)
     recalls: list[Any] = []
-    kept = [f for f in fused if _passes(f, min_score) or id(f) in older][:k]
-    hits = [_hit(index, f, terms, qv, recalls) for f in kept]
+    from .widening import Widener
+
+    widener = Widener(index, int(index.config.get("memory.hit_chars")))
+    hits: list[SearchHit] = []
+    for f in fused:
+        if len(hits) >= k:
+            break
+        if not (_passes(f, min_score) or id(f) in older):
+            continue
+        mine: list[Any] = []
+        hit = widener.add(_hit(index, f, terms, qv, mine))
+        if hit is not None:  # None: a better hit already cites all of its lines
+            hits.append(hit)
+            recalls.extend(mine)
     if track and recalls and index.config.get("memory.recall_tracking"):
         _record_recalls(index, query, recalls)
     return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
