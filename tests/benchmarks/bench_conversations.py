@@ -32,10 +32,9 @@ HALVES = {"tune": ["Chat_1", "Chat_3", "Chat_5", "Chat_7", "Chat_9"],
           "held": ["Chat_2", "Chat_4", "Chat_6", "Chat_8", "Chat_10"]}
 K = 6
 BUDGET = 8_000
-#: thresholds not reached yet at default settings (measured in docs/memory.md)
-PENDING = {
-    "held multi-hop recall@6 >= 0.55": "multi-hop evidence spans sessions; no measured lever lifted it past ~0.45",
-}
+#: thresholds not reached yet at default settings, with why (measured in docs/memory.md);
+#: all of them hold today (held: 0.755 vs keyword 0.699, 7,144 chars, multi-hop 0.557)
+PENDING: dict[str, str] = {}
 
 
 def _data() -> Path | None:
@@ -97,5 +96,5 @@ def test_thresholds(results: dict[str, Any]) -> None:
             print(f"         now holds: take {name!r} out of PENDING")
         if not ok and name not in PENDING:
             failed.append(name)
-    del tune
     assert not failed, failed
+    assert tune["channels"]["hybrid"]["overall"]["context_chars"] <= BUDGET

@@ -345,9 +345,11 @@ def _focus_line(index: MemoryIndex, text: str, terms: list[str], qv: Any) -> int
     q = np.asarray(qv, dtype=np.float32)
     lines = text.split("\n")
     where: dict[str, list[int]] = {}
+    from .sync import plain
+
     for i, ln in enumerate(lines):
         if ln.strip() and not ln.lstrip().startswith("#"):
-            where.setdefault(ln.strip(), []).append(i)
+            where.setdefault(plain(ln), []).append(i)
     background = getattr(getattr(index, "_calibrator", None), "_known", {}).get(str(index.model_key()))
     tw = float(index.config.get("memory.text_weight"))
     w = tw / max(tw + float(index.config.get("memory.vector_weight")), 1e-9)
@@ -359,7 +361,7 @@ def _focus_line(index: MemoryIndex, text: str, terms: list[str], qv: Any) -> int
         sim = float(np.asarray(v, dtype=np.float32) @ q)
         vs = background.calibrate(sim) if background is not None else sim
         for ln in win.split("\n"):
-            for i in where.get(ln.strip(), ()):
+            for i in where.get(plain(ln), ()):
                 s = (1 - w) * vs + w * term_coverage(ln, terms)
                 if s > best_score:
                     best, best_score = i, s

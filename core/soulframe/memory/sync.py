@@ -281,9 +281,9 @@ def passages(text: str, target_chars: int) -> list[str]:
     """A chunk cut into the passages its vectors are computed from: consecutive lines
     grouped up to ``target_chars`` (a line is never cut here), with two exceptions:
 
-    * a list item (``- note``, what ``memory remember`` writes) is a passage of its own, so
-      one of twenty notes of a day is found by its own meaning, not diluted by its
-      neighbours' (and the snippet can show exactly it);
+    * a list item (``- note``, what ``memory remember`` writes) is a passage of its own,
+      without its marker, so one of twenty notes of a day is found by its own meaning, not
+      diluted by its neighbours' (and the snippet can show exactly it);
     * a Markdown heading is not a passage, but is carried into each passage of its section
       (``## Quarterly budget`` + the lines under it), so words only in a heading are
       embedded too. A daily log's date heading (``# 2026-10-07``) is left out: the date
@@ -313,16 +313,26 @@ def passages(text: str, target_chars: int) -> list[str]:
             title = ln.lstrip("#").strip()
             heading = "" if _DATE_HEADING.match(title) else title
             continue
-        if ln.startswith(("- ", "* ", "+ ")) or (cur and len(cur) + 1 + len(ln) > target_chars):
+        item = ln.startswith(LIST_MARKERS)
+        if item or (cur and len(cur) + 1 + len(ln) > target_chars):
             close()
-        cur = f"{cur}\n{ln}" if cur else ln
-        if ln.startswith(("- ", "* ", "+ ")):
+        cur = f"{cur}\n{plain(ln)}" if cur else plain(ln)
+        if item:
             close()
     close()
     return groups or [text]
 
 
 _DATE_HEADING = re.compile(r"^\d{4}-\d{2}-\d{2}\b")
+LIST_MARKERS = ("- ", "* ", "+ ")
+
+
+def plain(line: str) -> str:
+    """A line as its passage holds it: stripped, without a list marker (markup the model
+    reads as text: "- Tomas keeps his spare key…" scored 0.32 against a paraphrase where the
+    note itself scored 0.36, under the default min_score)."""
+    ln = line.strip()
+    return ln[2:].lstrip() if ln.startswith(LIST_MARKERS) else ln
 
 
 def _split_to(
