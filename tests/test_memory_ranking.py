@@ -108,9 +108,10 @@ def test_scores_keep_their_spread(tmp_path: Path) -> None:
     assert len(hits) == 8
     assert all(0 < s < 1 for s in scores), scores
     assert scores == sorted(scores, reverse=True)
-    # the two identical notes tie; the newer log comes first
-    same = [h.path for h in hits if h.score == hits[0].score]
-    assert same == ["memory/2026-10-20.md", "memory/2026-10-01.md"], [(h.path, h.score) for h in hits]
+    # the two identical notes tie, and the newer log comes first
+    paths = [h.path for h in hits]
+    a, b = paths.index("memory/2026-10-20.md"), paths.index("memory/2026-10-01.md")
+    assert hits[a].score == hits[b].score and b == a + 1, [(h.path, h.score) for h in hits]
     assert len(set(scores)) >= 6, scores
 
 
