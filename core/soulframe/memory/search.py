@@ -345,7 +345,7 @@ def _focus_line(index: MemoryIndex, text: str, terms: list[str], qv: Any) -> int
     q = np.asarray(qv, dtype=np.float32)
     lines = text.split("\n")
     where: dict[str, list[int]] = {}
-    from .sync import plain
+    from .passages import plain
 
     for i, ln in enumerate(lines):
         if ln.strip() and not ln.lstrip().startswith("#"):
