@@ -337,7 +337,8 @@ def memory_status(state: State, deep: bool, reindex: bool, as_json: bool) -> Non
       soulframe memory status --deep --index    # as OpenClaw's: check, probe, re-index
     """
     mem = _index(state)
-    synced = mem.sync() if reindex else None
+    with _progress("indexing") as progress:
+        synced = mem.sync(progress=progress) if reindex else None
     st = mem.status(deep=deep)
     if synced is not None:
         st["reindexed"] = {"added": len(synced.added), "changed": len(synced.changed),
