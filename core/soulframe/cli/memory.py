@@ -431,7 +431,7 @@ def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
 
 
 # `memory eval` (golden questions and public conversations) lives in .memory_eval
-from . import memory_eval as _memory_eval  # noqa: E402, F401  (registers the command)
+
 
 # `soulframe doctor` reports the memory index (keyword-only search, health, stale files)
 # through soulframe_memory's checks, which read MemoryIndex.status().

@@ -10,11 +10,11 @@ from contextlib import contextmanager
 
 import click
 
-from .memory import _index, memory_group
+from .memory import _index
 from .state import State, echo_json, pass_state
 
 
-@memory_group.command("eval")
+@click.command("eval")
 @click.argument("golden", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--conversations", "conversations", type=click.Path(exists=True),
               help="LoCoMo (locomo10.json) or REALTALK (Chat_*.json) conversations: a file or a directory.")
