@@ -81,20 +81,21 @@ def _recall(r: dict[str, Any], channel: str, category: str | None = None) -> flo
 
 def test_thresholds(results: dict[str, Any]) -> None:
     held, tune = results["held"], results["tune"]
+    chars = held["channels"]["hybrid"]["overall"]["context_chars"]
+    # name: (measured, bar, whether it holds)
     checks = {
         "held hybrid recall@6 >= keyword + 0.05": (
-            _recall(held, "hybrid"), _recall(held, "keyword") + 0.05),
-        f"held context at k = 6 <= {BUDGET:,} chars": (
-            BUDGET, held["channels"]["hybrid"]["overall"]["context_chars"]),
-        "held multi-hop recall@6 >= 0.55": (_recall(held, "hybrid", "multi-hop"), 0.55),
+            _recall(held, "hybrid"), _recall(held, "keyword") + 0.05, None),
+        f"held context at k = 6 <= {BUDGET:,} chars": (chars, BUDGET, chars <= BUDGET),
+        "held multi-hop recall@6 >= 0.55": (_recall(held, "hybrid", "multi-hop"), 0.55, None),
     }
     for half, r in results.items():
         best = max(_recall(r, "keyword"), _recall(r, "vector"))
-        checks[f"{half}: default >= its best single channel"] = (_recall(r, "hybrid"), best)
+        checks[f"{half}: default >= its best single channel"] = (_recall(r, "hybrid"), best, None)
     failed = []
     print()
-    for name, (got, need) in checks.items():
-        ok = got >= need - 1e-9
+    for name, (got, need, holds) in checks.items():
+        ok = got >= need - 1e-9 if holds is None else holds
         state = "holds" if ok else ("NOT YET" if name in PENDING else "FAILS")
         print(f"{state:8} {name}: {got:.3f} vs {need:.3f}" + (f" ({PENDING[name]})" if name in PENDING else ""))
         if ok and name in PENDING:
