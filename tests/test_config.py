@@ -28,7 +28,9 @@ def test_defaults_match_the_design_table() -> None:
     assert (cfg.get("skills.inline_max_count"), cfg.get("skills.inline_max_tokens")) == (20, 3_500)
     assert cfg.get("skills.max_prompt_bytes") == 30 * 1024
     assert (cfg.get("memory.max_results"), cfg.get("memory.min_score")) == (6, 0.35)
-    assert (cfg.get("memory.text_weight"), cfg.get("memory.vector_weight")) == (0.3, 0.7)
+    # the seeds' 0.3 / 0.7 lost to the keyword channel alone on real conversations; the
+    # weights were chosen on REALTALK's tune half (docs/memory.md, "Real conversations")
+    assert (cfg.get("memory.text_weight"), cfg.get("memory.vector_weight")) == (0.6, 0.4)
     assert cfg.get("flush.prompt") == "Store durable memories now."
     assert cfg.get("delegation.inline_max_targets") == 15
     assert cfg.agents[0].id == "default"

@@ -178,8 +178,12 @@ def test_user_memory_is_boosted_and_wins_over_the_agents_copy(workspace, pg_dsn)
     assert hits[0].scope == "user"
     plain = agent.memory.search("deploys fridays", min_score=0, session=Session.main())
     assert plain[0].scope == "agent"
-    boost = agent.config.get("memory.user_scope_boost")
-    assert hits[0].score == pytest.approx(plain[0].score * boost, rel=1e-3)
+    from soulframe.memory.fusion import boost
+
+    factor = agent.config.get("memory.user_scope_boost")
+    # boosted on the odds: higher, never above 1
+    assert hits[0].score == pytest.approx(boost(plain[0].score, factor), rel=1e-3)
+    assert plain[0].score <= hits[0].score <= 1
 
 
 def test_user_memory_index_follows_the_documents(workspace, pg_dsn):

@@ -22,10 +22,13 @@ SPLITS = ("tune", "held")
 #: with one question's margin (1/36 of recall or false "no results", 1/24 of unrelated)
 MAX_FALSE_NO_RESULTS = {"tune": {"vector": 0.06, "hybrid": 0.06},
                         "held": {"vector": 0.06, "hybrid": 0.06}}
-MIN_RECALL = {"tune": {"keyword": 0.27, "vector": 0.75, "hybrid": 0.75},
-              "held": {"keyword": 0.13, "vector": 0.66, "hybrid": 0.63}}
+MIN_RECALL = {"tune": {"keyword": 0.27, "vector": 0.95, "hybrid": 0.95},
+              "held": {"keyword": 0.13, "vector": 0.84, "hybrid": 0.84}}
+# each remembered note a passage of its own lifted recall@6 from 0.78 / 0.67 to 0.97 / 0.86
+# (tune / held) and took false "no results" to 0, at the price of 2 more of the 24 held
+# unrelated questions answered (5 instead of 3): docs/memory.md, "Calibrated scores"
 MAX_UNRELATED_RETURNED = {"tune": {"keyword": 0.13, "vector": 0.17, "hybrid": 0.17},
-                          "held": {"keyword": 0.05, "vector": 0.17, "hybrid": 0.17}}
+                          "held": {"keyword": 0.05, "vector": 0.21, "hybrid": 0.21}}
 
 ISSUE_NOTES = [
     "Tomas keeps his spare house key under the blue flowerpot",

@@ -42,7 +42,7 @@ def search_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
     floor = float(agent.config.get("memory.min_score")) if min_score is None else min_score
     out: dict[str, Any] = {"query": query, "channel": channel, "k": int(k) if k else None,
                            "min_score": min_score, "floor": floor, "hits": [], "searched": bool(query),
-                           "calibration": str(agent.config.get("memory.calibration", "raw"))}
+                           "calibration": str(agent.config.get("memory.calibration"))}
     if not query:
         return out
     results = agent.memory.search(query, int(k) if k else None, Session(kind="main"),

@@ -85,7 +85,7 @@ def timed(store, queries):
         t1 = time.perf_counter()
         vec = store.search_vector(q, POOL, include_private=True)
         t2 = time.perf_counter()
-        fused = fuse(text, vec, terms, method="weighted")[:6]
+        fused = fuse(text, vec, terms, text_weight=0.3, vector_weight=0.7, method="weighted")[:6]
         t3 = time.perf_counter()
         assert fused
         if i >= WARMUP:

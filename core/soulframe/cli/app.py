@@ -136,6 +136,7 @@ def _add_core_commands(cli: click.Group) -> None:
     from .calllog import logs_command
     from .doctor import doctor_command
     from .memory import memory_group
+    from .memory_eval import memory_eval
     from .models import add_models_commands
     from .prompt import prompt_command
     from .skills import skills_group
@@ -146,6 +147,7 @@ def _add_core_commands(cli: click.Group) -> None:
     cli.add_command(doctor_command)
     cli.add_command(logs_command)
     cli.add_command(prompt_command)
+    memory_group.add_command(memory_eval)
     cli.add_command(memory_group)
     cli.add_command(skills_group)
     cli.add_command(tools_group)

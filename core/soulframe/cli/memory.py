@@ -39,17 +39,24 @@ def _index(state: State) -> MemoryIndex:
     return memory
 
 
+#: a sync that must read more files than this shows a progress bar
+FEW_FILES = 5
+
+
 @contextmanager
 def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A click progress bar on stderr while indexing, only when stderr is a terminal."""
+    """A click progress bar on stderr while indexing, only when stderr is a terminal and
+    only once more than :data:`FEW_FILES` files had to be read (the sync reports only the
+    files it reads, so a no-change sync never shows one)."""
     if not sys.stderr.isatty():
         yield None
         return
-    bar_holder: dict[str, Any] = {}
+    bar_holder: dict[str, Any] = {"calls": 0}
 
     def update(done: int, total: int) -> None:
+        bar_holder["calls"] += 1
         if "bar" not in bar_holder:
-            if total < 20:  # not worth a bar
+            if bar_holder["calls"] <= FEW_FILES or done >= total:  # not worth a bar
                 return
             bar = click.progressbar(length=total, label=label, file=sys.stderr)
             bar.__enter__()
@@ -164,7 +171,9 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     mem = _index(state)
     started = time.perf_counter()
-    with warnings.catch_warnings():
+    # the first search after many changes (or ever) indexes them first: show it
+    with warnings.catch_warnings(), _progress("indexing memory") as progress:
+        mem.progress = progress
         warnings.simplefilter("ignore")  # reported below, once, in the output itself
         results = mem.search(query, k, Session(kind=session_kind, user_id=user_id),  # type: ignore[arg-type]
                              min_score=min_score, channels=channel, history=history)
@@ -328,7 +337,8 @@ def memory_status(state: State, deep: bool, reindex: bool, as_json: bool) -> Non
       soulframe memory status --deep --index    # as OpenClaw's: check, probe, re-index
     """
     mem = _index(state)
-    synced = mem.sync() if reindex else None
+    with _progress("indexing") as progress:
+        synced = mem.sync(progress=progress) if reindex else None
     st = mem.status(deep=deep)
     if synced is not None:
         st["reindexed"] = {"added": len(synced.added), "changed": len(synced.changed),
@@ -420,61 +430,7 @@ def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
         pass
 
 
-@memory_group.command("eval")
-@click.argument("golden", type=click.Path(exists=True, dir_okay=False))
-@click.option("-k", "k", type=click.IntRange(min=1), default=6, show_default=True, help="Cut-off for recall@k.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@pass_state
-def memory_eval(state: State, golden: str, k: int, as_json: bool) -> None:
-    """Recall@k and MRR of keyword, vector and hybrid search on your own golden queries.
-
-    GOLDEN is JSON lines: {"id", "query", "relevant": [{"path", "contains"}], "kind"}; a hit
-    is relevant when it is in that file and its text contains that string (or covers the
-    entry's "line" when it names one). "relevant": [] marks a question memory cannot
-    answer: it should return nothing. Also reports the characters returned per query, the
-    false "no results" rate and, with a "split" field, each of them per split.
-    """
-    from ..memory.evaluation import evaluate, load_golden
-
-    mem = _index(state)
-    queries = load_golden(golden)
-    mem.sync()
-    known = {f.path for f in mem.files()}
-    missing = sorted({str(r["path"]) for q in queries for r in q["relevant"]} - known)
-    if missing:
-        # a golden file meant for another workspace scores 0 everywhere: say why
-        click.secho(
-            f"warning: {len(missing)} path(s) in {golden} are not memory files of "
-            f"{mem.agent.root} (e.g. {missing[0]}); is -w the workspace these queries are about?",
-            fg="yellow", err=True,
-        )
-    result = evaluate(mem, queries, k=k)
-    if as_json:
-        echo_json(result)
-        return
-    click.echo(f"{len(queries)} queries, k = {k}")
-    cols = [("R@1", "recall@1")] + ([("R@3", "recall@3")] if k > 3 else [])
-    cols += [] if k == 1 else [(f"R@{k}", "recall@k")]
-    click.echo(f"{'channel':10} " + " ".join(f"{c:>6}" for c, _ in cols)
-               + f" {'MRR':>6} {'chars':>6} {'no-res':>6} {'unrel':>6}")
-    for name, m in result["channels"].items():
-        # chars: mean characters returned per query (the prompt cost of the hits); no-res:
-        # the right passage was the top candidate but min_score returned nothing; unrel:
-        # questions marked unanswerable ("relevant": []) that returned something
-        click.echo(f"{name:10} " + " ".join(f"{m[key]:6.3f}" for _, key in cols) + f" {m['mrr']:6.3f}"
-                   + f" {m['context_chars']:6.0f} {_rate(m.get('false_no_results')):>6}"
-                   + f" {_rate(m.get('unrelated_returned')):>6}")
-    splits = result["channels"].get("hybrid", {}).get("by_split", {})
-    if len(splits) > 1:  # the half used to choose settings next to the half held apart
-        click.echo("hybrid by split: " + "; ".join(
-            f"{s} R@{k} {_rate(v['recall@k'])}, no-res {_rate(v.get('false_no_results'))}, "
-            f"unrel {_rate(v.get('unrelated_returned'))}" for s, v in splits.items()))
-    if result.get("notice"):
-        click.secho(f"warning: {result['notice']}", fg="yellow", err=True)
-
-
-def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+# `memory eval` (golden questions and public conversations) lives in .memory_eval
 
 
 # `soulframe doctor` reports the memory index (keyword-only search, health, stale files)

@@ -14,10 +14,14 @@ the store (``calibration:<model key>`` in its meta table). A vector score is the
 above that background it stands, in background standard deviations, mapped linearly to
 0..1::
 
-    calibrated = clip((cosine - mean) / (Z_FULL * sd), 0, 1)
+    x = max(0, (cosine - mean) / (Z_FULL * sd))
+    calibrated = x                                   for x <= KNEE
+                 KNEE + (1 - KNEE) (1 - e^-(x - KNEE) / (1 - KNEE))   above it
 
-so 0 is "as similar as unrelated text usually is" and 1 is "``Z_FULL`` deviations above
-it". ``Z_FULL`` is chosen so that the default ``min_score`` 0.35 sits at the point measured
+so 0 is "as similar as unrelated text usually is", the scale is linear up to ``KNEE`` (where
+every ``min_score`` worth setting lies) and then bends towards 1 without reaching it. A hard
+clip at 1 ("``Z_FULL`` deviations and more") made every close match score 1.000: over 500
+daily logs all six hits tied, ranked by path, and fusion could no longer order them. ``Z_FULL`` is chosen so that the default ``min_score`` 0.35 sits at the point measured
 best on the tuning half of tests/data/paraphrase_eval (the right note returned, unrelated
 questions not; its held-apart half is reported beside it): see docs/memory.md, "Calibrated
 scores", for the options measured and the numbers.
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
 #: a calibrated score of 1.0 is this many background deviations above the background mean;
 #: min_score 0.35 then falls at 0.35 * Z_FULL = 2.1 deviations (measured: docs/memory.md)
 Z_FULL = 6.0
+#: where the linear scale starts bending towards 1 (never reached: no ties at the top)
+KNEE = 0.5
 #: bumped when the probe set or the method changes, so stored backgrounds are recomputed
 VERSION = 1
 
@@ -99,7 +105,7 @@ class Background:
     def calibrate(self, cosine: float) -> float:
         """``cosine`` -> 0..1: how far above the background it stands (see the module)."""
         spread = max(self.sd, 1e-3) * Z_FULL
-        return min(1.0, max(0.0, (cosine - self.mean) / spread))
+        return soft_top(max(0.0, (cosine - self.mean) / spread))
 
     def raw_threshold(self, min_score: float) -> float:
         """The raw cosine that a calibrated ``min_score`` corresponds to for this model."""
@@ -119,6 +125,17 @@ class Background:
             return cls(float(data["mean"]), float(data["sd"]), int(data["pairs"]))
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
+
+
+def soft_top(x: float) -> float:
+    """``x`` unchanged up to :data:`KNEE`, then bent smoothly towards 1 (strictly
+    increasing, always below 1)."""
+    import math
+
+    if x <= KNEE:
+        return x
+    room = 1.0 - KNEE
+    return KNEE + room * (1.0 - math.exp(-(x - KNEE) / room))
 
 
 def background_of(question_vectors: Any, note_vectors: Any) -> Background:

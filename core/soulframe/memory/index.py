@@ -12,7 +12,7 @@ bytes) -> unchanged: skip -> chunk (<= memory.chunk_max_chars) -> embed through
 ``agent.embedder``, batched, cached by (model, text hash) in the store -> replace the
 file's chunks in ONE transaction. Deleted files' chunks are removed.
 
-Embedding granularity: see :mod:`.sync`.
+Embedding granularity: see :mod:`.passages`.
 """
 
 from __future__ import annotations
@@ -166,8 +166,8 @@ class MemoryIndex:
         return sync_lock(self, blocking=blocking)
 
     def _windows(self, text: str, provider: EmbeddingProvider) -> list[str]:
-        """The passages of a chunk that are embedded (see :mod:`.sync`)."""
-        from .sync import passage_windows
+        """The passages of a chunk that are embedded (see :mod:`.passages`)."""
+        from .passages import passage_windows
 
         return passage_windows(self, text, provider)
 

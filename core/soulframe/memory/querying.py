@@ -85,18 +85,20 @@ def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
 
 
 def snippet(
-    text: str, terms: list[str], max_chars: int = 320, focus: int | None = None
+    text: str, terms: list[str], max_chars: int = 320, focus: int | None = None,
+    prefer_focus: bool = False,
 ) -> tuple[str, int]:
     """A passage of ``text`` centred on where the terms are, at most ``max_chars`` long.
 
     Returns the snippet and the 0-based offset of its first line within ``text``. Without a
     term match, the snippet starts at line ``focus`` (0-based: where the vector channel
     found the closest passage), else at the first line that is not a heading (not the
-    chunk's first line, which is often a ``#`` title).
+    chunk's first line, which is often a ``#`` title). With ``prefer_focus`` the line
+    ``focus`` wins over the term match (the caller weighed both channels already).
     """
     lines = text.split("\n")
     first, _ = best_lines(text, terms)
-    if first < 0 and focus is not None and 0 <= focus < len(lines):
+    if (first < 0 or prefer_focus) and focus is not None and 0 <= focus < len(lines):
         first = focus
     if first < 0:
         first = next(
@@ -106,7 +108,9 @@ def snippet(
     lo, hi = first, first
     # one line of context before the match (often the bullet's lead-in), then the rest of
     # the paragraph after it, as far as max_chars allows
+    # (not when the match is a list item of its own: the item before is another entry)
     if lo - 1 >= 0 and lines[lo - 1].strip() and not lines[lo - 1].lstrip().startswith("#") \
+            and not lines[lo].lstrip().startswith(("- ", "* ", "+ ")) \
             and size + len(lines[lo - 1]) + 1 <= max_chars // 2:
         lo -= 1
         size += len(lines[lo]) + 1

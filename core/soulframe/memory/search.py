@@ -10,7 +10,8 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from ..model import SearchHit, Session, SoulframeError, StoredChunk
-from .fusion import Fused, cosine_lookup, fuse, mmr, temporal_decay
+from .fusion import Fused, cosine_lookup, fuse, mmr, ordered, temporal_decay
+from .fusion import boost as boosted
 from .querying import best_lines, query_terms, snippet
 from .results import MemoryWarning, SearchResults
 
@@ -107,7 +108,7 @@ def search(index: MemoryIndex, query: str,
         text_hits, vector_hits, terms,
         text_weight=float(index.config.get("memory.text_weight")),
         vector_weight=float(index.config.get("memory.vector_weight")),
-        method=str(index.config.get("memory.fusion", "weighted")),
+        method=str(index.config.get("memory.fusion")),
     )
     from .pipeline import rerank
 
@@ -118,8 +119,20 @@ def search(index: MemoryIndex, query: str,
     fused = _entities_first(index, fused, query)
     fused, older = _supersession(fused, history=history)
     recalls: list[Any] = []
-    kept = [f for f in fused if f.score >= min_score or id(f) in older][:k]
-    hits = [_hit(index, f, terms, qv, recalls) for f in kept]
+    from .widening import Widener
+
+    widener = Widener(index, int(index.config.get("memory.hit_chars")))
+    hits: list[SearchHit] = []
+    for f in fused:
+        if len(hits) >= k:
+            break
+        if not (_passes(f, min_score) or id(f) in older):
+            continue
+        mine: list[Any] = []
+        hit = widener.add(_hit(index, f, terms, qv, mine))
+        if hit is not None:  # None: a better hit already cites all of its lines
+            hits.append(hit)
+            recalls.extend(mine)
     if track and recalls and index.config.get("memory.recall_tracking"):
         _record_recalls(index, query, recalls)
     return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
@@ -130,10 +143,18 @@ def _not_the_owners(hits: list[StoredChunk]) -> list[StoredChunk]:
     return [h for h in hits if h.scope or not h.private]
 
 
+def _passes(f: Fused, min_score: float) -> bool:
+    """A hit is kept when its fused score reaches ``min_score``, or its calibrated vector
+    score does on its own: a paraphrase sharing no word with the question ranks by the
+    weighted sum like every hit, but is not dropped for the keyword evidence it cannot
+    have (the calibrated scale is what makes ``min_score`` mean the same for every model)."""
+    return f.score >= min_score or (f.vector_score is not None and f.vector_score >= min_score)
+
+
 def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[StoredChunk]) -> list[StoredChunk]:
     """Vector hits with their cosine mapped to the model's calibrated 0..1 scale
     (:mod:`soulframe.memory.calibration`), unless ``memory.calibration = "raw"``."""
-    if not hits or str(index.config.get("memory.calibration", "background")) == "raw":
+    if not hits or str(index.config.get("memory.calibration")) == "raw":
         return hits
     from .calibration import Calibrator, calibrate_hits
 
@@ -169,7 +190,7 @@ def _entities_first(index: MemoryIndex, fused: list[Fused], query: str) -> list[
     top = max(f.score for f in fused)
     first = [f for f in fused if f.chunk.path in named]
     for n, f in enumerate(first):
-        f.score = max(f.score, top) + 1e-3 * (len(first) - n)
+        f.score = min(1.0, max(f.score, top) + 1e-3 * (len(first) - n))
     return first + [f for f in fused if f.chunk.path not in named]
 
 
@@ -247,10 +268,9 @@ def _adjust(index: MemoryIndex, fused: list[Fused], k: int, session: Session | N
         # a user's own copy of a file wins over the agent's, boosted (seed 000 §15)
         for f in fused:
             if f.chunk.scope:
-                f.score *= boost
+                f.score = boosted(f.score, boost)
         mine = {(f.chunk.path, f.chunk.start_line) for f in fused if f.chunk.scope}
-        fused = [f for f in fused if f.chunk.scope or (f.chunk.path, f.chunk.start_line) not in mine]
-        fused.sort(key=lambda f: -f.score)
+        fused = ordered([f for f in fused if f.chunk.scope or (f.chunk.path, f.chunk.start_line) not in mine])
     if index.config.get("memory.temporal_decay"):
         fused = temporal_decay(fused, index._today(), float(index.config.get("memory.half_life_days")))
     if index.config.get("memory.mmr") and len(fused) > 1:
@@ -265,17 +285,16 @@ def _adjust(index: MemoryIndex, fused: list[Fused], k: int, session: Session | N
 def _hit(index: MemoryIndex, f: Fused, terms: list[str], qv: Any = None,
          recalls: list[Any] | None = None) -> SearchHit:
     ch = f.chunk
-    focus = None
     first = best_lines(ch.text, terms)[0]
-    if qv is not None and f.vector_score is not None and first < 0:
-        # found by meaning alone: show the passage that matched, not the chunk's start
-        focus = _closest_passage_line(index, ch.text, qv)
-    text, _offset = snippet(ch.text, terms, focus=focus)
+    focus = _focus_line(index, ch.text, terms, qv) if qv is not None and f.vector_score is not None else None
+    if focus is None and first >= 0:
+        focus = first
+    text, _offset = snippet(ch.text, terms, focus=focus, prefer_focus=True)
     if recalls is not None:
         from ..model import Recall
         from .recall import entry_line
 
-        at = first if first >= 0 else (focus if focus is not None else 0)
+        at = focus if focus is not None else 0
         i = entry_line(ch.text, at)
         line_text = ch.text.split("\n")[i].strip()
         if line_text:
@@ -304,33 +323,46 @@ def _provenance(index: MemoryIndex, path: str, start: int, end: int) -> tuple[st
     return of_lines(lines)
 
 
-def _closest_passage_line(index: MemoryIndex, text: str, qv: Any) -> int | None:
-    """The 0-based line of ``text`` where its passage closest to the query vector
-    starts. The passages' vectors come from the embedding cache (by model and text
-    hash, as indexing stored them): nothing is embedded again."""
+def _focus_line(index: MemoryIndex, text: str, terms: list[str], qv: Any) -> int | None:
+    """The 0-based line of ``text`` the snippet should show: the line whose passage is
+    closest to the question, weighed with the share of the question's terms the line holds
+    (the fusion's own weights), so the snippet shows the best-matching passage whichever
+    channel found it. The passages' vectors come from the embedding cache (by model and
+    text hash, as indexing stored them): nothing is embedded again."""
     provider = index.embedder
     if provider is None:
         return None
     windows = index._windows(text, provider)
-    if len(windows) < 2:
-        return None
     import numpy as np
 
     from ..embedding import text_hash as cache_key
+    from .fusion import term_coverage
 
     try:
         found = index.store.get_many(provider.model_id, [cache_key(w) for w in windows])
     except Exception:  # a store without the cache: the default snippet will do
         return None
     q = np.asarray(qv, dtype=np.float32)
-    best, best_sim = None, -2.0
-    for w in windows:
-        v = found.get(cache_key(w))
-        if v is not None:
-            sim = float(np.asarray(v, dtype=np.float32) @ q)
-            if sim > best_sim:
-                best, best_sim = w, sim
-    if best is None:
-        return None
-    head = best.split("\n", 1)[0].strip()
-    return next((i for i, ln in enumerate(text.split("\n")) if head and head in ln), None)
+    lines = text.split("\n")
+    where: dict[str, list[int]] = {}
+    from .passages import plain
+
+    for i, ln in enumerate(lines):
+        if ln.strip() and not ln.lstrip().startswith("#"):
+            where.setdefault(plain(ln), []).append(i)
+    background = getattr(getattr(index, "_calibrator", None), "_known", {}).get(str(index.model_key()))
+    tw = float(index.config.get("memory.text_weight"))
+    w = tw / max(tw + float(index.config.get("memory.vector_weight")), 1e-9)
+    best, best_score = None, -2.0
+    for win in windows:
+        v = found.get(cache_key(win))
+        if v is None:
+            continue
+        sim = float(np.asarray(v, dtype=np.float32) @ q)
+        vs = background.calibrate(sim) if background is not None else sim
+        for ln in win.split("\n"):
+            for i in where.get(plain(ln), ()):
+                s = (1 - w) * vs + w * term_coverage(ln, terms)
+                if s > best_score:
+                    best, best_score = i, s
+    return best

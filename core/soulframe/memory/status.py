@@ -62,7 +62,7 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
         "notice": None if provider is not None else index.embedder_problem,
         "vector_backend": stats.get("vector_backend"),
         "text_backend": stats.get("text_backend"),
-        "fusion": str(index.config.get("memory.fusion", "weighted")),
+        "fusion": str(index.config.get("memory.fusion")),
         "stale_files": stale,
         "skipped_files": skipped,
         "cached_embeddings": stats.get("cached_embeddings"),

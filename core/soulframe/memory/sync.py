@@ -2,14 +2,9 @@
 mtime+size, hashing, chunking (the selected chunker), embedding in passages (cached by text
 hash) and one transaction per file; the cross-process sync lock.
 
-Embedding granularity: a chunk is embedded as several passages (its lines, headings left
-out, grouped up to ``memory.embed_window_chars``, 160), one vector each; the chunk's vector
-score is its best passage's. A passage longer than the model's window
-(``provider.max_tokens`` word pieces as ``provider.count_tokens`` counts them; 254 for
-MiniLM) is split further at line, word, then character boundaries, so the model always sees
-every passage whole: nothing is ever silently truncated. (Measured: best-passage scoring
-raised the vector channel's recall@6 from 0.62 to 0.75 on tests/data/memory_eval — see
-:func:`passages` and docs/memory.md.)
+Embedding granularity (passages, one vector each; the chunk's vector score is its best
+passage's): see :mod:`soulframe.memory.passages`. Template boilerplate and routine status
+lines are blanked before chunking (:mod:`soulframe.memory.noise`).
 """
 
 from __future__ import annotations
@@ -27,6 +22,8 @@ import attrs
 from ..model import ChunkInput, FileRecord
 from ..workspace import lock_fd, unlock_fd
 from .chunking import bytes_hash, text_hash
+from .noise import without_noise
+from .passages import passage_windows
 from .results import MemoryWarning, SyncReport
 from .textclean import BINARY, blank_nul_lines, line_list, looks_binary
 
@@ -122,8 +119,6 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         pending_windows = 0
 
     for i, mf in enumerate(found):
-        if progress is not None:
-            progress(i, total)
         try:
             st = mf.abspath.stat()
         except OSError:
@@ -137,6 +132,8 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         ):
             report.unchanged += 1
             continue
+        if progress is not None:  # only files that must be read: a no-change sync shows nothing
+            progress(i, total)
         if st.st_size > max_bytes:
             _skip(index, report, mf.path, st, f"larger than memory.max_file_bytes ({st.st_size:,} > {max_bytes:,} bytes)")
             continue
@@ -170,7 +167,9 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
             store.touch_file(record)
             report.unchanged += 1
             continue
-        chunks = chunk(index.agent, text, mf.path)
+        # a chunk of headings alone (a template's empty sections) holds no memory
+        chunks = [c for c in chunk(index.agent, without_noise(text), mf.path)
+                  if any(ln.strip() and not ln.lstrip().startswith("#") for ln in c.text.split("\n"))]
         pending.append((record, chunks, old is None))
         pending_windows += len(chunks)
         if pending_windows >= EMBED_GROUP:
@@ -202,23 +201,6 @@ def _warn(index: MemoryIndex, report: SyncReport, path: str, st: os.stat_result,
         return
     index._warned.add(key)
     report.warnings.append(message)
-
-
-def passage_windows(index: MemoryIndex, text: str, provider: EmbeddingProvider) -> list[str]:
-    """The passages of a chunk that are embedded (see the module docstring)."""
-    target = int(index.config.get("memory.embed_window_chars", 160))
-    limit = getattr(provider, "max_tokens", None)
-    count = getattr(provider, "count_tokens", None)
-    out: list[str] = []
-    for passage in passages(text, target):
-        if not isinstance(limit, int) or limit <= 0 or len(passage) <= limit:
-            # a word piece is at least one character: a text this short always fits
-            out.append(passage)
-        elif callable(count):
-            out.extend(_split_to(passage, count, limit))
-        else:  # no tokenizer to ask: assume ~3 characters per token, conservatively
-            out.extend(_split_to(passage, lambda s: len(s) // 3 + 1, limit))
-    return out
 
 
 def embed_and_write(index: MemoryIndex, pending: list[tuple[FileRecord, list[Any], bool]],
@@ -271,72 +253,6 @@ def embed_and_write(index: MemoryIndex, pending: list[tuple[FileRecord, list[Any
         index.store.replace_file(record, inputs)
         (report.added if is_new else report.changed).append(record.path)
         report.chunks += len(inputs)
-
-
-def passages(text: str, target_chars: int) -> list[str]:
-    """A chunk cut into the passages its vectors are computed from: consecutive lines,
-    Markdown headings left out, grouped up to ``target_chars`` (a line is never cut here).
-
-    Measured on tests/data/memory_eval with MiniLM (vector channel alone, recall@6): the
-    whole 1,000-char chunk 0.62; single lines 0.76; lines grouped to 160 chars 0.75 with a
-    better MRR and ~20 % fewer vectors; 240 chars 0.71; 400 chars 0.71. A long chunk's
-    mean meaning blurs the one fact a question is about; a passage keeps it sharp.
-    """
-    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
-    body = [ln for ln in lines if not ln.startswith("#")] or lines
-    groups: list[str] = []
-    cur = ""
-    for ln in body:
-        if cur and len(cur) + 1 + len(ln) > target_chars:
-            groups.append(cur)
-            cur = ln
-        else:
-            cur = f"{cur}\n{ln}" if cur else ln
-    if cur:
-        groups.append(cur)
-    return groups or [text]
-
-
-def _split_to(
-    text: str, count: Callable[[str], int], limit: int, seps: tuple[str, ...] = ("\n", " ")
-) -> list[str]:
-    """Split ``text`` into pieces of at most ``limit`` tokens: greedily at line breaks,
-    a line that alone is too long at spaces, a word that alone is too long (a URL, base64)
-    by characters."""
-    if count(text) <= limit:
-        return [text]
-    if not seps:
-        out: list[str] = []
-        rest = text
-        while rest:
-            lo, hi = 1, len(rest)
-            while lo < hi:  # the longest prefix that fits
-                mid = (lo + hi + 1) // 2
-                if count(rest[:mid]) <= limit:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            out.append(rest[:lo])
-            rest = rest[lo:]
-        return out
-    sep = seps[0]
-    pieces: list[str] = []
-    cur: str | None = None
-    for part in text.split(sep):
-        candidate = part if cur is None else cur + sep + part
-        if count(candidate) <= limit:
-            cur = candidate
-            continue
-        if cur is not None:
-            pieces.append(cur)
-            cur = None
-        if count(part) <= limit:
-            cur = part
-        else:
-            pieces.extend(_split_to(part, count, limit, seps[1:]))
-    if cur is not None:
-        pieces.append(cur)
-    return [p for p in pieces if p.strip()] or [text]
 
 
 def _skip_reason(path: Path, size: int, max_bytes: int) -> str | None:
