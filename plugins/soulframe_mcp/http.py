@@ -10,6 +10,7 @@ on its own. What a client asks may only narrow the session the server was starte
 from __future__ import annotations
 
 import errno
+import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -71,7 +72,15 @@ def serve_http(agent: Agent, server: Any, *, host: str, port: int, allow_hosts: 
     if host not in ("127.0.0.1", "localhost", "::1"):
         say(f"warning: --host {host} is not a loopback address: anyone who can reach it and holds the token "
             "can read this agent's memory; the token travels in clear over plain HTTP")
+    # uvicorn stops on SIGTERM, then raises it again under the handler it found: make that
+    # an exit, so the token file is removed (a default SIGTERM would skip the cleanup)
+    previous = signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
+        signal.signal(signal.SIGTERM, previous)
         path.unlink(missing_ok=True)
+
+
+def _exit_on_term(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
