@@ -67,19 +67,26 @@ class ChangeFeed:
         self._stop = threading.Event()
         self._observer: Any = None
         self._worker: threading.Thread | None = None
+        self._extra: set[str] = set()
         #: changes announced so far (for the logs and the tests)
         self.announced = 0
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self) -> None:
-        """Called on the server's event loop (its lifespan): start watching."""
+    def attach(self) -> None:
+        """Called on the server's event loop (its lifespan): changes found from a thread
+        are published on this loop."""
         self._token = anyio.lowlevel.current_token()
-        await anyio.to_thread.run_sync(self._start_watching)
 
-    def _start_watching(self) -> None:
+    def start_watching(self) -> None:
+        """Take the first listing and start the watcher (on any thread; ``serve`` does it
+        once the first request is answered, so it never delays that answer)."""
+        if self._stop.is_set() or self._observer is not None:
+            return
         self._snapshot = self._take()
         root = self.view.agent.workspace.root
+        # memory.extra_paths may name files that are not Markdown
+        self._extra = {str(root / str(p).strip("/")) for p in self.view.agent.config.get("memory.extra_paths") or ()}
         if not root.is_dir():
             return
         try:
@@ -129,7 +136,11 @@ class ChangeFeed:
         parts = path.replace("\\", "/").split("/")
         if any(p in _SKIPPED_PARTS or (p.startswith(".") and p not in (".", "..")) for p in parts[-6:]):
             return False
-        return is_directory or path.lower().endswith(".md")
+        return is_directory or path.lower().endswith(".md") or path in self._extra
+
+    @property
+    def watching(self) -> bool:
+        return self._observer is not None and not self._stop.is_set()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -153,7 +164,10 @@ class ChangeFeed:
         updated = [uri for uri, sig in now.items() if uri in before and before[uri] != sig]
         listed = set(now) != set(before)
         if self.on_change is not None:
-            self.on_change()
+            try:  # the index first: a client told of a change searches next
+                self.on_change()
+            except Exception as exc:  # the periodic sync and the next change try again
+                log.warning("sync after a change failed: %s: %s", type(exc).__name__, exc)
         if not updated and not listed:
             return
         self.announced += len(updated) + int(listed)

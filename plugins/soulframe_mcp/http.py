@@ -52,7 +52,8 @@ def app_for(server: Any, *, token: str, host: str, allow_hosts: tuple[str, ...] 
         allowed_hosts=[f"[{h}]:*" if ":" in h else f"{h}:*" for h in hosts] + sorted(hosts),
         allowed_origins=[f"{scheme}://{f'[{h}]' if ':' in h else h}:*" for h in hosts for scheme in ("http", "https")],
     )
-    app = server.streamable_http_app(stateless_http=True, transport_security=security, host=host)
+    # JSON answers: no stream per request (a subscriptions/listen answer is a stream anyway)
+    app = server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security, host=host)
     return Guard(app, token=token, hosts=hosts)
 
 

@@ -166,8 +166,9 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
 
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
+        feed.attach()
         if watch:
-            await feed.start()
+            await anyio.to_thread.run_sync(feed.start_watching)
         try:
             yield {}
         finally:
@@ -226,22 +227,27 @@ def _warm_memory(agent: Agent) -> None:
         log.debug("memory warm-up failed: %s", exc)
 
 
-class _WarmAfterFirstAnswer:
-    """Server middleware: load the model once the first request is answered (or after
-    ``delay`` seconds of quiet), so warming up never competes with the first answer for
-    the interpreter."""
+class AfterFirstAnswer:
+    """Server middleware: the work a long-lived server does besides answering — watching
+    for changes, the skills' hot reload, loading the embedding model and syncing the index,
+    the periodic sync — starts once the first request is answered (or after ``delay``
+    seconds of quiet), so none of it competes with the first answer for the interpreter."""
 
-    def __init__(self, agent: Agent, delay: float = 1.0) -> None:
-        self.agent = agent
+    def __init__(self, jobs: list[Any], delay: float = 1.0) -> None:
+        self.jobs = jobs
         self.answered = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(delay,), name="soulframe-warm", daemon=True)
+        self.thread = threading.Thread(target=self._run, args=(delay,), name="soulframe-background", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
 
     def _run(self, delay: float) -> None:
         self.answered.wait(delay)
-        _warm_memory(self.agent)
+        for job in self.jobs:
+            try:
+                job()
+            except Exception as exc:  # each job says what went wrong; the server serves on
+                log.warning("%s failed: %s: %s", getattr(job, "__name__", job), type(exc).__name__, exc)
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         try:
@@ -266,22 +272,38 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
 
         check_port(host, port)
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
-                          read_only=read_only, transport="stdio" if port is None else "http", watch=True)
-    # A server lives long: watch the skill tiers so an edited or new SKILL.md is served
-    # without a restart, and keep the memory index fresh — at start and on an interval, as
-    # well as before every search (seed 001 "Memory Sync").
-    try:
-        agent.skills.watch()
-    except Exception as exc:  # no inotify, too many watches: serve anyway, say so
-        _say(f"warning: skills hot reload is off ({exc})")
-    warm = _WarmAfterFirstAnswer(agent)
-    server.middleware.append(warm)
-    warm.start()
+                          read_only=read_only, transport="stdio" if port is None else "http")
     from .periodic import PeriodicSync
 
     syncer = PeriodicSync.for_agent(agent)
-    if syncer is not None:
-        syncer.start()
+
+    def watch_skills() -> None:
+        # a server lives long: an edited or new SKILL.md is served without a restart
+        try:
+            agent.skills.watch()
+        except Exception as exc:  # no inotify, too many watches: serve anyway, say so
+            _say(f"warning: skills hot reload is off ({exc})")
+
+    feed: ChangeFeed = server.feed  # type: ignore[attr-defined]
+    memory_on = bool(agent.config.get("memory.enabled"))
+
+    def resync() -> None:
+        agent.memory.sync()
+
+    def follow_changes() -> None:
+        # the watcher syncs the index after every change it sees, so a search need not
+        # walk every file first (the periodic sync still catches what a watcher misses)
+        if memory_on and feed.watching:
+            feed.on_change = resync
+            agent.memory.sync()
+            agent.memory.follows_changes = True
+
+    # the index kept fresh at start, on changes and on an interval (seed 001 "Memory
+    # Sync"), the model loaded before the first memory_search needs it
+    background = AfterFirstAnswer([feed.start_watching, watch_skills, lambda: _warm_memory(agent),
+                                   follow_changes, *([syncer.start] if syncer is not None else [])])
+    server.middleware.append(background)
+    background.start()
     try:
         if port is None:
             if sys.stdin.isatty():  # someone ran it by hand: say what it is waiting for
