@@ -122,7 +122,7 @@ def test_typed_tools_resources_and_a_change_notification(workspace: Path, transp
             assert note in reread.contents[0].text
             # the index followed the change before the client was told: a search finds it
             found = await c.call_tool("memory_search", {"query": "notifications reach the client"})
-            assert any(note in h["snippet"] for h in found.structured_content["results"])
+            assert any(note in h["snippet"] for h in found.structured_content["results"]), found.structured_content
 
     with served(ws, transport) as target:
         anyio.run(main, target)

@@ -57,7 +57,7 @@ class ChangeFeed:
         self.legacy_push = legacy_push
         self.on_change = on_change
         self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
+        self._listen = ListenHandler(self.bus)
         #: connection -> (a session to send through, the URIs it subscribed to)
         self._legacy: dict[int, tuple[Any, set[str]]] = {}
         self._token: Any = None
@@ -68,6 +68,7 @@ class ChangeFeed:
         self._observer: Any = None
         self._worker: threading.Thread | None = None
         self._extra: set[str] = set()
+        self._starting = threading.Lock()
         #: changes announced so far (for the logs and the tests)
         self.announced = 0
 
@@ -81,8 +82,12 @@ class ChangeFeed:
     def start_watching(self) -> None:
         """Take the first listing and start the watcher (on any thread; ``serve`` does it
         once the first request is answered, so it never delays that answer)."""
-        if self._stop.is_set() or self._observer is not None:
-            return
+        with self._starting:
+            if self._stop.is_set() or self._observer is not None:
+                return
+            self._start_watching()
+
+    def _start_watching(self) -> None:
         self._snapshot = self._take()
         root = self.view.agent.workspace.root
         # memory.extra_paths may name files that are not Markdown
@@ -113,7 +118,7 @@ class ChangeFeed:
     def stop(self) -> None:
         self._stop.set()
         self._dirty.set()
-        self.listen.close()
+        self._listen.close()
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
@@ -189,6 +194,12 @@ class ChangeFeed:
             except Exception:  # the client went away: forget it
                 self._legacy.pop(key, None)
 
+    async def listen(self, ctx: Any, params: Any) -> Any:
+        """``subscriptions/listen`` (2026-07-28): the watcher runs before the stream is
+        acknowledged, so no change after the acknowledgement goes unseen."""
+        await anyio.to_thread.run_sync(self.start_watching)
+        return await self._listen(ctx, params)
+
     # ------------------------------------------------------------------ 2025-11-25
 
     def seen(self, session: Any) -> None:
@@ -198,6 +209,7 @@ class ChangeFeed:
 
     async def subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         self.view.find(str(params.uri))  # NotServed: nothing to subscribe to
+        await anyio.to_thread.run_sync(self.start_watching)
         self.seen(ctx.session)
         entry = self._legacy.get(_key(ctx.session))
         if entry is not None:

@@ -74,8 +74,9 @@ class ResourceView:
 
     # ------------------------------------------------------------------ judging files
 
-    def _hidden(self) -> set[Identity]:
-        """Identities of the files this session must not see, under whatever name."""
+    def _hidden(self, files: list | None = None) -> set[Identity]:
+        """Identities of the files this session must not see, under whatever name
+        (``files``: the memory files, when the caller has them already)."""
         from soulframe.prompt.context import visible_in_session
 
         root = self.agent.workspace.root
@@ -83,7 +84,7 @@ class ResourceView:
                  if not visible_in_session(n, self.session, self.agent.config)]
         hidden = {ident for n in names if (ident := _identity(root / n)) is not None}
         if not self.session.is_private and self._memory_on():
-            hidden |= {ident for f in self._memory_files() if f.private
+            hidden |= {ident for f in (self._memory_files() if files is None else files) if f.private
                        if (ident := _identity(f.abspath)) is not None}
         return hidden
 
@@ -110,8 +111,9 @@ class ResourceView:
 
     def served(self) -> list[Served]:
         """Everything this session may list: context files first, then memory files."""
-        hidden = self._hidden()
-        return [*self._context(hidden), *self._memory(hidden)]
+        files = self._memory_files() if self._memory_on() else []
+        hidden = self._hidden(files)
+        return [*self._context(hidden), *self._memory(hidden, files)]
 
     def _context(self, hidden: set[Identity]) -> Iterable[Served]:
         from soulframe.prompt.context import visible_in_session
@@ -123,10 +125,8 @@ class ResourceView:
             if st is not None and self._allowed(st, hidden, memory=False):
                 yield Served(CONTEXT_PREFIX + name, name, "context", st.st_size, st.st_mtime_ns)
 
-    def _memory(self, hidden: set[Identity]) -> Iterable[Served]:
-        if not self._memory_on():
-            return
-        for f in self._memory_files():
+    def _memory(self, hidden: set[Identity], files: list) -> Iterable[Served]:
+        for f in files:
             if f.private and not self.session.is_private:
                 continue
             try:
@@ -144,11 +144,11 @@ class ResourceView:
 
     # ------------------------------------------------------------------ reading
 
-    def find(self, uri: str) -> Served:
+    def find(self, uri: str, hidden: set[Identity] | None = None) -> Served:
         """The served resource ``uri`` names; :class:`NotServed` otherwise."""
         from soulframe.prompt.context import visible_in_session
 
-        hidden = self._hidden()
+        hidden = self._hidden() if hidden is None else hidden
         if uri.startswith(CONTEXT_PREFIX):
             name = uri[len(CONTEXT_PREFIX):]
             if name in CONTEXT_FILES and visible_in_session(name, self.session, self.agent.config):
@@ -184,8 +184,8 @@ class ResourceView:
     def read(self, uri: str) -> tuple[Served, str]:
         """The resource's text. The file is judged again as opened: a name swapped for a
         link to a private file after :meth:`find` is refused, not read."""
-        served = self.find(uri)
         hidden = self._hidden()
+        served = self.find(uri, hidden)
         path = self.agent.workspace.resolve(served.rel)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
         try:

@@ -120,6 +120,8 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
         )
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        if feed.legacy_push:  # a 2025-11-25 client that lists is told when the list changes
+            await anyio.to_thread.run_sync(feed.start_watching)
         served = await anyio.to_thread.run_sync(view.served)
         feed.seen(ctx.session)
         start = _cursor(getattr(params, "cursor", None))
@@ -288,20 +290,24 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
     memory_on = bool(agent.config.get("memory.enabled"))
 
     def resync() -> None:
+        # waits for another process's sync (a `memory remember` indexing its note): a
+        # client is told of a change once a search can find it
         agent.memory.sync()
+
+    if memory_on:
+        feed.on_change = resync
 
     def follow_changes() -> None:
         # the watcher syncs the index after every change it sees, so a search need not
         # walk every file first (the periodic sync still catches what a watcher misses)
         if memory_on and feed.watching:
-            feed.on_change = resync
             agent.memory.sync()
             agent.memory.follows_changes = True
 
     # the index kept fresh at start, on changes and on an interval (seed 001 "Memory
     # Sync"), the model loaded before the first memory_search needs it
-    background = AfterFirstAnswer([feed.start_watching, watch_skills, lambda: _warm_memory(agent),
-                                   follow_changes, *([syncer.start] if syncer is not None else [])])
+    background = AfterFirstAnswer([feed.start_watching, follow_changes, watch_skills, lambda: _warm_memory(agent),
+                                   *([syncer.start] if syncer is not None else [])])
     server.middleware.append(background)
     background.start()
     try:
