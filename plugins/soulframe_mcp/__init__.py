@@ -17,9 +17,10 @@ from soulframe.model import SESSION_KINDS
 def register_commands(cli: click.Group) -> None:
     @cli.command("serve")
     @click.option("--http", "port", type=int, metavar="PORT",
-                  help="Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.")
+                  help="Serve stateless streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.")
     @click.option("--host", default="127.0.0.1", show_default=True,
-                  help="Address for --http. Anything but loopback exposes the agent's memory.")
+                  help="Address for --http. Anything but loopback is reachable from the network "
+                       "(the token is still required; it travels in clear without TLS).")
     @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
                   help="Another name clients use for this server in the Host header (with --http; "
                        "loopback names and --host are always allowed).")
