@@ -11,6 +11,7 @@ request (:mod:`.scope`), so any number of HTTP server processes can answer one a
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -64,12 +65,23 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[as_mcp_tool(t) for t in tools()])
 
+    workers: list[anyio.CapacityLimiter] = []
+
+    def pool() -> anyio.CapacityLimiter:
+        # as many calls at once as there are cores: more threads only take turns at the
+        # interpreter lock, and a call that waits its turn in a queue keeps its place
+        # (many clients get even latencies instead of a few very slow calls)
+        if not workers:
+            workers.append(anyio.CapacityLimiter(max(2, os.cpu_count() or 2)))
+        return workers[0]
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         offered = tools()
         spec = next((t for t in offered if t.name == params.name), None)
         try:
             result = await anyio.to_thread.run_sync(
-                lambda: dispatch(agent, params.name, params.arguments or {}, session=session, tools=offered)
+                lambda: dispatch(agent, params.name, params.arguments or {}, session=session, tools=offered),
+                limiter=pool(),
             )
         except ToolError as exc:
             return tool_error(str(exc))
