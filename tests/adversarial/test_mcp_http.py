@@ -85,3 +85,15 @@ def test_another_local_user_is_refused(workspace: Path, adversary) -> None:
             a.refused(status == "401")
             a.leaked(status == "200" or token == "read-token")
             assert (status, token) == ("401", "no-token"), out.stderr
+
+
+def test_a_name_given_with_allow_host_is_served_and_no_other(workspace: Path, adversary) -> None:
+    make_workspace(workspace)
+    with http_server(workspace, "--allow-host", "agent.lan", host="0.0.0.0") as server:
+        ok = post(server, {**server.headers(), "Origin": f"http://agent.lan:{server.port}"}, f"agent.lan:{server.port}")
+        assert ok.status_code == 200 and "memory_get" in ok.text
+        for host in (f"agent.lan.attacker.example:{server.port}", f"attacker.example:{server.port}", ""):
+            with adversary.attempt(f"serve --http --allow-host agent.lan: Host {host!r}") as a:
+                answer = post(server, server.headers(), host)
+                a.refused(answer.status_code in (400, 421))
+                a.leaked(answer.status_code == 200)
