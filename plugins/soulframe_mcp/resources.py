@@ -69,21 +69,30 @@ class ResourceView:
     """What one server (one session kind and user) serves as resources."""
 
     def __init__(self, agent: Agent, session: Session) -> None:
+        from soulframe.agentstore import sees_owner_memory
+
         self.agent = agent
         self.session = session
+        #: MEMORY.md, USER.md and private memory are the owner's: a private session with no
+        #: user or an owner's (a --user server for anyone else gets none of them)
+        self.owner = sees_owner_memory(agent, session)
+
+    def _visible(self, name: str) -> bool:
+        from soulframe.prompt.context import visible_in_session
+
+        if name in PRIVATE_ROOT and not self.owner:
+            return False
+        return visible_in_session(name, self.session, self.agent.config)
 
     # ------------------------------------------------------------------ judging files
 
     def _hidden(self, files: list | None = None) -> set[Identity]:
         """Identities of the files this session must not see, under whatever name
         (``files``: the memory files, when the caller has them already)."""
-        from soulframe.prompt.context import visible_in_session
-
         root = self.agent.workspace.root
-        names = [n for n in (*CONTEXT_FILES, *PRIVATE_ROOT)
-                 if not visible_in_session(n, self.session, self.agent.config)]
+        names = [n for n in (*CONTEXT_FILES, *PRIVATE_ROOT) if not self._visible(n)]
         hidden = {ident for n in names if (ident := _identity(root / n)) is not None}
-        if not self.session.is_private and self._memory_on():
+        if not self.owner and self._memory_on():
             hidden |= {ident for f in (self._memory_files() if files is None else files) if f.private
                        if (ident := _identity(f.abspath)) is not None}
         return hidden
@@ -91,7 +100,7 @@ class ResourceView:
     def _allowed(self, st: os.stat_result, hidden: set[Identity], *, memory: bool) -> bool:
         if not _stat.S_ISREG(st.st_mode):
             return False
-        if self.session.is_private:
+        if self.owner:
             return True
         if (st.st_dev, st.st_ino) in hidden:
             return False
@@ -116,10 +125,8 @@ class ResourceView:
         return [*self._context(hidden), *self._memory(hidden, files)]
 
     def _context(self, hidden: set[Identity]) -> Iterable[Served]:
-        from soulframe.prompt.context import visible_in_session
-
         for name in CONTEXT_FILES:
-            if not visible_in_session(name, self.session, self.agent.config):
+            if not self._visible(name):
                 continue
             st = self._stat(name)
             if st is not None and self._allowed(st, hidden, memory=False):
@@ -127,7 +134,7 @@ class ResourceView:
 
     def _memory(self, hidden: set[Identity], files: list) -> Iterable[Served]:
         for f in files:
-            if f.private and not self.session.is_private:
+            if f.private and not self.owner:
                 continue
             try:
                 st = os.stat(f.abspath)
@@ -146,12 +153,10 @@ class ResourceView:
 
     def find(self, uri: str, hidden: set[Identity] | None = None) -> Served:
         """The served resource ``uri`` names; :class:`NotServed` otherwise."""
-        from soulframe.prompt.context import visible_in_session
-
         hidden = self._hidden() if hidden is None else hidden
         if uri.startswith(CONTEXT_PREFIX):
             name = uri[len(CONTEXT_PREFIX):]
-            if name in CONTEXT_FILES and visible_in_session(name, self.session, self.agent.config):
+            if name in CONTEXT_FILES and self._visible(name):
                 for s in self._context(hidden):
                     if s.rel == name:
                         return s
@@ -174,7 +179,7 @@ class ResourceView:
         if not discovery.is_memory_path(rel):
             return None
         private = discovery.privacy(rel)
-        if private is None or (private and not self.session.is_private):
+        if private is None or (private and not self.owner):
             return None
         st = self._stat(rel)
         if st is None or not self._allowed(st, hidden, memory=True):

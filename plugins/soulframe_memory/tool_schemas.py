@@ -25,6 +25,9 @@ SEARCH_HIT: dict[str, Any] = {
         "rerank_score": {"type": "number", "description": "The re-ranker's score, when one ran."},
         "citation": {"type": "string", "description": "path#Lstart-Lend, readable with memory_get."},
         "scope": {"type": "string", "description": "agent, or user for a user's own memory."},
+        "provenance": {"type": "array", "items": {"type": "string"},
+                       "description": "Where imported lines came from (e.g. chatgpt conv=… at=…); "
+                                      "absent for hand-written lines."},
     },
     "required": ["path", "start_line", "end_line", "score", "snippet", "text_score", "vector_score", "scope"],
 }

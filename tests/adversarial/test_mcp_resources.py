@@ -74,6 +74,8 @@ def test_a_secret_written_into_a_served_file_is_masked(workspace: Path, cli, adv
             with adversary.attempt("a hand-written secret read as an MCP resource") as a:
                 a.leaked(key in got or "Tr0ub4dor&3" in got)
 
+    anyio.run(main)
+
 
 PRIVATE_MEMORY = "PRIVATE-MEMORY-7f3a"
 PRIVATE_USER = "PRIVATE-USER-19c2"
@@ -169,5 +171,17 @@ def test_a_file_swapped_for_a_link_after_listing_is_not_read(workspace: Path, ad
                     a.refused("not a served resource" in str(exc))
                 else:
                     a.leaked(PRIVATE_MEMORY in got.contents[0].text)
+
+    anyio.run(main)
+
+
+def test_a_server_for_another_user_serves_none_of_the_owners_memory(workspace: Path, adversary) -> None:
+    """Curated memory follows its owner: `serve --user bob` (bob not in owner_ids) is a main
+    session, yet MEMORY.md and USER.md are the owner's, under any name."""
+    tries = linked_workspace(workspace)
+
+    async def main() -> None:
+        async with client(stdio_params(workspace, "--user", "bob"), "2026-07-28") as c:
+            await _attack(c, adversary, tries, "main server for user bob")
 
     anyio.run(main)
