@@ -123,6 +123,10 @@ def test_typed_tools_resources_and_a_change_notification(workspace: Path, transp
             # the index followed the change before the client was told: a search finds it
             found = await c.call_tool("memory_search", {"query": "notifications reach the client"})
             assert any(note in h["snippet"] for h in found.structured_content["results"]), found.structured_content
+            # where the line came from travels with the hit, typed
+            jsonschema.validate(found.structured_content, tools["memory_search"].output_schema)
+            hit = next(h for h in found.structured_content["results"] if note in h["snippet"])
+            assert any(p.startswith("remember") for p in hit["provenance"]), hit
 
     with served(ws, transport) as target:
         anyio.run(main, target)
