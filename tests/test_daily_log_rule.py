@@ -66,9 +66,9 @@ def test_mcp_resources_of_a_group_session_serve_the_log_not_memory(ws: Path) -> 
     async def main() -> None:
         async with Client(params, read_timeout_seconds=120) as client:
             uris = {str(r.uri) for r in (await client.list_resources()).resources}
-            assert f"soulframe://workspace/memory/{today}.md" in uris
-            assert "soulframe://workspace/MEMORY.md" not in uris
-            read = await client.read_resource(f"soulframe://workspace/memory/{today}.md")
+            assert f"memory://memory/{today}.md" in uris
+            assert not uris & {"soulframe://workspace/MEMORY.md", "memory://MEMORY.md"}
+            read = await client.read_resource(f"memory://memory/{today}.md")
             assert DAILY_NOTE in read.contents[0].text
 
     anyio.run(main)

@@ -1,5 +1,6 @@
 """`soulframe serve` as MCP clients meet it: the SDK's own client, talking to the server in
-a subprocess over stdio and over streamable HTTP on 127.0.0.1."""
+a subprocess over stdio and over stateless streamable HTTP on 127.0.0.1, in both protocol
+revisions the SDK speaks (2025-11-25 with its handshake, 2026-07-28 without)."""
 
 from __future__ import annotations
 
@@ -9,44 +10,27 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from .conftest import run_cli
-
-MEMORY_NOTE = "Priya prefers dark-mode screenshots for every UI bug report."
+from .mcp_servers import (
+    MEMORY_NOTE,
+    REVISIONS,
+    client,
+    http_server,
+    make_workspace,
+    stdio_params,
+    text_of,
+)
 
 
 @pytest.fixture
 def served_workspace(workspace: Path) -> Path:
-    run_cli("init", str(workspace), check=True)
-    (workspace / "SOUL.md").write_text("# SOUL.md\nBe warm, brief and exact.\n")
-    (workspace / "MEMORY.md").write_text(f"# Memory\n\n- {MEMORY_NOTE}\n")
-    skill = workspace / "skills" / "release-notes"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text(
-        "---\nname: release-notes\ndescription: Write release notes from merged pull requests\n---\n"
-        "# Release notes\nRead {baseDir}/template.md, then list merged PRs by theme.\n"
-    )
-    (workspace.parent / "secret.txt").write_text("outside the workspace\n")
-    return workspace
-
-
-def stdio_params(workspace: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "soulframe", "-w", str(workspace), "serve", *extra],
-        env={k: v for k, v in os.environ.items()},
-    )
-
-
-def text_of(result) -> str:
-    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    return make_workspace(workspace)
 
 
 async def exercise(client: Client, workspace: Path) -> None:
@@ -59,6 +43,8 @@ async def exercise(client: Client, workspace: Path) -> None:
     hits = json.loads(text_of(found))
     hits = hits["results"] if isinstance(hits, dict) else hits
     assert hits and hits[0]["path"] == "MEMORY.md"
+    # the same hits, typed, beside the text a host shows
+    assert found.structured_content["results"] == hits
 
     got = await client.call_tool("memory_get", {"path": "MEMORY.md"})
     assert not got.is_error and MEMORY_NOTE in text_of(got)
@@ -120,10 +106,12 @@ async def exercise(client: Client, workspace: Path) -> None:
         await client.read_resource("soulframe://workspace/../secret.txt")
 
 
-def test_stdio_server_with_the_sdk_client(served_workspace: Path) -> None:
+@pytest.mark.parametrize("revision", list(REVISIONS))
+def test_stdio_server_with_the_sdk_client(served_workspace: Path, revision: str) -> None:
     async def main() -> None:
-        async with Client(stdio_params(served_workspace), read_timeout_seconds=120) as client:
-            await exercise(client, served_workspace)
+        async with client(stdio_params(served_workspace), revision) as c:
+            assert c.protocol_version == revision
+            await exercise(c, served_workspace)
 
     anyio.run(main)
 
@@ -192,38 +180,15 @@ def test_group_session_never_serves_private_memory(served_workspace: Path) -> No
     anyio.run(main)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@pytest.mark.parametrize("revision", list(REVISIONS))
+def test_stateless_http_with_the_sdk_client(served_workspace: Path, revision: str) -> None:
+    with http_server(served_workspace) as server:
+        async def main() -> None:
+            async with client(server, revision) as c:
+                assert c.protocol_version == revision
+                await exercise(c, served_workspace)
 
-
-@pytest.fixture
-def http_server(served_workspace: Path) -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(served_workspace), "serve",
-                             "--http", str(port)], stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        if proc.poll() is not None:
-            raise AssertionError(proc.stderr.read())
-        time.sleep(0.1)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def test_streamable_http_on_loopback(http_server: str, served_workspace: Path) -> None:
-    async def main() -> None:
-        async with Client(http_server, read_timeout_seconds=120) as client:
-            await exercise(client, served_workspace)
-
-    anyio.run(main)
+        anyio.run(main)
 
 
 def test_remember_for_a_user_goes_to_that_users_memory(served_workspace: Path) -> None:

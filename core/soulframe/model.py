@@ -430,6 +430,13 @@ class ToolSpec:
     summary: str = ""
     #: the tool changes files or memory; ``soulframe serve --read-only`` leaves it out
     writes: bool = False
+    #: JSON Schema (type object) of the handler's result; MCP clients get it as the tool's
+    #: ``outputSchema`` and the result as ``structuredContent``
+    output_schema: Mapping[str, Any] | None = None
+    #: a write that replaces or deletes what was there (not only adds to it)
+    destructive: bool = False
+    #: calling it again with the same arguments changes nothing more
+    idempotent: bool = False
 
 
 # --------------------------------------------------------------------------- named registries

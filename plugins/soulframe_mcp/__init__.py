@@ -17,9 +17,13 @@ from soulframe.model import SESSION_KINDS
 def register_commands(cli: click.Group) -> None:
     @cli.command("serve")
     @click.option("--http", "port", type=int, metavar="PORT",
-                  help="Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.")
+                  help="Serve stateless streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.")
     @click.option("--host", default="127.0.0.1", show_default=True,
-                  help="Address for --http. Anything but loopback exposes the agent's memory.")
+                  help="Address for --http. Anything but loopback is reachable from the network "
+                       "(the token is still required; it travels in clear without TLS).")
+    @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+                  help="Another name clients use for this server in the Host header (with --http; "
+                       "loopback names and --host are always allowed).")
     @click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main",
                   show_default=True, help="Session kind tool calls run in.")
     @click.option("--user", "user_id", help="User id tool calls and prompts are for.")
@@ -27,15 +31,25 @@ def register_commands(cli: click.Group) -> None:
     @click.option("--read-only", is_flag=True,
                   help="Offer no tool that writes (memory_remember, context_write, any plugin's).")
     @click.pass_context
-    def serve(ctx: click.Context, port: int | None, host: str, session_kind: str,
-              user_id: str | None, no_remember: bool, read_only: bool) -> None:
+    def serve(ctx: click.Context, port: int | None, host: str, allow_hosts: tuple[str, ...],
+              session_kind: str, user_id: str | None, no_remember: bool, read_only: bool) -> None:
         """Serve the agent over the Model Context Protocol (stdio by default).
 
         \b
         Tools:     memory_search, memory_get, memory_remember, skill_search, skill_read,
                    and every tool a plugin registers
         Prompts:   system_prompt (arguments: mode, session, user, channel)
-        Resources: the workspace context files, read-only
+        Resources: the context files and memory files this session may read
+                   (soulframe://workspace/SOUL.md, memory://memory/2026-11-26.md),
+                   with change notifications
+        Revisions: 2026-07-28 and 2025-11-25, over stdio and stateless HTTP
+
+        \b
+        --http needs this run's token on every request ('Authorization: Bearer
+        <token>'): it is printed on stderr and written to
+        <state_dir>/serve/http-PORT.token (0600); set SOULFRAME_SERVE_TOKEN to
+        choose it. Requests whose Host or Origin does not name this server are
+        refused, on every bind address.
 
         \b
         Claude Desktop / Claude Code / Cursor: run it as a stdio server, e.g.
@@ -55,7 +69,7 @@ def register_commands(cli: click.Group) -> None:
         allow_remember = bool(agent.config.get("serve.allow_remember")) and not no_remember
         read_only = read_only or bool(agent.config.get("serve.read_only"))
         run(agent, port=port, host=host, session_kind=session_kind, user_id=user_id,
-            allow_remember=allow_remember, read_only=read_only)
+            allow_remember=allow_remember, read_only=read_only, allow_hosts=allow_hosts)
 
 
 @hookimpl

@@ -44,7 +44,8 @@ class PeriodicSync:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:  # serve starts it after the first answer
+            self._thread.join(timeout=5)
 
     def _once(self) -> None:
         try:

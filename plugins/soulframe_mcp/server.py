@@ -1,47 +1,61 @@
-"""The MCP server, on the official SDK's low-level ``Server``.
+"""The MCP server, on the official SDK's low-level ``Server``, for both protocol revisions
+the SDK speaks (2026-07-28 and 2025-11-25), over stdio and stateless streamable HTTP.
 
 soulframe's tools arrive from plugins as JSON Schemas, not as Python signatures, so the
 low-level server (which takes schemas as they are) fits them better than ``MCPServer``, whose
-tools are built by introspecting function signatures.
+tools are built by introspecting function signatures. Every handler is stateless: the
+session kind and user come from how the server was started and may only be narrowed by a
+request (:mod:`.scope`), so any number of HTTP server processes can answer one address.
 """
 
 from __future__ import annotations
 
-import errno
-import json
 import logging
+import os
 import sys
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp.types as types
-from mcp.server.lowlevel import Server
-from soulframe.model import Session, SoulframeError
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
+from soulframe.model import Session
 from soulframe.tools import ToolError, dispatch
 
+from .changes import ChangeFeed
+from .resources import CONTEXT_TEMPLATE, MEMORY_TEMPLATE, NotServed, ResourceView
 from .scope import NARROWER, ScopeError, prompt_kind, prompt_user
+from .typed import as_mcp_tool, as_result, tool_error
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
+    from soulframe.model import ToolSpec
 
 log = logging.getLogger("soulframe.serve")
 
 PROMPT_NAME = "system_prompt"
-RESOURCE_SCHEME = "soulframe"
-CONTEXT_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
-                 "BOOTSTRAP.md", "MEMORY.md")
-PRIVATE_FILES = ("MEMORY.md", "USER.md", "SOUL.md", "IDENTITY.md")
+#: resources per resources/list page
+PAGE = 500
 
 
 def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | None = None,
-                 allow_remember: bool = True, read_only: bool = False) -> Server[Any]:
+                 allow_remember: bool = True, read_only: bool = False, transport: str = "inproc",
+                 watch: bool = False) -> Server[Any]:
     """An MCP server for ``agent``. Each request is handled on its own: one failure is
-    reported to the client and the server goes on serving."""
-    session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
+    reported to the client and the server goes on serving.
 
-    def tools() -> list[Any]:
-        offered: list[Any] = agent.tools(session)
+    ``transport`` is ``stdio``, ``http`` or ``inproc``: only a stdio connection has a channel
+    back to a 2025-11-25 client, so only there is ``resources/subscribe`` offered. ``watch``
+    starts the change watcher with the server (:mod:`.changes`)."""
+    session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
+    view = ResourceView(agent, session)
+    feed = ChangeFeed(view, legacy_push=transport == "stdio")
+
+    def tools() -> list[ToolSpec]:
+        offered: list[ToolSpec] = agent.tools(session)
         if not allow_remember:
             offered = [t for t in offered if t.name != "memory_remember"]
         if read_only:
@@ -49,25 +63,32 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
         return offered
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=t.name, description=t.description, input_schema=dict(t.parameters))
-            for t in tools()
-        ])
+        return types.ListToolsResult(tools=[as_mcp_tool(t) for t in tools()])
+
+    workers: list[anyio.CapacityLimiter] = []
+
+    def pool() -> anyio.CapacityLimiter:
+        # as many calls at once as there are cores: more threads only take turns at the
+        # interpreter lock, and a call that waits its turn in a queue keeps its place
+        # (many clients get even latencies instead of a few very slow calls)
+        if not workers:
+            workers.append(anyio.CapacityLimiter(max(2, os.cpu_count() or 2)))
+        return workers[0]
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        offered = tools()
+        spec = next((t for t in offered if t.name == params.name), None)
         try:
             result = await anyio.to_thread.run_sync(
-                lambda: dispatch(agent, params.name, params.arguments or {}, session=session, tools=tools())
+                lambda: dispatch(agent, params.name, params.arguments or {}, session=session, tools=offered),
+                limiter=pool(),
             )
         except ToolError as exc:
-            return _tool_error(str(exc))
+            return tool_error(str(exc))
         except Exception as exc:  # a handler bug must not take the server down
             log.exception("tool %s failed", params.name)
-            return _tool_error(f"{params.name} failed: {type(exc).__name__}: {exc}")
-        text = json.dumps(result, ensure_ascii=False, default=str)
-        structured = result if isinstance(result, dict) else {"result": result}
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                    structured_content=json.loads(json.dumps(structured, default=str)))
+            return tool_error(f"{params.name} failed: {type(exc).__name__}: {exc}")
+        return as_result(spec, result)
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[types.Prompt(
@@ -86,8 +107,6 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
         )])
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        from mcp.shared.exceptions import MCPError
-
         if params.name != PROMPT_NAME:
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name!r}; available: {PROMPT_NAME}")
         args = params.arguments or {}
@@ -112,82 +131,95 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=prompt.text))],
         )
 
-    def visible_files() -> list[str]:
-        from soulframe.prompt.context import visible_in_session
-
-        names = []
-        for name in CONTEXT_FILES:
-            # exactly the files this session's prompt may show: the one session filter
-            if not visible_in_session(name, session, agent.config):
-                continue
-            try:
-                path = agent.workspace.resolve(name)
-            except Exception:  # a symlink leading outside the workspace is not served
-                continue
-            if path.is_file():
-                names.append(name)
-        return names + _daily_logs()
-
-    def _daily_logs() -> list[str]:
-        """Today's and yesterday's logs, for every session that sees them in its prompt
-        (seed 003 §1.2: daily logs are read in every session; sub-agents and cron keep
-        their two-file allowlist)."""
-        from soulframe.memory.files import Discovery
-        from soulframe.prompt.context import daily_log_names, visible_in_session
-
-        out = []
-        for name in daily_log_names(agent, session):
-            if not visible_in_session(name, session, agent.config):
-                continue
-            try:
-                path = agent.workspace.resolve(name)
-            except Exception:
-                continue
-            # privacy follows the file reached: a log that is a link to MEMORY.md or USER.md
-            # (or a hard link of one) is not served under a public log's name
-            if path.is_file() and Discovery(agent.workspace).privacy(name) is False:
-                out.append(name)
-        return out
-
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[
-            types.Resource(name=name, uri=f"{RESOURCE_SCHEME}://workspace/{name}", mime_type="text/markdown",
-                           description=f"{name} from the agent's workspace (read-only)")
-            for name in visible_files()
+        if feed.legacy_push:  # a 2025-11-25 client that lists is told when the list changes
+            await anyio.to_thread.run_sync(feed.start_watching)
+        served = await anyio.to_thread.run_sync(view.served)
+        feed.seen(ctx.session)
+        start = _cursor(getattr(params, "cursor", None))
+        page = served[start:start + PAGE]
+        return types.ListResourcesResult(
+            resources=[types.Resource(
+                name=s.rel, uri=s.uri, mime_type="text/markdown", size=s.size,
+                description=(f"{s.rel}, a context file of the workspace" if s.kind == "context"
+                             else f"{s.rel}, a memory file"),
+                annotations=types.Annotations(last_modified=s.last_modified),
+            ) for s in page],
+            next_cursor=str(start + PAGE) if start + PAGE < len(served) else None,
+        )
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(
+                name="memory-file", uri_template=MEMORY_TEMPLATE, mime_type="text/markdown",
+                description=("A memory file by its workspace-relative path, as memory_search returns it: "
+                             "memory://MEMORY.md (main sessions only), memory://memory/2026-11-26.md"),
+            ),
+            types.ResourceTemplate(
+                name="context-file", uri_template=CONTEXT_TEMPLATE, mime_type="text/markdown",
+                description="A context file this session's prompt shows: SOUL.md, AGENTS.md, TOOLS.md, ...",
+            ),
         ])
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        from mcp.shared.exceptions import MCPError
-
         uri = str(params.uri)
-        prefix = f"{RESOURCE_SCHEME}://workspace/"
-        name = uri[len(prefix):] if uri.startswith(prefix) else None
-        if name is None or name not in visible_files():
-            raise MCPError(code=types.INVALID_PARAMS,
-                           message=f"{uri}: not a served resource; list_resources shows what is available")
-        from soulframe.redaction import mask_for_model
+        try:
+            _served, text = await anyio.to_thread.run_sync(view.read, uri)
+        except NotServed as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        except OSError as exc:  # vanished between the check and the read
+            raise MCPError(code=types.INVALID_PARAMS, message=f"{uri}: {exc.strerror or exc}") from None
+        return types.ReadResourceResult(contents=[
+            types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
 
-        text = mask_for_model(agent.workspace.read_text(name), agent.config)
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
+    async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        try:
+            return await feed.subscribe(ctx, params)
+        except NotServed as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+
+    @asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
+        feed.attach()
+        if watch:
+            await anyio.to_thread.run_sync(feed.start_watching)
+        try:
+            yield {}
+        finally:
+            feed.stop()
 
     from importlib.metadata import version
 
-    return Server(
+    legacy = transport == "stdio"
+    server: Server[Any] = Server(
         "soulframe",
         version=version("soulframe"),
         instructions=(f"Identity, memory and skills of agent {agent.id!r}. Search memory with memory_search "
                       "before answering about prior work, decisions or preferences."),
+        lifespan=lifespan,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_subscribe_resource=subscribe if legacy else None,
+        on_unsubscribe_resource=feed.unsubscribe if legacy else None,
+        on_subscriptions_listen=feed.listen,
     )
+    server.feed = feed  # type: ignore[attr-defined]  # for run() and the tests
+    return server
 
 
-def _tool_error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+def _cursor(raw: str | None) -> int:
+    if not raw:
+        return 0
+    try:
+        start = int(raw)
+    except ValueError:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"cursor {raw!r}: use the nextCursor of the last page") from None
+    return max(0, start)
 
 
 def _warm_memory(agent: Agent) -> None:
@@ -209,68 +241,87 @@ def _warm_memory(agent: Agent) -> None:
         log.debug("memory warm-up failed: %s", exc)
 
 
+class AfterFirstAnswer:
+    """Server middleware: the work a long-lived server does besides answering — watching
+    for changes, the skills' hot reload, loading the embedding model and syncing the index,
+    the periodic sync — starts once the first request is answered (or after ``delay``
+    seconds of quiet), so none of it competes with the first answer for the interpreter."""
+
+    def __init__(self, jobs: list[Any], delay: float = 1.0) -> None:
+        self.jobs = jobs
+        self.answered = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(delay,), name="soulframe-background", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self, delay: float) -> None:
+        self.answered.wait(delay)
+        for job in self.jobs:
+            try:
+                job()
+            except Exception as exc:  # each job says what went wrong; the server serves on
+                log.warning("%s failed: %s: %s", getattr(job, "__name__", job), type(exc).__name__, exc)
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        try:
+            return await call_next(ctx)
+        finally:
+            self.answered.set()
+
+
 def _say(message: str) -> None:
     # stderr only: on stdio, standard output is the protocol channel
     print(f"soulframe: {message}", file=sys.stderr, flush=True)
 
 
-def _check_port(host: str, port: int) -> None:
-    """Fail with a clear message before announcing anything when the port cannot be bound
-    (uvicorn would log a bare errno and exit 3 after we said "serving")."""
-    import socket
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            raise SoulframeError(
-                f"cannot listen on {host}:{port}: {exc.strerror or exc}"
-                + ("; another server is using that port, pick another with --http PORT"
-                   if exc.errno == errno.EADDRINUSE else "")
-            ) from None
-
-
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id: str | None,
-        allow_remember: bool, read_only: bool = False) -> None:
+        allow_remember: bool, read_only: bool = False, allow_hosts: tuple[str, ...] = ()) -> None:
     if not agent.workspace.root.is_dir():
         # a typo in a desktop client's config would otherwise serve an empty agent in silence
         _say(f"warning: the workspace {agent.workspace.root} does not exist; serving an agent with "
              f"no files (create it with `soulframe init {agent.workspace.root}`)")
     if port is not None:
-        _check_port(host, port)
-        if not _is_loopback(host):
-            _say(f"warning: --host {host} is not a loopback address: anyone who can reach it can read "
-                 "this agent's memory; there is no authentication")
+        from .http import check_port
+
+        check_port(host, port)
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
-                          read_only=read_only)
-    # A server lives long: watch the skill tiers so an edited or new SKILL.md is served
-    # without a restart, and keep the memory index fresh — at start and on an interval, as
-    # well as before every search (seed 001 "Memory Sync").
-    try:
-        agent.skills.watch()
-    except Exception as exc:  # no inotify, too many watches: serve anyway, say so
-        print(f"soulframe: warning: skills hot reload is off ({exc})", file=sys.stderr, flush=True)
-    # ... and load the embedding model and bring the index up to date now, in the
-    # background, so the client's first memory_search does not pay for them
-    threading.Thread(target=_warm_memory, args=(agent,), name="soulframe-warm", daemon=True).start()
+                          read_only=read_only, transport="stdio" if port is None else "http")
     from .periodic import PeriodicSync
 
     syncer = PeriodicSync.for_agent(agent)
-    if syncer is not None:
-        syncer.start()
+
+    def watch_skills() -> None:
+        # a server lives long: an edited or new SKILL.md is served without a restart
+        try:
+            agent.skills.watch()
+        except Exception as exc:  # no inotify, too many watches: serve anyway, say so
+            _say(f"warning: skills hot reload is off ({exc})")
+
+    feed: ChangeFeed = server.feed  # type: ignore[attr-defined]
+    memory_on = bool(agent.config.get("memory.enabled"))
+
+    def resync() -> None:
+        # waits for another process's sync (a `memory remember` indexing its note): a
+        # client is told of a change once a search can find it
+        agent.memory.sync()
+
+    if memory_on:
+        feed.on_change = resync
+
+    def follow_changes() -> None:
+        # the watcher syncs the index after every change it sees, so a search need not
+        # walk every file first (the periodic sync still catches what a watcher misses)
+        if memory_on and feed.watching:
+            agent.memory.sync()
+            agent.memory.follows_changes = True
+
+    # the index kept fresh at start, on changes and on an interval (seed 001 "Memory
+    # Sync"), the model loaded before the first memory_search needs it
+    background = AfterFirstAnswer([feed.start_watching, follow_changes, watch_skills, lambda: _warm_memory(agent),
+                                   *([syncer.start] if syncer is not None else [])])
+    server.middleware.append(background)
+    background.start()
     try:
         if port is None:
             if sys.stdin.isatty():  # someone ran it by hand: say what it is waiting for
@@ -279,12 +330,9 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
                      "See `soulframe serve --help`.")
             anyio.run(_run_stdio, server)
             return
-        import uvicorn
+        from .http import serve_http
 
-        app = server.streamable_http_app(host=host)
-        shown = f"[{host}]" if ":" in host else host
-        _say(f"serving MCP on http://{shown}:{port}/mcp (Ctrl-C to stop)")
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        serve_http(agent, server, host=host, port=port, allow_hosts=allow_hosts, say=_say)
     finally:
         if syncer is not None:
             syncer.stop()
@@ -294,5 +342,7 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
 async def _run_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
+    options = server.create_initialization_options(NotificationOptions(resources_changed=True))
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(read_stream, write_stream, options)
+

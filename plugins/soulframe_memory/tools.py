@@ -19,6 +19,8 @@ from soulframe import ToolContext, ToolSpec
 from soulframe.neutralise import neutralise
 from soulframe.redaction import mask_for_model
 
+from .tool_schemas import GET_OUTPUT, REMEMBER_OUTPUT, SEARCH_OUTPUT
+
 #: a note is a line of the daily log, which is loaded into every main-session prompt: a
 #: runaway model must not be able to push megabytes into it through one call
 MAX_NOTE_CHARS = 4_000
@@ -104,6 +106,7 @@ def memory_tools() -> list[ToolSpec]:
             },
             handler=_remember,
             writes=True,
+            output_schema=REMEMBER_OUTPUT,
             # writing to memory is for the user's own main session only
             sessions=frozenset({"main"}),
             summary="Append a note to today's memory log",
@@ -128,6 +131,8 @@ def memory_tools() -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             handler=_search,
+            output_schema=SEARCH_OUTPUT,
+            idempotent=True,
         ),
         ToolSpec(
             name="memory_get",
@@ -146,6 +151,8 @@ def memory_tools() -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             handler=_get,
+            output_schema=GET_OUTPUT,
+            idempotent=True,
         ),
     ]
 

@@ -98,6 +98,33 @@ def _read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: the results' shapes (MCP clients get them as outputSchema); open objects, so a field a
+#: later version adds does not break an older client
+_SCORE = {"type": ["number", "null"]}
+SEARCH_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "results": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "description": {"type": "string"},
+                           "location": {"type": "string"}, "tier": {"type": "integer"},
+                           "tier_name": {"type": "string"}, "score": _SCORE,
+                           "text_score": _SCORE, "vector_score": _SCORE},
+            "required": ["name", "description", "location", "score"],
+        }},
+        "hint": {"type": "string"},
+    },
+    "required": ["query", "results"],
+}
+READ_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "location": {"type": ["string", "null"]},
+                   "base_dir": {"type": ["string", "null"]}, "content": {"type": "string"}},
+    "required": ["name", "content"],
+}
+
+
 @hookimpl
 def register_tools() -> Iterable[ToolSpec]:
     return [
@@ -121,6 +148,8 @@ def register_tools() -> Iterable[ToolSpec]:
                 "additionalProperties": False,
             },
             handler=_search,
+            output_schema=SEARCH_OUTPUT,
+            idempotent=True,
         ),
         ToolSpec(
             name="skill_read",
@@ -136,6 +165,8 @@ def register_tools() -> Iterable[ToolSpec]:
                 "additionalProperties": False,
             },
             handler=_read,
+            output_schema=READ_OUTPUT,
+            idempotent=True,
         ),
     ]
 

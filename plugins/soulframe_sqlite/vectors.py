@@ -4,7 +4,9 @@ Measured on this project's machines (DEPENDENCIES.md): ``X @ q`` + ``argpartitio
 100k x 384 float32 takes 7-16 ms, sqlite-vec's ``vec0`` 55-90 ms. So vectors are *stored*
 in SQLite but *scanned* here. The matrix is loaded once and refreshed incrementally when the
 index changes: vector rows are immutable (a changed file gets new rows), so a refresh keeps
-the rows whose ids still exist and fetches only the new ones.
+the rows whose ids still exist for the same chunk text and fetches only the others. The text
+(its hash) matters because SQLite reuses the highest rowid once it is deleted: another
+process appending to today's log replaces its last chunk by one with the same id.
 
 This module imports numpy at the top; it is only imported when a vector search runs.
 """
@@ -20,7 +22,7 @@ import numpy.typing as npt
 F32 = npt.NDArray[np.float32]
 
 _ROWS_SQL = """
-    SELECT v.id, v.chunk_id, f.private, f.scope, v.embedding
+    SELECT v.id, v.chunk_id, f.private, f.scope, v.embedding, c.hash
     FROM vectors v JOIN chunks c ON c.id = v.chunk_id JOIN files f ON f.id = c.file_id
 """
 
@@ -34,6 +36,8 @@ class VectorMatrix:
         self.chunk_ids = np.zeros(0, dtype=np.int64)
         self.private = np.zeros(0, dtype=bool)
         self.scopes: list[str] = []
+        #: the hash of each row's chunk text: a reused id with other text is a new row
+        self.hashes: list[str] = []
         self.matrix: F32 = np.zeros((0, 0), dtype=np.float32)
         self.dims: int | None = None
         #: ids of rows of another size (an old model's, mid re-embedding)
@@ -59,15 +63,19 @@ class VectorMatrix:
             self.__init__()  # type: ignore[misc]
             self.dims = dims
             self.matrix = np.zeros((0, dims), dtype=np.float32)
-        current = np.fromiter(
-            (r[0] for r in conn.execute("SELECT id FROM vectors ORDER BY id")), dtype=np.int64
-        )
-        keep = np.isin(self.ids, current, assume_unique=True)
+        rows = conn.execute(
+            "SELECT v.id, c.hash FROM vectors v JOIN chunks c ON c.id = v.chunk_id ORDER BY v.id"
+        ).fetchall()
+        current = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        text_of = dict(rows)
+        keep = np.fromiter((text_of.get(i) == h for i, h in zip(self.ids.tolist(), self.hashes, strict=True)),
+                           dtype=bool, count=len(self.hashes))
         if not keep.all():
             self.ids = self.ids[keep]
             self.chunk_ids = self.chunk_ids[keep]
             self.private = self.private[keep]
             self.scopes = [s for s, k in zip(self.scopes, keep.tolist(), strict=True) if k]
+            self.hashes = [h for h, k in zip(self.hashes, keep.tolist(), strict=True) if k]
             self.matrix = self.matrix[keep]
         self.skipped &= set(current.tolist()) if self.skipped else set()
         new_ids = np.setdiff1d(current, self.ids, assume_unique=True)
@@ -89,6 +97,7 @@ class VectorMatrix:
                     [self.private, np.array([bool(r[2]) for r in good], dtype=bool)]
                 )
                 self.scopes.extend(str(r[3]) for r in good)
+                self.hashes.extend(str(r[5]) for r in good)
                 self.matrix = np.concatenate([self.matrix, mat])
                 # rows of one chunk must stay together (reduceat in search): ids are
                 # assigned in one transaction per file, so id order keeps them contiguous
@@ -98,6 +107,7 @@ class VectorMatrix:
                     self.chunk_ids = self.chunk_ids[order]
                     self.private = self.private[order]
                     self.scopes = [self.scopes[i] for i in order.tolist()]
+                    self.hashes = [self.hashes[i] for i in order.tolist()]
                     self.matrix = self.matrix[order]
         self.scope_values = frozenset(self.scopes)
         self.generation = generation

@@ -59,6 +59,22 @@ VIRTUAL = ("DELEGATION.md", "TEAM.md")
 _READ_NAME = {**_NAME, "enum": [*_NAME["enum"], *VIRTUAL]}
 
 
+#: the results' shapes (MCP clients get them as outputSchema)
+READ_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "exists": {"type": "boolean"}, "content": {"type": "string"},
+                   "virtual": {"type": "boolean"}, "note": {"type": "string"}},
+    "required": ["name", "exists", "content"],
+}
+WRITE_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"},
+                   "action": {"type": "string", "enum": ["written", "deleted", "unchanged"]},
+                   "scope": {"type": "string", "enum": ["agent", "user"]}},
+    "required": ["name", "action", "scope"],
+}
+
+
 @hookimpl
 def register_tools() -> Iterable[ToolSpec]:
     return [
@@ -72,6 +88,8 @@ def register_tools() -> Iterable[ToolSpec]:
             parameters={"type": "object", "properties": {"name": _READ_NAME}, "required": ["name"],
                         "additionalProperties": False},
             handler=_read,
+            output_schema=READ_OUTPUT,
+            idempotent=True,
             sessions=frozenset({"main", "heartbeat"}),
             summary="Read a context file (SOUL.md, USER.md, ...)",
         ),
@@ -88,6 +106,9 @@ def register_tools() -> Iterable[ToolSpec]:
                         "required": ["name", "content"], "additionalProperties": False},
             handler=_write,
             writes=True,
+            output_schema=WRITE_OUTPUT,
+            destructive=True,
+            idempotent=True,
             sessions=frozenset({"main"}),
             summary="Replace a context file; empty BOOTSTRAP.md ends the first run",
         ),

@@ -1,6 +1,10 @@
-"""MCP resources serve exactly the files the server's session would see in its prompt: a
-group server lists no BOOTSTRAP.md, USER.md or MEMORY.md, a sub-agent server only AGENTS.md
-and TOOLS.md. Driven by the MCP SDK's own client against ``soulframe serve`` over stdio."""
+"""MCP resources serve exactly what the server's session may see, judged by the file reached.
+
+A group server lists no BOOTSTRAP.md, USER.md or MEMORY.md, a sub-agent server only AGENTS.md
+and TOOLS.md; and no other name leads to those files — a symlink (``SOUL.md -> MEMORY.md``),
+a hard link (``ln USER.md AGENTS.md``), a link inside ``memory/`` — nor to a file outside
+the workspace hard-linked into ``memory/``. Driven by the MCP SDK's own client against
+``soulframe serve``, in both protocol revisions."""
 
 from __future__ import annotations
 
@@ -16,8 +20,11 @@ from soulframe.agent import Agent
 from soulframe.config import load_config
 from soulframe.model import Session
 
+from ..mcp_servers import REVISIONS, client, http_server, make_workspace, stdio_params
+
 SERVED = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
           "BOOTSTRAP.md", "MEMORY.md")
+CONTEXT = "soulframe://workspace/"
 
 
 @pytest.mark.parametrize("kind", ["group", "heartbeat"])
@@ -36,14 +43,15 @@ def test_resources_are_what_the_sessions_prompt_sees(workspace: Path, cli, adver
 
     async def main() -> None:
         async with Client(params, read_timeout_seconds=120) as client:
-            listed = {str(r.uri).rsplit("/", 1)[-1] for r in (await client.list_resources()).resources}
+            listed = {str(r.uri)[len(CONTEXT):] for r in (await client.list_resources()).resources
+                      if str(r.uri).startswith(CONTEXT)}
             with adversary.attempt(f"resources of a {kind} server") as a:
                 a.leaked(bool(listed - expected))
                 assert listed == expected
             for name in sorted(set(SERVED) - expected):
                 with adversary.attempt(f"read {name} from a {kind} server") as a:
                     try:
-                        got = await client.read_resource(f"soulframe://workspace/{name}")
+                        got = await client.read_resource(f"{CONTEXT}{name}")
                     except Exception as exc:  # the SDK raises the server's refusal
                         a.refused("not a served resource" in str(exc))
                     else:
@@ -65,5 +73,115 @@ def test_a_secret_written_into_a_served_file_is_masked(workspace: Path, cli, adv
             assert "Deploy with token" in got
             with adversary.attempt("a hand-written secret read as an MCP resource") as a:
                 a.leaked(key in got or "Tr0ub4dor&3" in got)
+
+    anyio.run(main)
+
+
+PRIVATE_MEMORY = "PRIVATE-MEMORY-7f3a"
+PRIVATE_USER = "PRIVATE-USER-19c2"
+OUTSIDE = "OUTSIDE-SECRET-5d0e"
+MARKERS = (PRIVATE_MEMORY, PRIVATE_USER, OUTSIDE)
+
+
+def linked_workspace(workspace: Path) -> list[str]:
+    """A workspace where other names lead to MEMORY.md, USER.md and a file outside; the URIs
+    an attacker would try."""
+    ws = make_workspace(workspace)
+    (ws / "MEMORY.md").write_text(f"# Memory\n\n- {PRIVATE_MEMORY}\n")
+    (ws / "USER.md").write_text(f"# USER\n\n{PRIVATE_USER}\n")
+    outside = ws.parent / "outside.md"
+    outside.write_text(f"# notes\n\n{OUTSIDE}\n")
+    mem = ws / "memory"
+    (ws / "SOUL.md").unlink()
+    (ws / "SOUL.md").symlink_to("MEMORY.md")  # a context file that is MEMORY.md
+    (ws / "AGENTS.md").unlink()
+    os.link(ws / "USER.md", ws / "AGENTS.md")  # a hard link: the same file under a public name
+    (ws / "TOOLS.md").unlink()
+    (ws / "TOOLS.md").symlink_to(outside)  # out of the workspace
+    os.link(outside, mem / "notes.md")  # a file from elsewhere, hard-linked into public memory
+    os.link(ws / "MEMORY.md", mem / "copy.md")
+    os.link(ws / "USER.md", mem / "profile.md")
+    (mem / "mem.md").symlink_to("../MEMORY.md")
+    (mem / "all").symlink_to("..")  # the whole workspace under memory/
+    return [f"{CONTEXT}{n}" for n in SERVED] + [
+        "memory://MEMORY.md", "memory://memory.md", "memory://memory/notes.md", "memory://memory/copy.md",
+        "memory://memory/profile.md", "memory://memory/mem.md", "memory://memory/all/MEMORY.md",
+        "memory://memory/all/USER.md", "memory://memory%2F..%2FMEMORY.md", "memory://memory/../MEMORY.md",
+        "memory://../outside.md", "memory:///etc/passwd",
+    ]
+
+
+async def _attack(c: Client, adversary, tries: list[str], what: str) -> None:
+    listed = [r for r in (await c.list_resources()).resources]
+    with adversary.attempt(f"{what}: list resources") as a:
+        names = {str(r.uri) for r in listed}
+        a.leaked(bool(names & {"memory://MEMORY.md", f"{CONTEXT}MEMORY.md", f"{CONTEXT}USER.md"}))
+    for r in listed:  # whatever is listed reaches no private file
+        with adversary.attempt(f"{what}: read listed {r.uri}") as a:
+            text = (await c.read_resource(str(r.uri))).contents[0].text
+            a.leaked(any(m in text for m in MARKERS))
+    for uri in tries:
+        with adversary.attempt(f"{what}: read {uri}") as a:
+            try:
+                got = await c.read_resource(uri)
+            except Exception as exc:
+                a.refused("not a served resource" in str(exc))
+            else:
+                a.leaked(any(m in got.contents[0].text for m in MARKERS))
+    # the served public memory is still there: refusing everything would pass the above
+    assert "memory://memory/2026-01-02.md" in {str(r.uri) for r in listed}
+
+
+@pytest.mark.parametrize("revision", list(REVISIONS))
+def test_a_group_server_serves_no_private_file_under_another_name(workspace: Path, adversary, revision: str) -> None:
+    tries = linked_workspace(workspace)
+
+    async def main() -> None:
+        async with client(stdio_params(workspace, "--session", "group"), revision) as c:
+            await _attack(c, adversary, tries, f"group server ({revision}, stdio)")
+
+    anyio.run(main)
+
+
+def test_a_group_server_over_http_serves_no_private_file(workspace: Path, adversary) -> None:
+    tries = linked_workspace(workspace)
+    with http_server(workspace, "--session", "group") as server:
+        async def main() -> None:
+            async with client(server, "2026-07-28") as c:
+                await _attack(c, adversary, tries, "group server (2026-07-28, http)")
+
+        anyio.run(main)
+
+
+def test_a_file_swapped_for_a_link_after_listing_is_not_read(workspace: Path, adversary) -> None:
+    """The check is made on the file opened, not on the name listed a moment before."""
+    ws = make_workspace(workspace)
+    (ws / "MEMORY.md").write_text(f"# Memory\n\n- {PRIVATE_MEMORY}\n")
+    log = ws / "memory" / "2026-01-02.md"
+
+    async def main() -> None:
+        async with client(stdio_params(ws, "--session", "group"), "2026-07-28") as c:
+            assert "memory://memory/2026-01-02.md" in {str(r.uri) for r in (await c.list_resources()).resources}
+            log.unlink()
+            os.link(ws / "MEMORY.md", log)
+            with adversary.attempt("read a listed log swapped for a hard link of MEMORY.md") as a:
+                try:
+                    got = await c.read_resource("memory://memory/2026-01-02.md")
+                except Exception as exc:
+                    a.refused("not a served resource" in str(exc))
+                else:
+                    a.leaked(PRIVATE_MEMORY in got.contents[0].text)
+
+    anyio.run(main)
+
+
+def test_a_server_for_another_user_serves_none_of_the_owners_memory(workspace: Path, adversary) -> None:
+    """Curated memory follows its owner: `serve --user bob` (bob not in owner_ids) is a main
+    session, yet MEMORY.md and USER.md are the owner's, under any name."""
+    tries = linked_workspace(workspace)
+
+    async def main() -> None:
+        async with client(stdio_params(workspace, "--user", "bob"), "2026-07-28") as c:
+            await _attack(c, adversary, tries, "main server for user bob")
 
     anyio.run(main)

@@ -59,6 +59,9 @@ class MemoryIndex:
         self._query_vectors: dict[tuple[str | None, str], Any] = {}
         self._sync_depth = 0
         self._executor: Any = None
+        #: set by a long-lived process whose file watcher syncs after every change
+        #: (``soulframe serve``): a search then skips its own sync, a walk of every file
+        self.follows_changes = False
 
     # ------------------------------------------------------------------ parts
 

@@ -57,7 +57,8 @@ def search(index: MemoryIndex, query: str,
     # the agent's public memory, never the owner's private files (MEMORY.md, ...)
     strangers = private and not sees_owner_memory(index.agent, session)
     if sync:
-        index.sync(blocking=False)
+        if not index.follows_changes:
+            index.sync(blocking=False)
         if scope:
             _sync_user(index, scope)
     terms = query_terms(query)

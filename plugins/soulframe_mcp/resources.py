@@ -1,0 +1,223 @@
+"""The workspace as MCP resources: the context files a session's prompt shows
+(``soulframe://workspace/SOUL.md``) and the memory files its memory tools may read
+(``memory://MEMORY.md``, ``memory://memory/2026-11-26.md``), each with its size and
+modification time, listed and read under the same session rules as the tools.
+
+Privacy follows the file reached, not the path used. A served name is judged by the file it
+reaches (device and inode, symlinks followed): in a session that may not see MEMORY.md,
+USER.md or private memory, no other name reaching one of those files is served — not a
+symlink (``SOUL.md -> MEMORY.md``) and not a hard link (``ln USER.md AGENTS.md``). A public
+memory file with more than one hard link is not served to such a session either: its other
+name may be anywhere on the disk, so nothing says the file is meant to be public. The check
+is made again on the open file when it is read, so a file swapped between the listing and
+the read is judged as what is read.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import stat as _stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote
+
+import attrs
+from soulframe.model import PathEscapeError, Session
+
+if TYPE_CHECKING:
+    from soulframe.agent import Agent
+
+CONTEXT_PREFIX = "soulframe://workspace/"
+MEMORY_PREFIX = "memory://"
+CONTEXT_TEMPLATE = CONTEXT_PREFIX + "{name}"
+MEMORY_TEMPLATE = MEMORY_PREFIX + "{path}"
+CONTEXT_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
+                 "BOOTSTRAP.md", "MEMORY.md")
+#: root files whose content is never public: judged by identity wherever else they appear
+PRIVATE_ROOT = ("MEMORY.md", "memory.md", "USER.md")
+#: most bytes one read returns (a runaway log must not fill the client's context)
+MAX_READ_BYTES = 1_000_000
+
+Identity = tuple[int, int]
+
+
+class NotServed(LookupError):
+    """The URI names nothing this server serves to its session."""
+
+
+@attrs.frozen
+class Served:
+    uri: str
+    rel: str  # workspace-relative path as named
+    kind: str  # "context" or "memory"
+    size: int
+    mtime_ns: int
+
+    @property
+    def last_modified(self) -> str:
+        when = _dt.datetime.fromtimestamp(self.mtime_ns / 1e9, tz=_dt.UTC)
+        return when.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def memory_uri(rel: str) -> str:
+    return MEMORY_PREFIX + quote(rel, safe="/")
+
+
+class ResourceView:
+    """What one server (one session kind and user) serves as resources."""
+
+    def __init__(self, agent: Agent, session: Session) -> None:
+        from soulframe.agentstore import sees_owner_memory
+
+        self.agent = agent
+        self.session = session
+        #: MEMORY.md, USER.md and private memory are the owner's: a private session with no
+        #: user or an owner's (a --user server for anyone else gets none of them)
+        self.owner = sees_owner_memory(agent, session)
+
+    def _visible(self, name: str) -> bool:
+        from soulframe.prompt.context import visible_in_session
+
+        if name in PRIVATE_ROOT and not self.owner:
+            return False
+        return visible_in_session(name, self.session, self.agent.config)
+
+    # ------------------------------------------------------------------ judging files
+
+    def _hidden(self, files: list | None = None) -> set[Identity]:
+        """Identities of the files this session must not see, under whatever name
+        (``files``: the memory files, when the caller has them already)."""
+        root = self.agent.workspace.root
+        names = [n for n in (*CONTEXT_FILES, *PRIVATE_ROOT) if not self._visible(n)]
+        hidden = {ident for n in names if (ident := _identity(root / n)) is not None}
+        if not self.owner and self._memory_on():
+            hidden |= {ident for f in (self._memory_files() if files is None else files) if f.private
+                       if (ident := _identity(f.abspath)) is not None}
+        return hidden
+
+    def _allowed(self, st: os.stat_result, hidden: set[Identity], *, memory: bool) -> bool:
+        if not _stat.S_ISREG(st.st_mode):
+            return False
+        if self.owner:
+            return True
+        if (st.st_dev, st.st_ino) in hidden:
+            return False
+        # a public memory file with another name somewhere: nothing says it is public
+        return not (memory and st.st_nlink > 1)
+
+    def _memory_on(self) -> bool:
+        return bool(self.agent.config.get("memory.enabled"))
+
+    def _memory_files(self) -> list:  # list[MemoryFile]
+        from soulframe.memory.files import Discovery
+
+        extra = list(self.agent.config.get("memory.extra_paths") or ())
+        return Discovery(self.agent.workspace, extra).files()
+
+    # ------------------------------------------------------------------ listing
+
+    def served(self) -> list[Served]:
+        """Everything this session may list: context files first, then memory files."""
+        files = self._memory_files() if self._memory_on() else []
+        hidden = self._hidden(files)
+        return [*self._context(hidden), *self._memory(hidden, files)]
+
+    def _context(self, hidden: set[Identity]) -> Iterable[Served]:
+        for name in CONTEXT_FILES:
+            if not self._visible(name):
+                continue
+            st = self._stat(name)
+            if st is not None and self._allowed(st, hidden, memory=False):
+                yield Served(CONTEXT_PREFIX + name, name, "context", st.st_size, st.st_mtime_ns)
+
+    def _memory(self, hidden: set[Identity], files: list) -> Iterable[Served]:
+        for f in files:
+            if f.private and not self.owner:
+                continue
+            try:
+                st = os.stat(f.abspath)
+            except OSError:
+                continue
+            if self._allowed(st, hidden, memory=True):
+                yield Served(memory_uri(f.path), f.path, "memory", st.st_size, st.st_mtime_ns)
+
+    def _stat(self, rel: str) -> os.stat_result | None:
+        try:
+            return os.stat(self.agent.workspace.resolve(rel))
+        except (PathEscapeError, OSError, RuntimeError):  # outside, missing, a loop
+            return None
+
+    # ------------------------------------------------------------------ reading
+
+    def find(self, uri: str, hidden: set[Identity] | None = None) -> Served:
+        """The served resource ``uri`` names; :class:`NotServed` otherwise."""
+        hidden = self._hidden() if hidden is None else hidden
+        if uri.startswith(CONTEXT_PREFIX):
+            name = uri[len(CONTEXT_PREFIX):]
+            if name in CONTEXT_FILES and self._visible(name):
+                for s in self._context(hidden):
+                    if s.rel == name:
+                        return s
+        elif uri.startswith(MEMORY_PREFIX) and self._memory_on():
+            rel = unquote(uri[len(MEMORY_PREFIX):])
+            served = self._one_memory_file(rel, hidden)
+            if served is not None:
+                return served
+        raise NotServed(f"{uri}: not a served resource; resources/list and resources/templates/list "
+                        "show what is available")
+
+    def _one_memory_file(self, rel: str, hidden: set[Identity]) -> Served | None:
+        from soulframe.memory.files import Discovery
+
+        discovery = Discovery(self.agent.workspace, list(self.agent.config.get("memory.extra_paths") or ()))
+        try:
+            self.agent.workspace.resolve(rel)
+        except PathEscapeError:
+            return None
+        if not discovery.is_memory_path(rel):
+            return None
+        private = discovery.privacy(rel)
+        if private is None or (private and not self.owner):
+            return None
+        st = self._stat(rel)
+        if st is None or not self._allowed(st, hidden, memory=True):
+            return None
+        return Served(memory_uri(rel), rel, "memory", st.st_size, st.st_mtime_ns)
+
+    def read(self, uri: str) -> tuple[Served, str]:
+        """The resource's text. The file is judged again as opened: a name swapped for a
+        link to a private file after :meth:`find` is refused, not read."""
+        hidden = self._hidden()
+        served = self.find(uri, hidden)
+        path = self.agent.workspace.resolve(served.rel)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            st = os.fstat(fd)
+            if not self._allowed(st, hidden, memory=served.kind == "memory"):
+                raise NotServed(f"{uri}: not a served resource; resources/list shows what is available")
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = fh.read(MAX_READ_BYTES + 1)
+        finally:
+            os.close(fd)
+        text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+        if len(data) > MAX_READ_BYTES:
+            text += f"\n[… cut at {MAX_READ_BYTES:,} bytes; read the rest with memory_get]\n"
+        if served.kind == "memory":
+            from soulframe.neutralise import neutralise
+
+            # as memory_get returns it: no wrapper tag or boundary marker survives
+            text = neutralise(text)
+        from soulframe.redaction import mask_for_model
+
+        # on its way to a model: secrets masked unless memory.mask_secrets = false
+        return served, mask_for_model(text, self.agent.config)
+
+
+def _identity(path: Path) -> Identity | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)

@@ -1,0 +1,59 @@
+"""Tools as MCP clients expect them now: an ``outputSchema`` beside the input schema, the
+result as ``structuredContent`` beside the text a person reads, and hints saying what a
+call does (reads only, replaces what was there, safe to repeat).
+
+A tool declares its result's schema in its :class:`~soulframe.model.ToolSpec`. A plugin's
+tool that declares none still gets one: its result is wrapped as ``{"result": ...}``, so a
+client can rely on every tool having structured output.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp.types as types
+from soulframe.model import ToolSpec
+
+#: the schema of a tool that declared none: whatever it returns, under "result"
+WRAPPED: dict[str, Any] = {
+    "type": "object",
+    "properties": {"result": {"description": "The tool's JSON result."}},
+    "required": ["result"],
+}
+
+
+def output_schema(spec: ToolSpec) -> dict[str, Any]:
+    return dict(spec.output_schema) if spec.output_schema is not None else WRAPPED
+
+
+def as_mcp_tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=dict(spec.parameters),
+        output_schema=output_schema(spec),
+        annotations=types.ToolAnnotations(
+            title=spec.summary or None,
+            read_only_hint=not spec.writes,
+            # the hints below only mean something for a tool that writes (MCP spec)
+            destructive_hint=spec.destructive if spec.writes else None,
+            idempotent_hint=spec.idempotent if spec.writes else None,
+            # the agent's own workspace and index: nothing outside this machine
+            open_world_hint=False,
+        ),
+    )
+
+
+def as_result(spec: ToolSpec | None, result: Any) -> types.CallToolResult:
+    """The text (the JSON a host shows) and the structured content of one call's result."""
+    plain = json.loads(json.dumps(result, ensure_ascii=False, default=str))
+    wrapped = spec is None or spec.output_schema is None or not isinstance(plain, dict)
+    structured = {"result": plain} if wrapped else plain
+    text = json.dumps(plain, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structured_content=structured)
+
+
+def tool_error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
