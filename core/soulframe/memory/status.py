@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..model import TracksRecalls
 from .sync import _skip_reason
 
 if TYPE_CHECKING:
@@ -72,6 +73,6 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
         "problems": problems,
     }
     if deep:
-        recalls = getattr(store, "recalls", None)
-        out["most_recalled"] = [r.to_dict() for r in recalls(10)] if recalls is not None else []
+        tracked = isinstance(store, TracksRecalls)
+        out["most_recalled"] = [r.to_dict() for r in store.recalls(10)] if tracked else []
     return out

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import ChunkInput, FileRecord
+from ..model import ChunkInput, CountsTokens, FileRecord
 from ..workspace import lock_fd, unlock_fd
 from .chunking import bytes_hash, text_hash
 from .results import MemoryWarning, SyncReport
@@ -207,17 +207,14 @@ def _warn(index: MemoryIndex, report: SyncReport, path: str, st: os.stat_result,
 def passage_windows(index: MemoryIndex, text: str, provider: EmbeddingProvider) -> list[str]:
     """The passages of a chunk that are embedded (see the module docstring)."""
     target = int(index.config.get("memory.embed_window_chars", 160))
-    limit = getattr(provider, "max_tokens", None)
-    count = getattr(provider, "count_tokens", None)
+    limit = provider.max_tokens if isinstance(provider, CountsTokens) else None
     out: list[str] = []
     for passage in passages(text, target):
-        if not isinstance(limit, int) or limit <= 0 or len(passage) <= limit:
+        if limit is None or limit <= 0 or len(passage) <= limit:
             # a word piece is at least one character: a text this short always fits
             out.append(passage)
-        elif callable(count):
-            out.extend(_split_to(passage, count, limit))
-        else:  # no tokenizer to ask: assume ~3 characters per token, conservatively
-            out.extend(_split_to(passage, lambda s: len(s) // 3 + 1, limit))
+        else:
+            out.extend(_split_to(passage, provider.count_tokens, limit))  # type: ignore[attr-defined]
     return out
 
 

@@ -323,12 +323,12 @@ def _cache_backend(skills: SkillSet) -> Any:
     backend = skills._backend
     if backend is not None:
         return backend
-    from ..embedding import InMemoryCacheBackend
+    from ..embedding import CacheBackend, InMemoryCacheBackend
 
     backend = InMemoryCacheBackend()
     try:
         store = skills.agent.store
-        if hasattr(store, "get_many") and hasattr(store, "put_many"):
+        if isinstance(store, CacheBackend):
             backend = store
     except (SoulframeError, ImportError, OSError) as exc:
         log.debug("skills: no store for the embedding cache (%s); caching in memory", exc)
