@@ -164,11 +164,8 @@ def context_store(agent: Agent) -> ContextFileStore:
 def is_managed(agent: Agent) -> bool:
     """Whether agent-level files live in the store (managed mode) rather than on disk.
 
-    Decided without opening the store when it is not open yet: the store's registration
-    declares it (``Registration.managed``).
+    Decided without opening the store: its registration declares it (``Registration.managed``).
     """
-    if agent.store_is_open:
-        return bool(getattr(agent.store, "managed", False))
     try:
         reg = agent.select("register_stores", "store.backend", "store")
     except SoulframeError:

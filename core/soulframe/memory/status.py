@@ -49,8 +49,8 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
         # the name the index is kept under: the id, plus a path hash for another workspace
         "state_key": index.agent.state_key,
         "workspace": str(index.agent.root),
-        "store": getattr(store, "name", "?"),
-        "location": getattr(store, "location", None),
+        "store": store.name,
+        "location": store.location,
         "files": len(found),
         "indexed_files": stats.get("files"),
         "chunks": stats.get("chunks"),
@@ -73,6 +73,6 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
         "problems": problems,
     }
     if deep:
-        tracked = isinstance(store, TracksRecalls)
-        out["most_recalled"] = [r.to_dict() for r in store.recalls(10)] if tracked else []
+        recalled = store.recalls(10) if isinstance(store, TracksRecalls) else []
+        out["most_recalled"] = [r.to_dict() for r in recalled]
     return out

@@ -301,7 +301,7 @@ def _embedder(skills: SkillSet) -> Any:
 
 
 def _attach_vectors(skills: SkillSet, index: SkillIndex, snap: Snapshot, embedder: Any) -> bool:
-    model_id = str(getattr(embedder, "model_id", "") or getattr(embedder, "name", "?"))
+    model_id = str(embedder.model_id or embedder.name)
     if skills._vectors_for == (snap.version, model_id) and index.vectors is not None:
         return True
     from ..embedding import EmbeddingCache
