@@ -793,6 +793,14 @@ class TracksRecalls(Protocol):
         ...
 
 
+@runtime_checkable
+class RebuildsWhenCorrupt(Protocol):
+    """A store that moves a corrupted index aside and starts empty: ``recovered_from`` says
+    where the old one went until the next sync reports it (and sets it back to ``None``)."""
+
+    recovered_from: Any
+
+
 @attrs.frozen
 class Candidate:
     """A fused memory-search candidate as a re-ranker sees it: where it is, its text and the
