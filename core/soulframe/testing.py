@@ -659,8 +659,10 @@ class EmbeddingProviderContract:
         and search still keeps MEMORY.md to main sessions."""
         ws = tmp_path / "ws"
         reg = Registration("contract-provider", lambda agent: provider)
+        # no score floor: the floor judges how good the vectors are, the contract only that
+        # they are used and that visibility holds
         agent = make_agent(ws, plugins=[Provides(embedding_providers=[reg])],
-                           embedding__provider="contract-provider")
+                           embedding__provider="contract-provider", memory__min_score=0.0)
         write_memory(ws)
         check_sessions(agent)
         stats = agent.store.stats()
