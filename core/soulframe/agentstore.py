@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from .model import AgentType, SoulframeError
+from .model import AgentType, ServesContextFiles, SoulframeError
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -149,12 +149,13 @@ def context_store(agent: Agent) -> ContextFileStore:
             get = None
     if get is None:
         store = agent.store
-        get = getattr(store, "context_files", None)
-        if get is None:
+        if not isinstance(store, ServesContextFiles):
             raise SoulframeError(
-                f"store {getattr(store, 'name', store)!r} keeps no per-user context files "
-                "(it has no context_files(agent) method)"
+                f"store {store.name!r} keeps no per-user context files, so it cannot serve a "
+                "session with a user_id (it has no context_files(agent) method: see "
+                "soulframe.ServesContextFiles)"
             )
+        get = store.context_files
     files: ContextFileStore = get(agent)
     agent.cache.context_store = files
     return files
@@ -163,11 +164,8 @@ def context_store(agent: Agent) -> ContextFileStore:
 def is_managed(agent: Agent) -> bool:
     """Whether agent-level files live in the store (managed mode) rather than on disk.
 
-    Decided without opening the store when it is not open yet: the store's registration
-    declares it (``Registration.managed``).
+    Decided without opening the store: its registration declares it (``Registration.managed``).
     """
-    if agent.store_is_open:
-        return bool(getattr(agent.store, "managed", False))
     try:
         reg = agent.select("register_stores", "store.backend", "store")
     except SoulframeError:

@@ -21,11 +21,18 @@ import contextvars
 import hashlib
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from .model import ConfigError, Registration, SoulframeError, UnknownNameError
+from .model import (
+    ConfigError,
+    Describes,
+    ExplainsUnavailability,
+    Registration,
+    SoulframeError,
+    UnknownNameError,
+)
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -95,6 +102,7 @@ def vector_from_bytes(blob: bytes) -> Vector:
 # --------------------------------------------------------------------------- the cache
 
 
+@runtime_checkable
 class CacheBackend(Protocol):
     """Where cached vectors live. The memory store implements this on a table
     ``(model_id, text_hash) -> vector``; :class:`InMemoryCacheBackend` is the reference."""
@@ -150,7 +158,7 @@ class EmbeddingCache:
         unique: dict[str, str] = dict(zip(hashes, texts, strict=True))
         model_id = provider.model_id
         found = dict(self.backend.get_many(model_id, list(unique)))
-        dims = int(getattr(provider, "dimensions", 0) or 0)
+        dims = int(provider.dimensions or 0)
         if dims:
             found = {h: v for h, v in found.items() if len(v) == dims}
         missing = [h for h in unique if h not in found]
@@ -189,9 +197,8 @@ def _get(config: Any, key: str, default: Any) -> Any:
 
 
 def _unavailable_reason(provider: Any) -> str:
-    explain = getattr(provider, "unavailable_reason", None)
-    if callable(explain):
-        reason = explain()
+    if isinstance(provider, ExplainsUnavailability):
+        reason = provider.unavailable_reason()
         if reason:
             return str(reason)
     return "not available"
@@ -281,12 +288,11 @@ def explain_providers(
             row.update(
                 available=ok,
                 reason=None if ok else _unavailable_reason(provider),
-                model_id=getattr(provider, "model_id", None),
-                dimensions=getattr(provider, "dimensions", None) or None,
+                model_id=provider.model_id,
+                dimensions=provider.dimensions or None,
             )
-            describe = getattr(provider, "describe", None)
-            if callable(describe):
-                row.update(describe())
+            if isinstance(provider, Describes):
+                row.update(provider.describe())
         except EmbeddingError as exc:
             row.update(available=False, reason=str(exc), model_id=None, dimensions=None)
         rows.append(row)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from .agent import Agent
+    from .agentstore import ContextFileStore
 
     Vector = npt.NDArray[np.float32]
 else:  # keep numpy out of the import path of `soulframe prompt`
@@ -553,6 +554,37 @@ class EmbeddingProvider(Protocol):
     def embed_query(self, text: str) -> Vector: ...
 
 
+# Optional provider capabilities: the core checks them with ``isinstance`` and does without
+# when a provider lacks one (soulframe.testing.EmbeddingProviderContract checks each one a
+# provider declares).
+
+
+@runtime_checkable
+class CountsTokens(Protocol):
+    """A provider whose model sees at most ``max_tokens`` word pieces of a text: longer
+    passages are split before embedding, measured with ``count_tokens``."""
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+@runtime_checkable
+class ExplainsUnavailability(Protocol):
+    """A provider that says why ``available()`` is False (no key, no weights), or ``None``."""
+
+    def unavailable_reason(self) -> str | None: ...
+
+
+@runtime_checkable
+class Describes(Protocol):
+    """A provider with more to show in ``soulframe models list`` (weights, endpoint): a
+    JSON-able mapping merged into its row."""
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+
 @attrs.frozen
 class FileRecord:
     """What the memory index remembers about one indexed file.
@@ -735,6 +767,45 @@ class ErasingStore(Store, Protocol):
         PostgreSQL: ``VACUUM FULL`` of the memory tables and a ``CHECKPOINT``). Returns
         counts: ``chunks``, ``recalls``, ``cached_embeddings``."""
         ...
+
+
+# Optional store capabilities, each checked with ``isinstance``; soulframe.testing holds a
+# contract suite for each (ContextFileContract, RecallLogContract).
+
+
+@runtime_checkable
+class ServesContextFiles(Protocol):
+    """A store that keeps per-user context files (and, when managed, the agent's own):
+    needed by every session with a ``user_id`` that is not the workspace's owner. A store's
+    :class:`Registration` may offer the same callable as ``context_files`` so the files are
+    reached without opening the store."""
+
+    def context_files(self, agent: Agent) -> ContextFileStore: ...
+
+
+@runtime_checkable
+class TracksRecalls(Protocol):
+    """A store that counts how often memory search returned each entry (the evidence
+    ``memory consolidate`` promotes on, and ``memory status --deep`` shows)."""
+
+    def record_recalls(self, recalls: Sequence[Recall], query_hash: str, day: str) -> None:
+        """Count one recall of each entry for ``query_hash`` on ``day`` (ISO date); an
+        entry is keyed by its normalised text and scope, not its line."""
+        ...
+
+    def recalls(
+        self, limit: int = 20, *, scope: str | None = None, path_prefix: str | None = None,
+    ) -> list[RecallStat]:
+        """The most recalled entries of ``scope``, most first."""
+        ...
+
+
+@runtime_checkable
+class RebuildsWhenCorrupt(Protocol):
+    """A store that moves a corrupted index aside and starts empty: ``recovered_from`` says
+    where the old one went until the next sync reports it (and sets it back to ``None``)."""
+
+    recovered_from: Any
 
 
 @attrs.frozen

@@ -17,19 +17,64 @@ persistence and two-connection behaviour can be tested)::
             return lambda key="a": MyStore(tmp_path / key)
 
 Every test uses real data through the public :class:`~soulframe.model.Store` methods only.
-Class attributes switch off what a store legitimately does not do (``stemming``).
+Class attributes switch off what a store legitimately does not do (``stemming``,
+``per_user_files``).
+
+The other suites follow the same pattern, one per thing a plugin can provide:
+
+=============================  =========================  ==================================
+suite                          fixture to provide         checks
+=============================  =========================  ==================================
+``StoreContract``              ``make_store``             memory index, per-user context
+                                                          files, recalls, every session kind
+``ContextFileContract``        ``make_context_files``     :class:`~soulframe.ContextFileStore`
+``RecallLogContract``          ``recall_log``             :class:`~soulframe.TracksRecalls`
+``EmbeddingProviderContract``  ``provider``               :class:`~soulframe.EmbeddingProvider`
+                                                          and the optional capabilities it
+                                                          declares, memory search through it
+``SectionContract``            ``section``                a prompt :class:`~soulframe.Section`
+                                                          in main, group and per-user prompts
+=============================  =========================  ==================================
+
+:func:`make_agent` builds a real agent on a workspace with the installed plugins plus the
+ones a test names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .model import ChunkInput, ErasingStore, FileRecord, Recall, Store
+from .agentstore import BOOTSTRAP, ContextFileStore
+from .hookspecs import hookimpl
+from .model import (
+    ChunkInput,
+    CountsTokens,
+    Describes,
+    EmbeddingProvider,
+    ErasingStore,
+    ExplainsUnavailability,
+    FileRecord,
+    Recall,
+    Registration,
+    Section,
+    ServesContextFiles,
+    Session,
+    SoulframeError,
+    Store,
+    TracksRecalls,
+)
+
+if TYPE_CHECKING:
+    from .agent import Agent
 
 StoreFactory = Callable[..., Store]
+ContextFilesFactory = Callable[..., ContextFileStore]
 
 
 def unit(values: Any) -> Any:
@@ -55,11 +100,225 @@ def record(path: str, digest: str = "h", **kw: Any) -> FileRecord:
     return FileRecord(path=path, hash=digest, **kw)
 
 
-class StoreContract:
+def make_agent(workspace: str | os.PathLike[str], *, plugins: Iterable[Any] = (),
+               seed: bool = True, **config: Any) -> Agent:
+    """A real agent on ``workspace`` (seeded with the templates unless ``seed=False``), with
+    the installed plugins plus ``plugins`` registered after them (so their names win).
+    ``config`` sets keys, ``__`` for dots (``store__backend="mine"``); the agent's state
+    goes to ``<workspace>/../state`` and semantic search is off unless configured."""
+    from .agent import Agent
+    from .config import load_config
+    from .plugins import make_plugin_manager
+    from .workspace import seed_workspace
+
+    root = Path(workspace)
+    dotted = {k.replace("__", "."): v for k, v in config.items()}
+    dotted.setdefault("state_dir", str(root.parent / f"{root.name}-state"))
+    dotted.setdefault("embedding.provider", "none")
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if seed:
+        seed_workspace(root, agent_type=str(dotted.get("agent_type", "open")))
+    pm = make_plugin_manager(plugins=list(plugins))
+    cfg = load_config(search=False, workspace=root, overrides=dotted, pm=pm)
+    return Agent(cfg, pm=pm)
+
+
+class Provides:
+    """A plugin object offering one registration from a test: ``Provides(stores=[reg])``,
+    ``Provides(embedding_providers=[reg])`` or ``Provides(prompt_sections=[section])``."""
+
+    def __init__(self, name: str = "contract", **offers: list[Any]) -> None:
+        self.__name__ = name
+        self.offers = offers
+
+    @hookimpl
+    def register_stores(self) -> list[Any]:
+        return list(self.offers.get("stores", ()))
+
+    @hookimpl
+    def register_embedding_providers(self) -> list[Any]:
+        return list(self.offers.get("embedding_providers", ()))
+
+    @hookimpl
+    def register_prompt_sections(self) -> list[Any]:
+        return list(self.offers.get("prompt_sections", ()))
+
+
+def write_memory(workspace: Path) -> None:
+    """A private fact in MEMORY.md and a shared one in a daily log, both about a heron."""
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- The secret heron nests by the mill\n")
+    (workspace / "memory").mkdir(mode=0o700, exist_ok=True)
+    (workspace / "memory" / "2026-01-02.md").write_text("# 2026-01-02\n\n- A public heron was seen at the lake\n")
+
+
+def check_sessions(agent: Agent) -> None:
+    """What every store, provider and section must keep working: memory search shows
+    MEMORY.md to a main session only; main, group and per-user prompts build; each user
+    sees their own USER.md and never another user's."""
+    from .agentstore import context_store
+
+    agent.memory.sync()
+    main = {h.path for h in agent.memory.search("heron", session=Session.main())}
+    group = {h.path for h in agent.memory.search("heron", session=Session.group())}
+    assert main == {"MEMORY.md", "memory/2026-01-02.md"}, main
+    assert group == {"memory/2026-01-02.md"}, group
+    assert agent.system_prompt(Session.main()).text
+    assert "secret heron" not in agent.system_prompt(Session.group()).text
+    alice = agent.system_prompt(Session.main(user_id="alice")).text
+    files = context_store(agent)
+    files.write_user_file("alice", "USER.md", "# USER.md\n\n- Alice takes her tea with lemon\n")
+    alice = agent.system_prompt(Session.main(user_id="alice")).text
+    bob = agent.system_prompt(Session.main(user_id="bob")).text
+    assert "tea with lemon" in alice
+    assert "tea with lemon" not in bob
+    assert {"alice", "bob"} <= set(files.users())
+
+
+class ContextFileContract:
+    """The per-user context-file contract (:class:`soulframe.ContextFileStore`, returned by
+    a store's ``context_files(agent)``). Provide ``make_context_files``: a fixture returning
+    ``make(key="a") -> ContextFileStore``, the same files again when a key is reused."""
+
+    @pytest.fixture
+    def make_context_files(self) -> ContextFilesFactory:  # pragma: no cover - overridden
+        raise NotImplementedError("provide a make_context_files fixture")
+
+    @pytest.fixture
+    def files(self, make_context_files: ContextFilesFactory) -> ContextFileStore:
+        return make_context_files("files")
+
+    def test_context_files_implement_the_protocol(self, files: ContextFileStore) -> None:
+        assert isinstance(files, ContextFileStore)
+        assert isinstance(files.managed, bool) and files.agent_key
+        assert files.agent_type in ("open", "predefined")
+
+    def test_each_user_has_their_own_files(self, files: ContextFileStore) -> None:
+        files.write_user_file("alice", "USER.md", "alice likes tea")
+        files.write_user_file("bob", "USER.md", "bob likes coffee")
+        files.write_user_file("alice", "USER.md", "alice likes green tea")
+        assert files.user_files("alice") == {"USER.md": "alice likes green tea"}
+        assert files.user_files("bob") == {"USER.md": "bob likes coffee"}
+        assert files.user_files("carol") == {}
+        assert {"alice", "bob"} <= set(files.users()) and "carol" not in files.users()
+
+    def test_append_starts_a_new_line_and_a_missing_file_with_its_heading(self, files: ContextFileStore) -> None:
+        files.append_user_file("alice", "USER.md", "- likes tea\n", heading="# USER.md\n\n")
+        files.write_user_file("bob", "USER.md", "# USER.md\n- first")
+        files.append_user_file("bob", "USER.md", "- second\n", heading="# ignored\n")
+        files.append_user_file("alice", "USER.md", "- and lemon\n", heading="# ignored\n")
+        assert files.user_files("alice")["USER.md"] == "# USER.md\n\n- likes tea\n- and lemon\n"
+        assert files.user_files("bob")["USER.md"] == "# USER.md\n- first\n- second\n"
+
+    def test_seeding_fills_only_missing_or_empty_files(self, files: ContextFileStore) -> None:
+        files.write_user_file("alice", "USER.md", "mine")
+        files.write_user_file("alice", "SOUL.md", "   ")
+        written = files.seed_user_files("alice", {"USER.md": "template", "SOUL.md": "soul", "TOOLS.md": "tools"})
+        assert sorted(written) == ["SOUL.md", "TOOLS.md"]
+        assert files.user_files("alice") == {"USER.md": "mine", "SOUL.md": "soul", "TOOLS.md": "tools"}
+        assert files.seed_user_files("alice", {"USER.md": "template"}) == []
+
+    def test_a_finished_bootstrap_never_comes_back(self, files: ContextFileStore) -> None:
+        assert files.seed_user_files("alice", {BOOTSTRAP: "hello"}) == [BOOTSTRAP]
+        assert files.bootstrap_completed("alice") is False
+        assert files.delete_user_file("alice", BOOTSTRAP) is True
+        assert files.bootstrap_completed("alice") is True
+        assert files.seed_user_files("alice", {BOOTSTRAP: "hello"}) == []
+        assert BOOTSTRAP not in files.user_files("alice")
+        assert files.seed_user_files("bob", {BOOTSTRAP: "hello"}) == [BOOTSTRAP]
+        assert files.delete_user_file("alice", "USER.md") is False
+
+    def test_unicode_and_large_files_round_trip(self, files: ContextFileStore) -> None:
+        text = "# USER.md\n\n- 東京に住んでいる — café ☕\n" + "x" * 200_000
+        files.write_user_file("alice", "USER.md", text)
+        assert files.user_files("alice")["USER.md"] == text
+
+    def test_agent_level_files(self, files: ContextFileStore) -> None:
+        if not files.managed:  # standalone: the agent's own files are its workspace on disk
+            with pytest.raises(SoulframeError):
+                files.agent_files()
+            assert files.seed_agent_files({"SOUL.md": "soul"}) == []
+            return
+        files.write_agent_file("SOUL.md", "kind")
+        assert sorted(files.seed_agent_files({"SOUL.md": "x", "TOOLS.md": "tools"})) == ["TOOLS.md"]
+        assert files.agent_files()["SOUL.md"] == "kind"
+        assert files.delete_agent_file("TOOLS.md") is True
+        assert "TOOLS.md" not in files.agent_files()
+
+    def test_context_files_persist_across_reopen(self, make_context_files: ContextFilesFactory) -> None:
+        first = make_context_files("reopen")
+        first.write_user_file("alice", "USER.md", "durable")
+        first.delete_user_file("alice", BOOTSTRAP)
+        again = make_context_files("reopen")
+        assert again.user_files("alice") == {"USER.md": "durable"}
+        assert again.bootstrap_completed("alice") is True
+
+
+def check_recall_log(log: Any) -> None:
+    lease = Recall("memory/2026-11-02.md", 3, "- Lease renewed until 2027-10", 0.8)
+    log.record_recalls([lease, Recall("memory/2026-11-02.md", 4, "- Bins go out on Tuesday", 0.4)], "q1", "2026-11-10")
+    log.record_recalls([lease], "q1", "2026-11-10")  # the same query again: one more recall only
+    moved = Recall("memory/2026-11-02.md", 5, "-  lease renewed UNTIL 2027-10", 0.9)  # lines moved
+    log.record_recalls([moved], "q2", "2026-11-11")
+    log.record_recalls([Recall("memory/2026-11-02.md", 3, "- Lease renewed until 2027-10", 0.5, "alice")],
+                       "q3", "2026-11-11")
+    top = log.recalls(10)
+    assert [(r.text, r.count, r.queries, r.days) for r in top] == [
+        ("- Lease renewed until 2027-10", 3, 2, 2), ("- Bins go out on Tuesday", 1, 1, 1)]
+    assert top[0].line == 5 and abs(top[0].best_score - 0.9) < 1e-6 and top[0].last_recalled >= top[0].first_recalled
+    assert [(r.count, r.queries) for r in log.recalls(10, scope="alice")] == [(1, 1)]
+    assert log.recalls(10, path_prefix="MEMORY") == [] and len(log.recalls(1)) == 1
+
+
+class RecallLogContract:
+    """The recall-tracking contract (:class:`soulframe.TracksRecalls`). Provide a
+    ``recall_log`` fixture returning a fresh, empty one."""
+
+    @pytest.fixture
+    def recall_log(self) -> TracksRecalls:  # pragma: no cover - overridden
+        raise NotImplementedError("provide a recall_log fixture")
+
+    def test_implements_the_recall_protocol(self, recall_log: TracksRecalls) -> None:
+        assert isinstance(recall_log, TracksRecalls)
+        assert recall_log.recalls(10) == []
+
+    def test_recall_counts_queries_days_and_scopes(self, recall_log: TracksRecalls) -> None:
+        """Each entry's recalls, distinct queries and days, per scope, keyed by the entry's
+        text (not its line)."""
+        check_recall_log(recall_log)
+
+
+class StoreContract(ContextFileContract):
     """The memory-store contract (see :class:`soulframe.model.Store`)."""
 
     #: the store's keyword search stems words ("screenshots" finds "screenshot")
     stemming: bool = True
+    #: the store keeps per-user context files (:class:`soulframe.ServesContextFiles`);
+    #: without them it cannot serve a session with a ``user_id``
+    per_user_files: bool = True
+
+    @pytest.fixture
+    def make_context_files(self, make_store: StoreFactory, tmp_path: Path) -> Iterator[ContextFilesFactory]:
+        """The store's own ``context_files(agent)``, for an agent whose state is per key."""
+        if not self.per_user_files:
+            pytest.skip("this store keeps no per-user context files")
+        opened: list[Any] = []
+
+        def make(key: str = "a") -> ContextFileStore:
+            store = make_store(key)
+            opened.append(store)
+            assert isinstance(store, ServesContextFiles), (
+                f"store {store.name!r} has no context_files(agent): it cannot serve "
+                "Session.main(user_id=...) (set per_user_files = False if that is intended)")
+            agent = make_agent(tmp_path / "agents" / key, seed=False)
+            files = store.context_files(agent)
+            opened.append(files)
+            return files
+
+        yield make
+        for thing in reversed(opened):
+            close = getattr(thing, "close", None)  # closing is optional for context files
+            if callable(close):
+                close()
 
     @pytest.fixture
     def make_store(self) -> StoreFactory:  # pragma: no cover - overridden
@@ -267,24 +526,33 @@ class StoreContract:
     # ------------------------------------------------------------------ recall tracking
 
     def test_recall_counts_queries_days_and_scopes(self, store: Store) -> None:
-        """Optional: a store with ``record_recalls``/``recalls`` counts each entry's recalls,
-        distinct queries and days, per scope, keyed by the entry's text (not its line)."""
-        if not hasattr(store, "record_recalls"):
+        """Optional (:class:`soulframe.TracksRecalls`): the same checks as RecallLogContract."""
+        if not isinstance(store, TracksRecalls):
             pytest.skip("this store does not track recalls")
-        s: Any = store
-        lease = Recall("memory/2026-11-02.md", 3, "- Lease renewed until 2027-10", 0.8)
-        s.record_recalls([lease, Recall("memory/2026-11-02.md", 4, "- Bins go out on Tuesday", 0.4)], "q1", "2026-11-10")
-        s.record_recalls([lease], "q1", "2026-11-10")  # the same query again: one more recall only
-        moved = Recall("memory/2026-11-02.md", 5, "-  lease renewed UNTIL 2027-10", 0.9)  # lines moved
-        s.record_recalls([moved], "q2", "2026-11-11")
-        s.record_recalls([Recall("memory/2026-11-02.md", 3, "- Lease renewed until 2027-10", 0.5, "alice")],
-                         "q3", "2026-11-11")
-        top = s.recalls(10)
-        assert [(r.text, r.count, r.queries, r.days) for r in top] == [
-            ("- Lease renewed until 2027-10", 3, 2, 2), ("- Bins go out on Tuesday", 1, 1, 1)]
-        assert top[0].line == 5 and abs(top[0].best_score - 0.9) < 1e-6 and top[0].last_recalled >= top[0].first_recalled
-        assert [(r.count, r.queries) for r in s.recalls(10, scope="alice")] == [(1, 1)]
-        assert s.recalls(10, path_prefix="MEMORY") == [] and len(s.recalls(1)) == 1
+        check_recall_log(store)
+
+    # ------------------------------------------------------------------ end to end
+
+    def test_serves_main_group_and_per_user_sessions(self, make_store: StoreFactory, tmp_path: Path) -> None:
+        """The store, selected by ``store.backend``, under a real agent: memory search keeps
+        MEMORY.md to main sessions, and each user's prompt shows their own USER.md."""
+        if not self.per_user_files:
+            pytest.skip("this store keeps no per-user context files")
+        opened: list[Store] = []
+
+        def factory(agent: Any) -> Store:
+            opened.append(make_store("sessions"))
+            return opened[-1]
+
+        ws = tmp_path / "ws"
+        agent = make_agent(ws, plugins=[Provides(stores=[Registration("contract-store", factory)])],
+                           store__backend="contract-store")
+        write_memory(ws)
+        try:
+            check_sessions(agent)
+        finally:
+            for s in opened:
+                s.close()
 
     def test_erase_removes_forgotten_text_everywhere(self, store: Store) -> None:
         """Optional (``ErasingStore``): ``erase`` drops the chunks and recall rows holding a
@@ -334,3 +602,107 @@ class StoreContract:
         finally:
             a.close()
             b.close()
+
+
+class EmbeddingProviderContract:
+    """The embedding-provider contract (:class:`soulframe.EmbeddingProvider`), plus each
+    optional capability the provider declares (:class:`soulframe.CountsTokens`,
+    :class:`soulframe.ExplainsUnavailability`, :class:`soulframe.Describes`). Provide a
+    ``provider`` fixture returning an available provider."""
+
+    @pytest.fixture
+    def provider(self) -> EmbeddingProvider:  # pragma: no cover - overridden
+        raise NotImplementedError("provide a provider fixture")
+
+    def test_implements_the_provider_protocol(self, provider: EmbeddingProvider) -> None:
+        assert isinstance(provider, EmbeddingProvider)
+        assert isinstance(provider.name, str) and provider.name
+        assert isinstance(provider.model_id, str) and provider.model_id
+        assert isinstance(provider.dimensions, int) and provider.dimensions > 0
+        assert provider.available() is True
+
+    def test_documents_are_unit_float32_rows(self, provider: EmbeddingProvider) -> None:
+        import numpy as np
+
+        texts = ["The heron nests by the mill", "Café in Zürich — 東京", "x" * 5000]
+        vecs = np.asarray(provider.embed_documents(texts))
+        assert vecs.shape == (3, provider.dimensions) and vecs.dtype == np.float32
+        assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-3)
+
+    def test_a_query_is_one_unit_float32_vector(self, provider: EmbeddingProvider) -> None:
+        import numpy as np
+
+        vec = np.asarray(provider.embed_query("where does the heron nest?"))
+        assert vec.shape == (provider.dimensions,) and vec.dtype == np.float32
+        assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-3
+
+    def test_a_text_gets_the_same_vector_alone_or_in_a_batch(self, provider: EmbeddingProvider) -> None:
+        import numpy as np
+
+        batch = np.asarray(provider.embed_documents(["alpha beta", "a heron by the mill"]))
+        alone = np.asarray(provider.embed_documents(["a heron by the mill"]))
+        assert np.allclose(batch[1], alone[0], atol=1e-3)
+        assert np.allclose(alone, np.asarray(provider.embed_documents(["a heron by the mill"])), atol=1e-5)
+
+    def test_declared_capabilities_answer(self, provider: EmbeddingProvider) -> None:
+        if isinstance(provider, CountsTokens):
+            assert isinstance(provider.max_tokens, int) and provider.max_tokens > 0
+            short, long = provider.count_tokens("heron"), provider.count_tokens("heron " * 50)
+            assert isinstance(short, int) and 1 <= short < long
+        if isinstance(provider, ExplainsUnavailability):
+            assert provider.unavailable_reason() is None  # it is available
+        if isinstance(provider, Describes):
+            json.dumps(dict(provider.describe()))
+
+    def test_serves_memory_search_in_every_session(self, provider: EmbeddingProvider, tmp_path: Path) -> None:
+        """Selected by ``embedding.provider``: the memory index embeds every chunk with it,
+        and search still keeps MEMORY.md to main sessions."""
+        ws = tmp_path / "ws"
+        reg = Registration("contract-provider", lambda agent: provider)
+        # no score floor: the floor judges how good the vectors are, the contract only that
+        # they are used and that visibility holds
+        agent = make_agent(ws, plugins=[Provides(embedding_providers=[reg])],
+                           embedding__provider="contract-provider", memory__min_score=0.0)
+        write_memory(ws)
+        check_sessions(agent)
+        stats = agent.store.stats()
+        assert stats["vectors"] >= 2 and stats["dimensions"] == provider.dimensions
+        hits = agent.memory.search("heron", session=Session.main())
+        assert hits.mode == "hybrid", hits.notice
+
+
+class SectionContract:
+    """The prompt-section contract. Provide a ``section`` fixture returning the
+    :class:`soulframe.Section` a plugin registers; set ``expected`` to a text the section
+    shows in a main session's full prompt."""
+
+    #: a text the section renders into a main session's full prompt
+    expected: str = ""
+
+    @pytest.fixture
+    def section(self) -> Section:  # pragma: no cover - overridden
+        raise NotImplementedError("provide a section fixture")
+
+    @pytest.fixture
+    def agent(self, section: Section, tmp_path: Path) -> Agent:
+        return make_agent(tmp_path / "ws", plugins=[Provides(prompt_sections=[section])])
+
+    def test_is_a_section(self, section: Section) -> None:
+        assert isinstance(section, Section) and section.name and section.render is not None
+        assert section.modes and section.zone in ("stable", "dynamic")
+
+    def test_renders_in_a_main_prompt(self, agent: Agent, section: Section) -> None:
+        prompt = agent.system_prompt(Session.main())
+        shown = [s for s in prompt.sections if s.name == section.name]
+        assert shown, f"section {section.name!r} is not in a main session's prompt"
+        assert shown[0].plugin == "contract"
+        if self.expected:
+            assert self.expected in shown[0].text and self.expected in prompt.text
+
+    def test_every_session_kind_builds(self, agent: Agent, section: Section) -> None:
+        for session in (Session.main(), Session.group(chat_title="Team"), Session.main(user_id="alice"),
+                        Session.subagent(), Session.cron(), Session.heartbeat()):
+            prompt = agent.system_prompt(session)
+            for s in prompt.sections:
+                if s.name == section.name:
+                    assert prompt.mode in section.modes

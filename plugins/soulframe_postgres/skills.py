@@ -384,7 +384,7 @@ class PostgresSkills:
     def backfill_embeddings(self, embedder: Any) -> int:
         """Embed every active skill lacking a vector of ``embedder``'s model (seed 000 §11
         "auto-backfill"). Returns how many were embedded."""
-        model = str(getattr(embedder, "model_id", "") or getattr(embedder, "name", "?"))
+        model = str(embedder.model_id or embedder.name)
         todo = self.missing_embeddings(model)
         if not todo:
             return 0

@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import Session
+from soulframe.model import Session, TracksRecalls
 
 from .prompt_page import BadRequest
 
@@ -78,12 +78,12 @@ def index_facts(agent: Agent) -> dict[str, Any]:
     widest = max((d["entries"] for d in days), default=1) or 1
     for d in days:
         d["share"] = d["entries"] / widest
-    recalls = getattr(agent.store, "recalls", None)
+    store = agent.store
     recalled = [
         {"citation": f"{r.path}#L{r.line}", "path": r.path, "line": r.line, "text": r.text,
          "count": r.count, "queries": r.queries, "days": r.days, "best": r.best_score,
          "last": time.strftime("%Y-%m-%d", time.localtime(r.last_recalled))}
-        for r in (recalls(10) if recalls is not None else [])
+        for r in (store.recalls(10) if isinstance(store, TracksRecalls) else [])
     ]
     return {"status": status, "days": days, "recalled": recalled}
 

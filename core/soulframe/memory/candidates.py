@@ -8,6 +8,7 @@ import datetime as _dt
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..model import TracksRecalls
 from .recall import normalise_entry
 from .supersede import is_superseded
 
@@ -24,9 +25,10 @@ def entries(text: str) -> list[tuple[int, str]]:
 
 def find_candidates(agent: Agent, memory_text: str) -> list[dict[str, Any]]:
     cfg = agent.config
-    recalls = getattr(agent.store, "recalls", None)
-    if recalls is None:
+    store = agent.store
+    if not isinstance(store, TracksRecalls):
         return []
+    recalls = store.recalls
     min_recalls = int(cfg.get("memory.consolidate.min_recalls"))
     min_queries = int(cfg.get("memory.consolidate.min_queries"))
     min_age = int(cfg.get("memory.consolidate.min_age_days"))

@@ -247,7 +247,7 @@ def consolidate(agent: Agent, *, dry_run: bool = False, use_model: bool = True, 
             "set [model] provider)"
         )
     else:
-        result.model = getattr(model, "model_id", None) or getattr(model, "name", None)
+        result.model = model.model_id or model.name
         if not result.candidates:
             result.messages.append("no daily-log entry passes the gates yet; nothing to consolidate")
             return result

@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..model import CountsTokens
+
 if TYPE_CHECKING:
     from ..model import EmbeddingProvider
     from .index import MemoryIndex
@@ -17,17 +19,16 @@ if TYPE_CHECKING:
 def passage_windows(index: MemoryIndex, text: str, provider: EmbeddingProvider) -> list[str]:
     """The passages of a chunk that are embedded (see the module docstring)."""
     target = int(index.config.get("memory.embed_window_chars"))
-    limit = getattr(provider, "max_tokens", None)
-    count = getattr(provider, "count_tokens", None)
+    counts = provider if isinstance(provider, CountsTokens) else None
+    limit = counts.max_tokens if counts is not None else None
     out: list[str] = []
     for passage in passages(text, target):
-        if not isinstance(limit, int) or limit <= 0 or len(passage) <= limit:
+        if limit is None or limit <= 0 or len(passage) <= limit:
             # a word piece is at least one character: a text this short always fits
             out.append(passage)
-        elif callable(count):
-            out.extend(_split_to(passage, count, limit))
-        else:  # no tokenizer to ask: assume ~3 characters per token, conservatively
-            out.extend(_split_to(passage, lambda s: len(s) // 3 + 1, limit))
+        else:
+            assert counts is not None
+            out.extend(_split_to(passage, counts.count_tokens, limit))
     return out
 
 

@@ -98,7 +98,7 @@ def rerank(agent: Agent, query: str, fused: list[Fused]) -> RerankOutcome:
         for f in head
     ]
     timeout = float(agent.config.get("memory.rerank_timeout_s"))
-    name = getattr(model, "name", "re-ranker")
+    name = model.name
     # a thread of its own, so a hung re-ranker costs the search its timeout, not the search
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="soulframe-rerank")
     try:

@@ -9,7 +9,7 @@ import logging
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..model import SearchHit, Session, SoulframeError, StoredChunk
+from ..model import SearchHit, Session, SoulframeError, StoredChunk, TracksRecalls
 from .fusion import Fused, cosine_lookup, fuse, mmr, ordered, temporal_decay
 from .fusion import boost as boosted
 from .querying import best_lines, query_terms, snippet
@@ -169,11 +169,11 @@ def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[Stor
 def _record_recalls(index: MemoryIndex, query: str, recalls: list[Any]) -> None:
     from .recall import query_hash
 
-    record = getattr(index.store, "record_recalls", None)
-    if record is None:
+    store = index.store
+    if not isinstance(store, TracksRecalls):
         return
     try:
-        record(recalls, query_hash(query), index._today().isoformat())
+        store.record_recalls(recalls, query_hash(query), index._today().isoformat())
     except Exception as exc:  # counting must never cost the user their search
         log.debug("recall tracking skipped: %s", exc)
 

@@ -313,7 +313,7 @@ def save_session(
                 body = _bullets(summary) or None
                 if body is None:
                     notes.append("the model returned an empty summary; kept the last turns instead")
-                used_model = getattr(model, "model_id", None) or getattr(model, "name", "model")
+                used_model = model.model_id or model.name
             except Exception as exc:  # a model failure must not lose the session
                 notes.append(f"the model failed ({type(exc).__name__}: {exc}); kept the last turns instead")
                 body = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..model import TracksRecalls
 from .sync import _skip_reason
 
 if TYPE_CHECKING:
@@ -48,8 +49,8 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
         # the name the index is kept under: the id, plus a path hash for another workspace
         "state_key": index.agent.state_key,
         "workspace": str(index.agent.root),
-        "store": getattr(store, "name", "?"),
-        "location": getattr(store, "location", None),
+        "store": store.name,
+        "location": store.location,
         "files": len(found),
         "indexed_files": stats.get("files"),
         "chunks": stats.get("chunks"),
@@ -72,6 +73,6 @@ def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dic
         "problems": problems,
     }
     if deep:
-        recalls = getattr(store, "recalls", None)
-        out["most_recalled"] = [r.to_dict() for r in recalls(10)] if recalls is not None else []
+        recalled = store.recalls(10) if isinstance(store, TracksRecalls) else []
+        out["most_recalled"] = [r.to_dict() for r in recalled]
     return out

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import ChunkInput, FileRecord
+from ..model import ChunkInput, FileRecord, RebuildsWhenCorrupt
 from ..workspace import lock_fd, unlock_fd
 from .chunking import bytes_hash, text_hash
 from .noise import without_noise
@@ -69,14 +69,13 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
     started = time.perf_counter()
     report = SyncReport()
     store = index.store
-    recovered = getattr(store, "recovered_from", None)
-    if recovered is not None:
+    if isinstance(store, RebuildsWhenCorrupt) and store.recovered_from is not None:
+        recovered = store.recovered_from
         report.recovered_from = str(recovered)
         report.warnings.append(
             f"the memory index was corrupted: moved to {recovered}; rebuilt from the Markdown files"
         )
-        with contextlib.suppress(AttributeError):
-            store.recovered_from = None  # type: ignore[attr-defined]
+        store.recovered_from = None
     provider = index.embedder
     model = index.model_key()
     report.model = model

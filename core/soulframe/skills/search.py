@@ -301,7 +301,7 @@ def _embedder(skills: SkillSet) -> Any:
 
 
 def _attach_vectors(skills: SkillSet, index: SkillIndex, snap: Snapshot, embedder: Any) -> bool:
-    model_id = str(getattr(embedder, "model_id", "") or getattr(embedder, "name", "?"))
+    model_id = str(embedder.model_id or embedder.name)
     if skills._vectors_for == (snap.version, model_id) and index.vectors is not None:
         return True
     from ..embedding import EmbeddingCache
@@ -323,12 +323,12 @@ def _cache_backend(skills: SkillSet) -> Any:
     backend = skills._backend
     if backend is not None:
         return backend
-    from ..embedding import InMemoryCacheBackend
+    from ..embedding import CacheBackend, InMemoryCacheBackend
 
     backend = InMemoryCacheBackend()
     try:
         store = skills.agent.store
-        if hasattr(store, "get_many") and hasattr(store, "put_many"):
+        if isinstance(store, CacheBackend):
             backend = store
     except (SoulframeError, ImportError, OSError) as exc:
         log.debug("skills: no store for the embedding cache (%s); caching in memory", exc)
