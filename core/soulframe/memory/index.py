@@ -50,6 +50,7 @@ class MemoryIndex:
         self._warned: set[tuple[str, int, int]] = set()
         self._warned_paths: set[tuple[str, str]] = set()
         self.skipped_paths: list[tuple[str, str]] = []
+        self.narrowed_paths: list[tuple[str, str]] = []
         self._embedder_checked = False
         self._embedder: EmbeddingProvider | None = None
         self._embedder_problem: str | None = None
@@ -126,6 +127,7 @@ class MemoryIndex:
         discovery = self.discovery
         found = discovery.files()
         self.skipped_paths = list(discovery.skipped)
+        self.narrowed_paths = list(discovery.narrowed)
         return found
 
     # ------------------------------------------------------------------ sync

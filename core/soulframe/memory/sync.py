@@ -107,6 +107,10 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         if (path, why) not in index._warned_paths:  # once per process, not every search
             index._warned_paths.add((path, why))
             report.warnings.append(f"{path}: skipped: {why}")
+    for path, why in index.narrowed_paths:  # hard links kept private
+        if (path, why) not in index._warned_paths:
+            index._warned_paths.add((path, why))
+            report.warnings.append(f"{path}: {why}")
     stored = store.files()
     max_bytes = int(index.config.get("memory.max_file_bytes"))
     pending: list[tuple[FileRecord, list[Any], bool]] = []  # (record, chunks, is_new)
@@ -124,10 +128,12 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
     for i, mf in enumerate(found):
         if progress is not None:
             progress(i, total)
-        try:
-            st = mf.abspath.stat()
-        except OSError:
-            continue  # vanished between discovery and now; next sync removes it
+        st = mf.stat  # discovery's: one stat per file for a sync that finds nothing changed
+        if st is None:
+            try:
+                st = mf.abspath.stat()
+            except OSError:
+                continue  # vanished between discovery and now; next sync removes it
         old = stored.get(mf.path)
         expected_model = model if provider is not None else (old.model if old else None)
         if (
