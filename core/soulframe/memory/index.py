@@ -60,6 +60,9 @@ class MemoryIndex:
         self._query_vectors: dict[tuple[str | None, str], Any] = {}
         self._sync_depth = 0
         self._executor: Any = None
+        #: what the last full sync saw (:mod:`.freshness`); None: the next search walks
+        self._snapshot: Any = None
+        self._walked_dirs: dict[str, int] = {}
 
     # ------------------------------------------------------------------ parts
 
@@ -128,6 +131,7 @@ class MemoryIndex:
         found = discovery.files()
         self.skipped_paths = list(discovery.skipped)
         self.narrowed_paths = list(discovery.narrowed)
+        self._walked_dirs = discovery.dirs
         return found
 
     # ------------------------------------------------------------------ sync
@@ -161,6 +165,19 @@ class MemoryIndex:
         if report.changed_anything or report.recovered_from:
             self.agent.pm.hook.memory_indexed(agent=self.agent, report=report)
         return report
+
+    def sync_if_stale(self) -> SyncReport:
+        """What a search calls: a sync only when the files may have changed since the last
+        one (:mod:`.freshness`: directory mtimes and the recently changed files, a few
+        dozen ``stat`` calls whatever the workspace's size), else nothing."""
+        snapshot = self._snapshot
+        if snapshot is not None and snapshot.unchanged(float(self.config.get("memory.rescan_s"))):
+            return self._last_sync or SyncReport()
+        return self.sync(blocking=False)
+
+    def changed(self) -> None:
+        """The files were just written here: the next search syncs first."""
+        self._snapshot = None
 
     def _sync_lock(self, *, blocking: bool) -> Any:
         from .sync import sync_lock
@@ -268,6 +285,7 @@ class MemoryIndex:
         ``via`` names the caller in that message."""
         from .journal import append_daily
 
+        self.changed()
         return append_daily(self, text, when=when, via=via)
 
     def remember(self, text: str, *, curated: bool = False, via: str = "memory remember") -> Path:
@@ -276,6 +294,7 @@ class MemoryIndex:
         section (:mod:`soulframe.memory.curated`)."""
         from .journal import remember
 
+        self.changed()
         return remember(self, text, curated=curated, via=via)
 
     def append_to(self, relative: str, text: str, *, heading: str) -> Path:
@@ -285,6 +304,7 @@ class MemoryIndex:
         from .journal import _append_locked
 
         path = self.agent.workspace.resolve(relative)
+        self.changed()
         _append_locked(path, text, heading=heading)
         return path
 
@@ -293,6 +313,7 @@ class MemoryIndex:
         heartbeat can call; :func:`soulframe.memory.consolidate.consolidate`)."""
         from .consolidate import consolidate
 
+        self.changed()
         return consolidate(self.agent, dry_run=dry_run, use_model=use_model)
 
     def save_session(self, messages: Any, *, slug: str | None = None, use_model: bool = True,
@@ -303,6 +324,7 @@ class MemoryIndex:
         ``sessions/YYYY-MM-DD-<slug>.md`` (:func:`soulframe.memory.sessions.save_session`)."""
         from .sessions import save_session
 
+        self.changed()
         return save_session(self.agent, messages, slug=slug, use_model=use_model, session=session)
 
     # ------------------------------------------------------------------ status

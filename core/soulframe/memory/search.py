@@ -56,7 +56,7 @@ def search(index: MemoryIndex, query: str,
     # the agent's public memory, never the owner's private files (MEMORY.md, ...)
     strangers = private and not sees_owner_memory(index.agent, session)
     if sync:
-        index.sync(blocking=False)
+        index.sync_if_stale()
         if scope:
             _sync_user(index, scope)
     terms = query_terms(query)

@@ -70,6 +70,7 @@ def sync_lock(index: MemoryIndex, *, blocking: bool) -> Any:
 
 def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
     started = time.perf_counter()
+    started_ns = time.time_ns()
     report = SyncReport()
     store = index.store
     recovered = getattr(store, "recovered_from", None)
@@ -191,6 +192,9 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         report.removed = gone
     if progress is not None:
         progress(total, total)
+    from .freshness import Snapshot
+
+    index._snapshot = Snapshot.after_walk(index._walked_dirs, found, started_ns)
     report.seconds = time.perf_counter() - started
     for w in report.warnings:
         warnings.warn(w, MemoryWarning, stacklevel=3)
