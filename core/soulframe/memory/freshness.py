@@ -48,11 +48,11 @@ class Snapshot:
     def after_walk(cls, dirs: dict[str, int], found: Iterable[MemoryFile], started_ns: int) -> Snapshot:
         """The snapshot of a walk that started at ``started_ns`` (``time.time_ns()``)."""
         stats = [(mf, mf.stat) for mf in found if mf.stat is not None]
-        stats.sort(key=lambda p: p[1].st_mtime_ns, reverse=True)  # type: ignore[union-attr]
-        hot = {mf.location: _mark(st) for mf, st in stats[:HOT_FILES]}  # type: ignore[arg-type]
+        stats.sort(key=lambda p: p[1].st_mtime_ns, reverse=True)
+        hot = {mf.location: _mark(st) for mf, st in stats[:HOT_FILES]}
         for mf, st in stats[HOT_FILES:]:
             if "/" not in mf.path:  # MEMORY.md, the curated memory, always
-                hot[mf.location] = _mark(st)  # type: ignore[arg-type]
+                hot[mf.location] = _mark(st)
         newest = max([*dirs.values(), *(m for m, _s, _c in hot.values())], default=0)
         return cls(dict(dirs), hot, time.monotonic(), trusted=newest < started_ns - RACY_NS)
 
