@@ -116,3 +116,17 @@ def test_the_base_install_pulls_no_server_binaries_or_dev_tools() -> None:
     # development tools are a dependency group (PEP 735), not an extra users can install
     assert "dev" not in PROJECT["optional-dependencies"]
     assert "pytest" in {normalise(Requirement(r).name) for r in PYPROJECT["dependency-groups"]["dev"]}
+
+
+def test_the_base_install_leaves_out_what_a_lighter_path_serves() -> None:
+    """Measured in docs/install.md: the numpy scan beats sqlite-vec's vec0 KNN and its
+    mirror triples indexing time, so sqlite-vec is an extra; PyYAML parses SKILL.md front
+    matter without python-frontmatter; watchdog is imported only by the watchers, which
+    only long-running commands start."""
+    base = declared()[""]
+    assert "sqlite-vec" not in base and "sqlite-vec" in declared()["sqlite-vec"]
+    assert "python-frontmatter" not in base and "pyyaml" in base
+    imports = third_party_imports()
+    assert "frontmatter" not in imports
+    assert imports["sqlite_vec"] == {"plugins/soulframe_sqlite/driver.py"}
+    assert imports["watchdog"] <= {"core/soulframe/memory/watch.py", "core/soulframe/skills/watch.py"}

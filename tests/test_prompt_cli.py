@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from test_prompt_helpers import copy_fixture
 
-HEAVY = ("numpy", "sqlite_vec", "psycopg", "tokenizers", "safetensors", "mcp")
+HEAVY = ("numpy", "sqlite_vec", "psycopg", "tokenizers", "safetensors", "mcp", "watchdog", "frontmatter",
+         "soulframe.memory.index")
 
 
 @pytest.fixture

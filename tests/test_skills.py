@@ -372,7 +372,7 @@ def test_the_prompt_path_imports_no_numpy_bm25_or_watchdog(workspace: Path, tmp_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     heavy = out.stdout.strip()
-    # python-frontmatter needs PyYAML to parse; numpy, skill search and watchdog stay out
+    # the front matter needs PyYAML to parse; numpy, skill search and watchdog stay out
     assert heavy in ("['yaml']", "[]"), heavy
 
 

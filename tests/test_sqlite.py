@@ -126,6 +126,28 @@ def test_the_vec0_mirror_is_rebuilt_after_a_process_without_sqlite_vec_wrote(tmp
     again.close()
 
 
+def test_the_default_numpy_scan_neither_loads_sqlite_vec_nor_writes_its_mirror(tmp_path: Path) -> None:
+    """The vec0 mirror triples indexing time and the numpy scan reads none of it
+    (docs/install.md): only ``vector_scan = "sqlite-vec"`` loads the extension."""
+    code = (
+        "import sys\n"
+        "from soulframe.model import ChunkInput, FileRecord\n"
+        "from soulframe_sqlite.store import SqliteStore\n"
+        "import numpy as np\n"
+        f"s = SqliteStore({str(tmp_path / 'x.sqlite')!r})\n"
+        "v = np.zeros(4, dtype=np.float32); v[0] = 1\n"
+        "s.replace_file(FileRecord('a.md', '1'), [ChunkInput(1, 1, 'first', 'a', (v,))])\n"
+        "assert [h.path for h in s.search_vector(v, 5, include_private=True)] == ['a.md']\n"
+        "tables = {r[0] for r in s.conn.execute('SELECT name FROM sqlite_master')}\n"
+        "print('sqlite_vec' in sys.modules, any(t.startswith('vec_') for t in tables), s.stats()['vector_backend'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    imported, mirrored, backend = out.stdout.split(" ", 2)
+    assert (imported, mirrored) == ("False", "False")
+    assert "numpy" in backend and "not used" in backend
+
+
 # --------------------------------------------------------------------------- corruption
 
 

@@ -17,7 +17,6 @@ job over one table of keys; the key table is most of its length.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -168,6 +167,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.citations": K("auto", "cite path#lines in answers", choices=("on", "off", "auto"), seed="001 §3"),
     "memory.watch_debounce_ms": K(1_500, "watcher debounce", seed="000 §13"),
     "memory.sync_interval_s": K(300.0, "a long-lived `serve` syncs memory at start and every this many seconds (0: only at start and on search)", types=(int, float), min=0, seed="001"),
+    "memory.rescan_s": K(30.0, "a search walks the memory files at most this often unless a directory or a recently changed file moved (see docs/memory.md; 0: walk before every search)", types=(int, float), min=0),
     "memory.mmr": K(False, "diversify results with maximal marginal relevance"),
     "memory.mmr_lambda": K(0.7, "MMR relevance/diversity trade-off"),
     "memory.temporal_decay": K(False, "dated daily logs decay with age; MEMORY.md is evergreen"),
@@ -475,6 +475,8 @@ def _did_you_mean(key: str, known: list[str]) -> str:
         # a misspelt [section] is compared with the sections, not with their keys: [memroy]
         # is [memory], not memory.mmr
         known = sorted({k.split(".")[0] for k in known})
+    import difflib  # only for a "did you mean": kept off the start-up path
+
     m = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return f" (did you mean {m[0]!r}?)" if m else ""
 

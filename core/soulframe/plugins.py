@@ -8,7 +8,6 @@ points itself: its own distribution first, then third parties sorted by distribu
 
 from __future__ import annotations
 
-import difflib
 import importlib.metadata as md
 import logging
 import os
@@ -144,6 +143,8 @@ def make_plugin_manager(
         for name in blocked:
             if name not in known:
                 where = f"${DISABLE_ENV}" if name in env_disabled else "plugins.disabled"
+                import difflib  # only for a "did you mean": kept off the start-up path
+
                 hint = difflib.get_close_matches(name, sorted(known), n=1)
                 raise ConfigError(
                     f"{where}: no installed plugin is named {name!r}"
@@ -249,6 +250,8 @@ def select(
     choices = ", ".join(
         f"{n} (soulframe[{r.extra}])" if r.extra else n for n, r in sorted(registry.items())
     )
+    import difflib  # only for a "did you mean": kept off the start-up path
+
     hint = difflib.get_close_matches(name, list(registry), n=1)
     where = f"{origin}: " if origin else ""
     raise UnknownNameError(

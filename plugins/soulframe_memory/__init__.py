@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from soulframe import Registration, ToolSpec, hookimpl
 from soulframe.config import K, Key
-from soulframe.memory.chunking import chunk_text
 from soulframe.model import Chunk, DoctorCheck, Session, SoulframeError
 
 if TYPE_CHECKING:
@@ -52,6 +51,8 @@ class LinesChunker:
         self.max_chars = max_chars
 
     def chunk(self, text: str, path: str) -> list[Chunk]:
+        from soulframe.memory.chunking import chunk_text  # with the index, not at start-up
+
         return [Chunk(path=path, start_line=c.start_line, end_line=c.end_line, text=c.text)
                 for c in chunk_text(text, self.max_chars)]
 

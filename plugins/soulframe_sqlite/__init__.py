@@ -10,8 +10,9 @@ default ``<state_dir>/memory/<agent id>.sqlite``. Own settings, under
     5-10x faster than sqlite-vec here) or ``"sqlite-vec"`` (KNN on the ``vec0`` mirror;
     needs the extension to load).
 ``sqlite_vec``
-    ``true`` (default) loads sqlite-vec where it can and keeps the ``vec0`` mirror;
-    ``false`` never loads it (a broken binary, or a platform without a wheel).
+    whether to load sqlite-vec and keep the ``vec0`` mirror; by default only with
+    ``vector_scan = "sqlite-vec"`` (the mirror triples indexing time, and the numpy scan
+    is faster: docs/install.md). Needs the ``soulframe[sqlite-vec]`` extra.
 
 Nothing heavy is imported here: the driver, sqlite-vec and numpy load inside the factory.
 """
@@ -42,7 +43,7 @@ def open_store(agent: Agent) -> Any:
     return SqliteStore(
         default_path(agent),
         vector_scan=str(options.get("vector_scan", "numpy")),
-        sqlite_vec=bool(options.get("sqlite_vec", True)),
+        sqlite_vec=None if options.get("sqlite_vec") is None else bool(options.get("sqlite_vec")),
         workspace=str(agent.root),
     )
 

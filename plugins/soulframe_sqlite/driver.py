@@ -41,6 +41,6 @@ def load_sqlite_vec(conn: Any) -> tuple[bool, str]:
         version = conn.execute("SELECT vec_version()").fetchone()[0]
         return True, str(version)
     except ImportError:
-        return False, "sqlite-vec is not installed"
+        return False, "sqlite-vec is not installed (pip install 'soulframe[sqlite-vec]')"
     except Exception as exc:  # a broken or incompatible binary: say it, scan with numpy
         return False, f"sqlite-vec failed to load: {type(exc).__name__}: {exc}"

@@ -7,9 +7,9 @@
   and its ``grams`` (the character pairs of Chinese, Japanese, Korean and Thai runs, see
   :mod:`soulframe.textsplit`);
 * vectors as float32 BLOBs in the ``vectors`` table, scanned with numpy
-  (:mod:`soulframe_sqlite.vectors`); where sqlite-vec loads, they are mirrored into a
-  ``vec0`` table too (``vector_scan = "sqlite-vec"`` in ``[plugins.config.soulframe_sqlite]``
-  searches that instead);
+  (:mod:`soulframe_sqlite.vectors`); with ``vector_scan = "sqlite-vec"`` in
+  ``[plugins.config.soulframe_sqlite]`` (and the ``soulframe[sqlite-vec]`` extra) they are
+  mirrored into a ``vec0`` table too and searched there;
 * a corrupted file is detected on open, moved aside as ``<name>.corrupt-<timestamp>`` and
   a fresh index is created; the memory index then rebuilds it from the Markdown.
 
@@ -60,8 +60,8 @@ class SqliteStore:
     name = "sqlite"
 
     def __init__(
-        self, path: str | os.PathLike[str], *, vector_scan: str = "numpy", sqlite_vec: bool = True,
-        workspace: str | os.PathLike[str] | None = None,
+        self, path: str | os.PathLike[str], *, vector_scan: str = "numpy",
+        sqlite_vec: bool | None = None, workspace: str | os.PathLike[str] | None = None,
     ) -> None:
         if vector_scan not in ("numpy", "sqlite-vec"):
             raise SoulframeError(
@@ -71,7 +71,9 @@ class SqliteStore:
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self.vector_scan = vector_scan
-        self.want_vec = sqlite_vec
+        # the vec0 mirror costs ~3x the indexing time: kept only where a search reads it
+        self.want_vec = vector_scan == "sqlite-vec" if sqlite_vec is None else sqlite_vec
+        self._vec_default = sqlite_vec is None
         self._lock = threading.RLock()
         self._matrix: VectorMatrix | None = None
         self._count_cache: tuple[str | None, int] | None = None
@@ -122,7 +124,8 @@ class SqliteStore:
             if self.want_vec:
                 self.vec_loaded, self.vec_info = load_sqlite_vec(conn)
             else:
-                self.vec_loaded, self.vec_info = False, "switched off (sqlite_vec = false)"
+                self.vec_loaded, self.vec_info = False, (
+                    "not used (vector_scan = numpy)" if self._vec_default else "switched off (sqlite_vec = false)")
             self.conn = conn
             # migration 3 fills the grams of chunks indexed before it
             conn.create_function("soulframe_grams", 1, index_grams, deterministic=True)

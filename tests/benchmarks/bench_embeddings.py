@@ -1,7 +1,6 @@
 """Throughput of the offline embedding model (``local``: all-MiniLM-L6-v2, NumPy forward pass).
 
-Run with ``.venv/bin/pytest tests/benchmarks/bench_embeddings.py -s``. Prints texts/s for
-256 texts of 40 words (about 55-65 word pieces each), the figure DEPENDENCIES.md measured
+Run with ``tox -e bench``. Prints texts/s for 64 texts of 40 words (about 55-65 word pieces each), the figure DEPENDENCIES.md measured
 at ~51 texts/s for a plain numpy forward pass and ~125 for torch on this 2-core machine.
 The machine is shared, so each figure is the best of several runs.
 """
@@ -54,7 +53,7 @@ def forty_word_texts(n: int, seed: int = 0, sentences: list[str] = SENTENCES) ->
     return texts
 
 
-def best_rate(fn, n_texts: int, repeats: int = 3) -> float:
+def best_rate(fn, n_texts: int, repeats: int = 2) -> float:
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -75,10 +74,10 @@ def provider():
 
 
 def test_bench_local_throughput(provider) -> None:
-    texts = forty_word_texts(256)
+    texts = forty_word_texts(64)
     pieces = sum(provider.count_tokens(t) for t in texts) / len(texts)
     rate = best_rate(lambda: provider.embed_documents(texts), len(texts))
-    print(f"\nlocal all-MiniLM-L6-v2: {rate:.0f} texts/s (256 texts of 40 words, "
+    print(f"\nlocal all-MiniLM-L6-v2: {rate:.0f} texts/s (64 texts of 40 words, "
           f"{pieces:.0f} word pieces avg, {provider.threads} worker threads)")
     single = LocalProviderOneThread(provider)
     rate1 = best_rate(lambda: single.embed_documents(texts), len(texts))
@@ -87,10 +86,10 @@ def test_bench_local_throughput(provider) -> None:
 
 
 def test_bench_local_throughput_mixed_text(provider) -> None:
-    texts = forty_word_texts(256, sentences=SENTENCES + DENSE_SENTENCES)
+    texts = forty_word_texts(64, sentences=SENTENCES + DENSE_SENTENCES)
     pieces = sum(provider.count_tokens(t) for t in texts) / len(texts)
     rate = best_rate(lambda: provider.embed_documents(texts), len(texts))
-    print(f"\nlocal all-MiniLM-L6-v2, mixed prose and technical notes: {rate:.0f} texts/s (256 texts of 40 words, "
+    print(f"\nlocal all-MiniLM-L6-v2, mixed prose and technical notes: {rate:.0f} texts/s (64 texts of 40 words, "
           f"{pieces:.0f} word pieces avg)")
 
 
@@ -109,7 +108,7 @@ def test_bench_local_query_latency(provider) -> None:
 
 
 def test_bench_local_long_text(provider) -> None:
-    text = " ".join(forty_word_texts(50, seed=2))  # ~2,000 words: several 254-piece windows
+    text = " ".join(forty_word_texts(20, seed=2))  # ~800 words: several 254-piece windows
     pieces = provider.count_tokens(text)
     rate = best_rate(lambda: provider.embed_documents([text]), 1)
     print(f"\nlocal long text: {pieces} word pieces in {1 / rate * 1000:.0f} ms "

@@ -1,12 +1,13 @@
 """Skills speed: search over 5,000 skills, the warm prompt block, and hot-reload latency.
 
-Targets (issue 5):
-* a skill search over 5,000 skills: median <= 2 ms warm;
-* a new or edited SKILL.md is visible to the next prompt build within 1 s of the write
-  (the watcher's debounce is 500 ms);
-* the warm skills block for 40 skills stays far below the prompt's 1 ms budget.
+Targets (ratios, see conftest.py):
+* a warm skill search over 5,003 skills (watcher running) costs at most 5x the same search
+  over 40 skills;
+* a new or edited SKILL.md is visible to the next prompt build within 2x the watcher's
+  debounce (500 ms) of the write;
+* the warm skills block for 40 skills is printed (it is part of the warm prompt build).
 
-Run: ``pytest tests/benchmarks/bench_skills.py -o python_files=bench_*.py -s``.
+Run: ``tox -e bench``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import soulframe_skills
 from soulframe import Agent, Identity, PromptContext, Session
 from soulframe.plugins import make_plugin_manager
+
+from .conftest import interleaved
 
 WORDS = (
     "deploy site backup database invoice calendar translate weather recipe budget travel email "
@@ -62,7 +66,7 @@ def ctx_for(agent: Agent) -> PromptContext:
                          files=[], tools=agent.tools(s), identity=Identity(), now=dt.datetime(2026, 1, 1))
 
 
-def test_search_over_5000_skills(tmp_path: Path) -> None:
+def test_search_over_5000_skills(tmp_path: Path, bench: Any) -> None:
     ws = tmp_path / "ws"
     make_skills(ws / "skills", 5000)
     time.sleep(0.2)  # files written moments ago are re-read once (mtime ticks are coarse)
@@ -83,16 +87,30 @@ def test_search_over_5000_skills(tmp_path: Path) -> None:
     agent.skills.search("warm up")
     polled = statistics.median(median_us(lambda q=q: agent.skills.search(q), runs=30) for q in queries)
     hits = agent.skills.search("merge pdf")
-    print(f"\n  {n} skills: cold load {load * 1000:.0f} ms, BM25 index build {build * 1000:.0f} ms")
-    print(f"  search, warm, watcher running : median {watched / 1000:.3f} ms (target <= 2 ms)")
-    print(f"  search, warm, no watcher      : median {polled / 1000:.3f} ms "
-          f"(the edit check over ~{2 * n:,} paths runs at most every ~150 ms)")
-    print(f"  top hit for 'merge pdf': {hits[0].name} ({hits[0].score:.2f})")
+    bench.info("5,003 skills", f"cold load {load * 1000:.0f} ms, BM25 index build {build * 1000:.0f} ms; "
+               f"search with the watcher {watched / 1000:.3f} ms, without {polled / 1000:.3f} ms (medians; "
+               f"without a watcher the edit check over ~{2 * n:,} paths runs at most every ~150 ms); "
+               f"top hit for 'merge pdf': {hits[0].name}")
     assert n == 5003
-    assert watched <= 2000, f"warm search took {watched:.0f} us (target 2 ms)"
+    # the same queries over 40 skills: what the catalogue's size adds to a warm search
+    small_ws = tmp_path / "small"
+    make_skills(small_ws / "skills", 37)
+    small = open_agent(small_ws, tmp_path / "s")
+    for a in (agent, small):
+        a.skills.watch()
+    time.sleep(0.7)
+    for a in (agent, small):
+        a.skills.search("warm up")
+    turn = iter(range(10**6))
+    big, few = interleaved(lambda: agent.skills.search(queries[next(turn) % len(queries)]),
+                           lambda: small.skills.search(queries[next(turn) % len(queries)]), runs=60)
+    for a in (agent, small):
+        a.skills.stop_watching()
+    bench.speed("skill search, 5,003 skills, watcher running", big.cpu, few.cpu, target=5,
+                baseline_name="the same over 40 skills")
 
 
-def test_warm_prompt_block_for_40_skills(tmp_path: Path) -> None:
+def test_warm_prompt_block_for_40_skills(tmp_path: Path, bench: Any) -> None:
     ws = tmp_path / "ws"
     make_skills(ws / "skills", 37)  # + 3 built-ins = 40
     agent = open_agent(ws, tmp_path)
@@ -104,9 +122,8 @@ def test_warm_prompt_block_for_40_skills(tmp_path: Path) -> None:
     agent.skills.prompt_block(ctx)
     watched = median_us(lambda: agent.skills.prompt_block(ctx), runs=2000)
     agent.skills.stop_watching()
-    print(f"\n  skills block, 40 skills, warm: watcher running {watched:.1f} us; "
-          f"no watcher {polled:.1f} us (stats 85 paths)")
-    assert watched < 100
+    bench.info("skills block, 40 skills, warm", f"watcher running {watched:.1f} us; "
+               f"no watcher {polled:.1f} us (stats 85 paths)")
 
 
 def visible_after_write(agent: Agent, write: Callable[[], None], check: Callable[[str], bool]) -> float:
@@ -121,7 +138,7 @@ def visible_after_write(agent: Agent, write: Callable[[], None], check: Callable
     return time.perf_counter() - start
 
 
-def test_hot_reload_latency(tmp_path: Path) -> None:
+def test_hot_reload_latency(tmp_path: Path, bench: Any) -> None:
     ws = tmp_path / "ws"
     make_skills(ws / "skills", 37)
     # 40 skills are past the inline threshold: force inline so the new entry shows in the block
@@ -147,10 +164,11 @@ def test_hot_reload_latency(tmp_path: Path) -> None:
         (new_dir / "SKILL.md").write_text("---\nname: brand-new\ndescription: third edit\n---\n")
 
     polled = visible_after_write(agent, edit_again, lambda b: "third edit" in b)
-    print(f"\n  watcher (debounce 500 ms): new skill visible after {created * 1000:.0f} ms, "
-          f"edit after {edited * 1000:.0f} ms (target <= 1,000 ms)")
-    print(f"  no watcher (stat check)  : edit visible after {polled * 1000:.1f} ms")
-    assert created <= 1.0 and edited <= 1.0 and polled <= 1.0
+    bench.info("no watcher (stat check)", f"edit visible after {polled * 1000:.1f} ms")
+    debounce = 0.5
+    bench.speed("new skill visible (watcher)", created, debounce, target=2, baseline_name="the debounce")
+    bench.speed("edited skill visible (watcher)", edited, debounce, target=2, baseline_name="the debounce")
+    bench.speed("edited skill visible (stat check)", polled, debounce, target=2, baseline_name="the debounce")
 
 
 # --------------------------------------------------------------------------- search quality

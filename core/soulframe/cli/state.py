@@ -4,6 +4,7 @@ use), ``pass_state``, ``echo_json`` and ``command_group`` — the helpers a plug
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -36,10 +37,8 @@ class State:
             cfg = load_config(self.config_path, workspace=self.workspace,
                               agent_id=self.agent_id, pm=self.pm)
             from ..chatmodels import choose
-            from ..plugins import collect_named
 
-            providers = collect_named(cfg.pm, "register_chat_models") if cfg.pm is not None else {}
-            self._config = choose(cfg, self.model, providers)
+            self._config = choose(cfg, self.model, _ChatProviders(cfg.pm))
         return self._config
 
     def agent(self, *, require_workspace: bool = True) -> Agent:
@@ -69,6 +68,19 @@ class State:
         if self._agent is not None:
             agent, self._agent = self._agent, None
             agent.close()
+
+
+class _ChatProviders:
+    """The chat-model providers' names, collected only when a model name must be resolved:
+    collecting them imports every chat plugin's settings, which `prompt` never needs."""
+
+    def __init__(self, pm: PluginManager | None) -> None:
+        self.pm = pm
+
+    def __iter__(self) -> Iterator[str]:
+        from ..plugins import collect_named
+
+        return iter(collect_named(self.pm, "register_chat_models") if self.pm is not None else {})
 
 
 pass_state = click.make_pass_decorator(State)

@@ -10,9 +10,32 @@ capture (:mod:`.sessions`), recall tracking (:mod:`.recall`), superseded facts
 
 from __future__ import annotations
 
-from .index import MemoryIndex
-from .results import MemoryDisabledError, MemoryExcerpt, MemoryWarning, SearchResults, SyncReport
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .index import MemoryIndex
+    from .results import (
+        MemoryDisabledError,
+        MemoryExcerpt,
+        MemoryWarning,
+        SearchResults,
+        SyncReport,
+    )
 
 __all__ = [
     "MemoryDisabledError", "MemoryExcerpt", "MemoryIndex", "MemoryWarning", "SearchResults", "SyncReport",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # loaded on first use: a prompt build imports one small submodule (``.supersede``)
+    # without paying for the index, discovery and the results it never touches
+    if name == "MemoryIndex":
+        from .index import MemoryIndex
+
+        return MemoryIndex
+    if name in __all__:
+        from . import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,15 +17,26 @@ link) and ``-> /etc/passwd`` never enter the index. Symlink loops, dangling link
 names that are not valid UTF-8 are skipped too. Every skipped file is named in
 :attr:`Discovery.skipped`, which ``memory index`` prints and ``soulframe doctor`` reports.
 
+A hard link is the same file under another name, so privacy follows the inode (device and
+inode number, from the ``lstat`` discovery takes anyway). A public file in ``memory/`` whose
+inode is also a root file (USER.md, MEMORY.md, SOUL.md ...) is skipped. One with more names
+(``st_nlink``) than discovery saw inside the public tree — ``ln ~/secret.md memory/x.md``, a
+link of a private entity page or of a hidden file — has a name soulframe cannot see, so
+nothing says it is meant to be shared: it is kept **private** (only a main session sees it)
+and named once in :attr:`Discovery.narrowed`. A file whose every name is public memory
+stays public.
+
 :func:`is_memory_path` and :func:`confine_memory_path` are the one definition of these paths:
 the index, ``memory_get`` and the memory flush's file tools all check through them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -41,15 +52,21 @@ _DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 @attrs.frozen
 class MemoryFile:
     path: str  # workspace-relative, forward slashes
-    abspath: Path
+    #: the absolute path as a string (a :class:`Path` per file costs more than its lstat)
+    location: str = attrs.field(converter=str)
     private: bool
     day: str | None = None
+    #: the file reached, as discovery saw it (a sync needs no second ``stat``)
+    stat: os.stat_result | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def abspath(self) -> Path:
+        return Path(self.location)
 
 
 def day_of(path: str) -> str | None:
     """``2026-08-01`` for ``memory/2026-08-01.md`` (or ``memory/2026-08-01-trip.md``)."""
-    name = PurePosixPath(path).name
-    m = _DAY.match(name)
+    m = _DAY.match(path.rpartition("/")[2])
     if not m:
         return None
     y, mo, d = (int(x) for x in m.group(1).split("-"))
@@ -113,14 +130,29 @@ def confine_memory_path(workspace: Workspace, raw: object) -> tuple[str, str, Pa
 
 
 class Discovery:
-    """Finds the memory files of one workspace."""
+    """Finds the memory files of one workspace.
+
+    Cost: one ``lstat`` per memory file (its result travels in :attr:`MemoryFile.stat`, so a
+    sync needs no second one), one ``stat`` and one listing per directory, and a
+    ``resolve()`` only for what can lead elsewhere: each directory reached through a link,
+    each file that is a symlink. A plain file in a plain directory is where its path says.
+    """
 
     def __init__(self, workspace: Workspace, extra_paths: Sequence[str] = ()) -> None:
         self.workspace = workspace
         self.root = workspace.root
         #: (path, why) for each file or directory link :meth:`files` skipped
         self.skipped: list[tuple[str, str]] = []
+        #: (path, why) for each file kept but made private (a hard link with unknown names)
+        self.narrowed: list[tuple[str, str]] = []
+        #: every directory :meth:`files` listed -> its mtime (ns) just before the listing:
+        #: a file created, deleted or renamed in it changes that (see :mod:`.freshness`)
+        self.dirs: dict[str, int] = {}
         self._root_inodes: dict[tuple[int, int], str] | None = None
+        self._mem_real: Path | None | bool = False  # False: not computed yet
+        #: (dev, inode) of each hard-linked public file -> the real paths naming it in the
+        #: public tree (files with st_nlink > 1 only)
+        self._public_names: dict[tuple[int, int], set[str]] = {}
         self.extra: list[tuple[str, Path]] = []
         for raw in extra_paths:
             try:
@@ -153,29 +185,31 @@ class Discovery:
     def is_private(self, rel: str) -> bool:
         if rel in ("MEMORY.md", "memory.md"):
             return True
-        parts = PurePosixPath(rel).parts
-        return not (len(parts) >= 2 and parts[0] == "memory")
+        return not (rel.startswith("memory/") and len(rel) > 7)
 
     def _skip(self, rel: str, why: str) -> None:
         self.skipped.append((shown(rel), why))
 
     @property
     def warnings(self) -> list[str]:
-        """One line per skipped file, naming it and why."""
-        return [f"{path}: skipped: {why}" for path, why in self.skipped]
+        """One line per skipped (or narrowed) file, naming it and why."""
+        return ([f"{path}: skipped: {why}" for path, why in self.skipped]
+                + [f"{path}: {why}" for path, why in self.narrowed])
 
-    def _classify(self, path: Path, rel: str) -> bool | None:
+    def _classify(self, path: Path, rel: str, real: Path | None = None) -> bool | None:
         """Whether the memory file at ``rel`` is private, or ``None`` when it is not memory
-        at all (with a warning naming it, for a file a symlink leads astray)."""
+        at all (with a warning naming it, for a file a symlink leads astray). ``real`` is
+        its real path when the caller knows it (then nothing is resolved)."""
         try:
             rel.encode("utf-8")
         except UnicodeEncodeError:
             self._skip(rel, "the file name is not valid UTF-8; rename it")
             return None
-        if not path.is_symlink() and not path.exists():
-            return None  # vanished meanwhile
-        real = real_path(path)
         if real is None:
+            real = real_path(path)
+        if real is None:
+            if not path.is_symlink():
+                return None  # vanished meanwhile
             if _is_loop(path):
                 self._skip(rel, "a symlink loop; remove the link or point it at a file")
             else:
@@ -193,19 +227,18 @@ class Discovery:
             self._skip(rel, f"reached through a symlink to {target}, which is private memory; "
                             "a link inside memory/ may only lead to another file in memory/")
             return None
-        private = self.is_private(rel) or self.is_private(target)
-        if not private:
-            twin = self._hard_link_twin(real)
-            if twin is not None:
-                self._skip(rel, f"a hard link to {twin}, which is not public memory; copy the "
-                                "part you mean to share instead")
-                return None
-        return private
+        return self.is_private(rel) or self.is_private(target)
+
+    def _memory_real(self) -> Path | None:
+        """The real path of ``memory/`` (resolved once per discovery)."""
+        if self._mem_real is False:
+            self._mem_real = real_path(self.root / "memory")
+        return self._mem_real  # type: ignore[return-value]
 
     def _memory_relative(self, real: Path) -> str:
         """``real`` as a workspace-relative path; a file under the real ``memory/`` (which
         may itself be a link to a directory inside the workspace) as ``memory/...``."""
-        mem = real_path(self.root / "memory")
+        mem = self._memory_real()
         if mem is not None and mem != self.root and mem in real.parents:
             return "memory/" + real.relative_to(mem).as_posix()
         return real.relative_to(self.root).as_posix()
@@ -214,17 +247,48 @@ class Discovery:
         """Whether the memory file at ``rel`` is private, or ``None`` when privacy-following
         rules refuse it (the reason is the last of :attr:`skipped`): for a reader that names
         one file, as the prompt does for today's daily log."""
-        return self._classify(self.root / rel, rel)
+        path = self.root / rel
+        private = self._classify(path, rel)
+        if private is False:
+            try:
+                st = path.stat()
+            except OSError:
+                return private
+            if st.st_nlink > 1:
+                skipped = self.skipped
+                self._public_names = {}
+                self.skipped = []
+                mem = self.root / "memory"
+                if mem.is_dir():
+                    self._walk(mem, "memory", confine=self._memory_real(), found={})
+                self.skipped = skipped
+                self.narrowed = []
+                return self._judge_hard_link(rel, st)
+        return private
 
-    def _hard_link_twin(self, real: Path) -> str | None:
-        """The root file (MEMORY.md, USER.md, ...) that ``real`` is a hard link of, if any: a
-        hard link is the same file under another name, and privacy follows the file."""
-        try:
-            st = real.stat()
-        except OSError:
+    def _judge_hard_link(self, rel: str, st: os.stat_result) -> bool | None:
+        """A public memory file whose inode has other names (``st_nlink > 1``). Privacy
+        follows the file, and the file is the inode: it stays public only when every one
+        of its names is a public memory file. A name that is a root file (USER.md,
+        MEMORY.md) skips it; a name soulframe cannot see (outside ``memory/``, outside the
+        workspace, a private page) keeps it private: only a main session sees it."""
+        twin = self._hard_link_twin(st)
+        if twin is not None:
+            self._skip(rel, f"a hard link to {twin}, which is not public memory; copy the "
+                            "part you mean to share instead")
             return None
-        if st.st_nlink < 2:
-            return None
+        names = self._public_names.get((st.st_dev, st.st_ino), set())
+        if len(names) >= st.st_nlink:
+            return False
+        self.narrowed.append((shown(rel), (
+            f"kept private: a hard link with {st.st_nlink - len(names)} other name(s) outside "
+            "memory/ (another file, perhaps outside the workspace, shares its content); "
+            "copy it into memory/ to make it public memory")))
+        return True
+
+    def _hard_link_twin(self, st: os.stat_result) -> str | None:
+        """The root file (MEMORY.md, USER.md, ...) that the file with stat ``st`` is a hard
+        link of, if any: a hard link is the same file under another name."""
         if self._root_inodes is None:
             self._root_inodes = {}
             try:
@@ -240,32 +304,95 @@ class Discovery:
                     continue
         return self._root_inodes.get((st.st_dev, st.st_ino))
 
-    def _walk(self, top: Path, *, confine: Path | None = None) -> list[Path]:
-        """The ``*.md`` files under ``top``. A directory symlink whose real path leaves
-        ``confine`` (the real ``memory/`` for the public tree) or the workspace, loops or
-        dangles is not entered, with one warning naming the link."""
-        found: list[Path] = []
-        seen_dirs: set[Path] = set()
-        for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
-            d = Path(dirpath)
-            real = real_path(d)
-            if real is None or real in seen_dirs or not self._inside(d):
-                dirnames[:] = []
+    def _walk(self, top: Path, top_rel: str, *, confine: Path | None,
+              found: dict[str, MemoryFile]) -> None:
+        """Add the ``*.md`` files under ``top`` to ``found``. A directory symlink whose real
+        path leaves ``confine`` (the real ``memory/`` for the public tree) or the workspace,
+        loops or dangles is not entered, with one warning naming the link."""
+        top_real = real_path(top)
+        if top_real is None or (top_real != self.root and self.root not in top_real.parents):
+            return
+        root = str(self.root)
+        seen: set[str] = set()
+        stack: list[tuple[Path, str, Path]] = [(top, top_rel, top_real)]
+        while stack:
+            d, drel, dreal = stack.pop()
+            key = str(dreal)
+            if key in seen:
                 continue
-            seen_dirs.add(real)
-            kept = []
-            for n in sorted(dirnames):
-                if _is_hidden(n) or n in SKIP_DIRS:
+            seen.add(key)
+            try:
+                self.dirs[str(d)] = os.stat(d).st_mtime_ns
+                with os.scandir(d) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                continue
+            # a directory reached by its own path: each plain file in it is where its path
+            # says, so it needs no resolve() and shares the directory's verdict
+            prefix = f"{drel}/" if drel else ""
+            direct = key == f"{root}/{drel}" if drel else key == root
+            private = self.is_private(f"{prefix}x.md")
+            subdirs: list[tuple[Path, str, Path]] = []
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
                     continue
-                if (d / n).is_symlink() and not self._dir_link_ok(d / n, confine):
+                link = True  # unless the entry says otherwise: the careful path
+                try:
+                    link = entry.is_symlink()
+                    is_dir = entry.is_dir() if link else entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False  # a looping link: judged (and named) as a file below
+                rel = prefix + name
+                if is_dir:
+                    if name in SKIP_DIRS:
+                        continue
+                    child = d / name
+                    if link:
+                        if not self._dir_link_ok(child, confine):
+                            continue
+                        child_real = real_path(child)
+                        if child_real is not None:
+                            subdirs.append((child, rel, child_real))
+                    else:
+                        subdirs.append((child, rel, dreal / name))
                     continue
-                kept.append(n)
-            dirnames[:] = kept
-            for name in sorted(filenames):
-                if _is_hidden(name) or not name.lower().endswith(".md"):
+                if not name.lower().endswith(".md") or rel in found:
                     continue
-                found.append(d / name)
-        return found
+                if link:
+                    path = d / name
+                    verdict = self._classify(path, rel)
+                    if verdict is None:
+                        continue
+                    try:
+                        st = path.stat()
+                    except OSError:
+                        continue
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                else:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not stat.S_ISREG(st.st_mode):
+                        continue  # a FIFO or a device named *.md
+                    if direct:
+                        try:
+                            rel.encode("utf-8")
+                        except UnicodeEncodeError:
+                            self._skip(rel, "the file name is not valid UTF-8; rename it")
+                            continue
+                        verdict = private
+                    else:
+                        verdict = self._classify(d / name, rel, dreal / name)
+                        if verdict is None:
+                            continue
+                    if not verdict and st.st_nlink > 1:
+                        self._public_names.setdefault((st.st_dev, st.st_ino), set()).add(f"{dreal}/{name}")
+                found[rel] = MemoryFile(rel, f"{d}/{name}", verdict,
+                                        day_of(rel) if rel.startswith("memory/") else None, st)
+            stack.extend(reversed(subdirs))
 
     def _dir_link_ok(self, link: Path, confine: Path | None) -> bool:
         rel = link.relative_to(self.root).as_posix()
@@ -290,7 +417,11 @@ class Discovery:
     def files(self) -> list[MemoryFile]:
         """The memory files, each once; :attr:`warnings` names every file skipped."""
         self.skipped = []
+        self.narrowed = []
+        self.dirs = {}
         self._root_inodes = None
+        self._mem_real = False
+        self._public_names = {}
         out: dict[str, MemoryFile] = {}
 
         def add(path: Path) -> None:
@@ -301,10 +432,17 @@ class Discovery:
             if rel in out:
                 return
             private = self._classify(path, rel)
-            if private is None or not path.is_file():
+            if private is None:
                 return
-            out[rel] = MemoryFile(rel, path, private, day_of(rel) if rel.startswith("memory/") else None)
+            try:
+                st = path.stat()
+            except OSError:
+                return
+            if stat.S_ISREG(st.st_mode):
+                out[rel] = MemoryFile(rel, path, private, day_of(rel) if rel.startswith("memory/") else None, st)
 
+        with contextlib.suppress(OSError):
+            self.dirs[str(self.root)] = os.stat(self.root).st_mtime_ns  # MEMORY.md, memory/ appear here
         top = self.root_memory()
         if top is not None:
             add(top)
@@ -312,14 +450,20 @@ class Discovery:
         if mem.is_symlink() and not self._dir_link_ok(mem, None):
             pass  # named in the warnings: a memory/ that loops, dangles or leaves the workspace
         elif mem.is_dir() and self._inside(mem):
-            for p in self._walk(mem, confine=real_path(mem)):
-                add(p)
+            self._walk(mem, "memory", confine=self._memory_real(), found=out)
         for _raw, full in self.extra:
             if full.is_dir():
-                for p in self._walk(full):
-                    add(p)
+                top_rel = full.relative_to(self.root).as_posix()
+                self._walk(full, "" if top_rel == "." else top_rel, confine=None, found=out)
             elif full.is_file():
                 add(full)
+        for rel, mf in list(out.items()):
+            if not mf.private and mf.stat is not None and mf.stat.st_nlink > 1:
+                verdict = self._judge_hard_link(rel, mf.stat)
+                if verdict is None:
+                    del out[rel]
+                elif verdict:
+                    out[rel] = attrs.evolve(mf, private=True)
         return sorted(out.values(), key=lambda f: f.path)
 
 

@@ -50,6 +50,7 @@ class MemoryIndex:
         self._warned: set[tuple[str, int, int]] = set()
         self._warned_paths: set[tuple[str, str]] = set()
         self.skipped_paths: list[tuple[str, str]] = []
+        self.narrowed_paths: list[tuple[str, str]] = []
         self._embedder_checked = False
         self._embedder: EmbeddingProvider | None = None
         self._embedder_problem: str | None = None
@@ -62,6 +63,9 @@ class MemoryIndex:
         #: set by a long-lived process whose file watcher syncs after every change
         #: (``soulframe serve``): a search then skips its own sync, a walk of every file
         self.follows_changes = False
+        #: what the last full sync saw (:mod:`.freshness`); None: the next search walks
+        self._snapshot: Any = None
+        self._walked_dirs: dict[str, int] = {}
 
     # ------------------------------------------------------------------ parts
 
@@ -129,6 +133,8 @@ class MemoryIndex:
         discovery = self.discovery
         found = discovery.files()
         self.skipped_paths = list(discovery.skipped)
+        self.narrowed_paths = list(discovery.narrowed)
+        self._walked_dirs = discovery.dirs
         return found
 
     # ------------------------------------------------------------------ sync
@@ -162,6 +168,19 @@ class MemoryIndex:
         if report.changed_anything or report.recovered_from:
             self.agent.pm.hook.memory_indexed(agent=self.agent, report=report)
         return report
+
+    def sync_if_stale(self) -> SyncReport:
+        """What a search calls: a sync only when the files may have changed since the last
+        one (:mod:`.freshness`: directory mtimes and the recently changed files, a few
+        dozen ``stat`` calls whatever the workspace's size), else nothing."""
+        snapshot = self._snapshot
+        if snapshot is not None and snapshot.unchanged(float(self.config.get("memory.rescan_s"))):
+            return self._last_sync or SyncReport()
+        return self.sync(blocking=False)
+
+    def changed(self) -> None:
+        """The files were just written here: the next search syncs first."""
+        self._snapshot = None
 
     def _sync_lock(self, *, blocking: bool) -> Any:
         from .sync import sync_lock
@@ -269,6 +288,7 @@ class MemoryIndex:
         ``via`` names the caller in that message."""
         from .journal import append_daily
 
+        self.changed()
         return append_daily(self, text, when=when, via=via)
 
     def remember(self, text: str, *, curated: bool = False, via: str = "memory remember") -> Path:
@@ -277,6 +297,7 @@ class MemoryIndex:
         section (:mod:`soulframe.memory.curated`)."""
         from .journal import remember
 
+        self.changed()
         return remember(self, text, curated=curated, via=via)
 
     def append_to(self, relative: str, text: str, *, heading: str) -> Path:
@@ -286,6 +307,7 @@ class MemoryIndex:
         from .journal import _append_locked
 
         path = self.agent.workspace.resolve(relative)
+        self.changed()
         _append_locked(path, text, heading=heading)
         return path
 
@@ -294,6 +316,7 @@ class MemoryIndex:
         heartbeat can call; :func:`soulframe.memory.consolidate.consolidate`)."""
         from .consolidate import consolidate
 
+        self.changed()
         return consolidate(self.agent, dry_run=dry_run, use_model=use_model)
 
     def save_session(self, messages: Any, *, slug: str | None = None, use_model: bool = True,
@@ -304,6 +327,7 @@ class MemoryIndex:
         ``sessions/YYYY-MM-DD-<slug>.md`` (:func:`soulframe.memory.sessions.save_session`)."""
         from .sessions import save_session
 
+        self.changed()
         return save_session(self.agent, messages, slug=slug, use_model=use_model, session=session)
 
     # ------------------------------------------------------------------ status

@@ -57,8 +57,10 @@ def search(index: MemoryIndex, query: str,
     # the agent's public memory, never the owner's private files (MEMORY.md, ...)
     strangers = private and not sees_owner_memory(index.agent, session)
     if sync:
+        # a process whose file watcher syncs after every change (`serve`) need not look;
+        # any other checks what could have changed, cheaply (:mod:`.freshness`)
         if not index.follows_changes:
-            index.sync(blocking=False)
+            index.sync_if_stale()
         if scope:
             _sync_user(index, scope)
     terms = query_terms(query)

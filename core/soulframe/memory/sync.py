@@ -67,6 +67,7 @@ def sync_lock(index: MemoryIndex, *, blocking: bool) -> Any:
 
 def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
     started = time.perf_counter()
+    started_ns = time.time_ns()
     report = SyncReport()
     store = index.store
     if isinstance(store, RebuildsWhenCorrupt) and store.recovered_from is not None:
@@ -103,6 +104,10 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         if (path, why) not in index._warned_paths:  # once per process, not every search
             index._warned_paths.add((path, why))
             report.warnings.append(f"{path}: skipped: {why}")
+    for path, why in index.narrowed_paths:  # hard links kept private
+        if (path, why) not in index._warned_paths:
+            index._warned_paths.add((path, why))
+            report.warnings.append(f"{path}: {why}")
     stored = store.files()
     max_bytes = int(index.config.get("memory.max_file_bytes"))
     pending: list[tuple[FileRecord, list[Any], bool]] = []  # (record, chunks, is_new)
@@ -118,10 +123,12 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         pending_windows = 0
 
     for i, mf in enumerate(found):
-        try:
-            st = mf.abspath.stat()
-        except OSError:
-            continue  # vanished between discovery and now; next sync removes it
+        st = mf.stat  # discovery's: one stat per file for a sync that finds nothing changed
+        if st is None:
+            try:
+                st = mf.abspath.stat()
+            except OSError:
+                continue  # vanished between discovery and now; next sync removes it
         old = stored.get(mf.path)
         expected_model = model if provider is not None else (old.model if old else None)
         if (
@@ -183,6 +190,9 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
         report.removed = gone
     if progress is not None:
         progress(total, total)
+    from .freshness import Snapshot
+
+    index._snapshot = Snapshot.after_walk(index._walked_dirs, found, started_ns)
     report.seconds = time.perf_counter() - started
     for w in report.warnings:
         warnings.warn(w, MemoryWarning, stacklevel=3)

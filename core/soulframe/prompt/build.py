@@ -22,7 +22,6 @@ by mtime by their source, so a warm build does little more than render strings.
 
 from __future__ import annotations
 
-import difflib
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -117,6 +116,8 @@ def section_table(agent: Agent) -> SectionTable:
     found: dict[str, Section] = _plugins.collect_named(agent.pm, "register_prompt_sections")
     for name in disabled:
         if name not in found:
+            import difflib  # only for a "did you mean": kept off the start-up path
+
             hint = difflib.get_close_matches(name, list(found), n=1)
             warnings.warn(
                 f"prompt.disabled_sections: no section is named {name!r}"
