@@ -129,4 +129,5 @@ def test_the_base_install_leaves_out_what_a_lighter_path_serves() -> None:
     imports = third_party_imports()
     assert "frontmatter" not in imports
     assert imports["sqlite_vec"] == {"plugins/soulframe_sqlite/driver.py"}
-    assert imports["watchdog"] <= {"core/soulframe/memory/watch.py", "core/soulframe/skills/watch.py"}
+    assert imports["watchdog"] <= {"core/soulframe/memory/watch.py", "core/soulframe/skills/watch.py",
+                                   "plugins/soulframe_mcp/changes.py"}  # serve: long-running

@@ -260,7 +260,8 @@ def test_hook_register_chunkers(ws: Path) -> None:
             return [Registration(name="one-line", factory=lambda agent: OneLine())]
 
     (ws / "MEMORY.md").write_text("# Memory\n- Passport expires 2031.\n- Locker code is 4412.\n")
-    agent = agent_with(ws, P(), **{"memory.chunker": "one-line"})
+    # memory.hit_chars = 0: a hit cites its chunk alone, not the lines around it
+    agent = agent_with(ws, P(), **{"memory.chunker": "one-line", "memory.hit_chars": 0})
     agent.memory.sync()
     hit = agent.memory.search("locker code")[0]
     assert (hit.start_line, hit.end_line) == (3, 3)  # the default would cut one chunk, L1-L3

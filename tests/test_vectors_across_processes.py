@@ -29,7 +29,8 @@ def test_a_chunk_replaced_by_another_process_is_found_by_meaning(workspace: Path
         other.memory.sync()
         hits = server.memory.search("notifications reach the client", session=Session.main(),
                                     channels="vector", min_score=0)
-        assert hits[0].path == f"memory/{today.name}" and hits[0].vector_score == 1.0
+        # the new text, by its own vector (a stale one would score as "Started the day." does)
+        assert hits[0].path == f"memory/{today.name}" and hits[0].vector_score >= 0.9
         assert "Notifications reach the client." in hits[0].snippet
     finally:
         server.close()

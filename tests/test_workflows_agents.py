@@ -158,7 +158,7 @@ def test_list_shows_the_memory_index_without_building_it(tmp_path: Path, cli: An
     assert cli("-w", str(ws), "memory", "index").returncode == 0
     mem = run_json(cli, "-w", str(ws), "agents", "list")["agents"][0]["memory"]
     assert mem["index"] == "ok" and mem["indexed_files"] == 2 and mem["stale"] == 0
-    assert mem["chunks"] >= 2
+    assert mem["chunks"] >= 1  # the seeded MEMORY.md is template only: not memory, not indexed
 
     (ws / "memory" / "2026-01-02.md").write_text("# 2026-01-02\n- chose SQLite after all\n")
     mem = run_json(cli, "-w", str(ws), "agents", "list")["agents"][0]["memory"]

@@ -132,6 +132,9 @@ def search(index: MemoryIndex, query: str,
         if not (_passes(f, min_score) or id(f) in older):
             continue
         mine: list[Any] = []
+        if id(f) in older:  # a superseded entry, asked for: its own line, even inside a hit
+            hits.append(_hit(index, f, terms, qv, mine))
+            continue
         hit = widener.add(_hit(index, f, terms, qv, mine))
         if hit is not None:  # None: a better hit already cites all of its lines
             hits.append(hit)

@@ -6,7 +6,7 @@ turn before a matched turn (the question it answers) or after it (the detail tha
 often lies across the cut. A hit therefore grows from its chunk's lines outward — a line
 after, a line before, in turn — as long as the whole stays within ``memory.hit_chars``
 characters, never across a Markdown heading (another day's log, another section) and never
-into lines an earlier (better) hit already cites. Its snippet and score are unchanged: only
+into lines an earlier (better) hit already cites, nor into a superseded entry. Its snippet and score are unchanged: only
 the cited line range, what an agent reads with ``memory_get``, grows.
 
 Measured on the REALTALK tune half (docs/memory.md): 1,300 characters lifted hybrid
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..model import SearchHit, SoulframeError
+from .supersede import is_superseded
 
 if TYPE_CHECKING:
     from .index import MemoryIndex
@@ -53,8 +54,9 @@ class Widener:
         size = len("\n".join(lines[lo : hi + 1]))
 
         def free(i: int) -> bool:
+            # never into a superseded entry: search hides it (``--history`` shows it apart)
             return 0 <= i < len(lines) and not lines[i].lstrip().startswith("#") \
-                and not any(a <= i <= b for a, b in used)
+                and not is_superseded(lines[i]) and not any(a <= i <= b for a, b in used)
 
         grew = True
         while grew:
