@@ -237,10 +237,8 @@ UNRELATED_QUERIES = [
 ]
 
 
-def test_the_floor_drops_unrelated_skills_and_keeps_the_right_ones(tmp_path: Path) -> None:
-    """skills.min_score on the tuning queries (above) and on held-apart ones: recall@1, how
-    often nothing came back for a question a skill answers, and how many unrelated
-    questions got a skill anyway."""
+def _quality_skills(tmp_path: Path) -> tuple[Path, object]:
+    """A workspace holding QUALITY_SKILLS, and plugins with the offline model's provider."""
     import json
 
     import pytest
@@ -254,7 +252,16 @@ def test_the_floor_drops_unrelated_skills_and_keeps_the_right_ones(tmp_path: Pat
         d = ws / "skills" / name
         d.mkdir(parents=True)
         (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {json.dumps(desc)}\n---\n")
-    pm = make_plugin_manager(load_entrypoints=False, plugins=[soulframe_skills, soulframe_embeddings])
+    return ws, make_plugin_manager(load_entrypoints=False, plugins=[soulframe_skills, soulframe_embeddings])
+
+
+def test_the_floor_drops_unrelated_skills_and_keeps_the_right_ones(tmp_path: Path) -> None:
+    """skills.min_score on the tuning queries (above) and on held-apart ones: recall@1, how
+    often nothing came back for a question a skill answers, and how many unrelated
+    questions got a skill anyway."""
+    import pytest
+
+    ws, pm = _quality_skills(tmp_path)
     print("\n  skills.min_score     split  recall@1  nothing returned  unrelated answered")
     for floor in (0.0, 0.2, 0.35):
         agent = Agent.open(ws, pm=pm, embedding__provider="local", skills__min_score=floor,
@@ -276,21 +283,10 @@ def test_the_floor_drops_unrelated_skills_and_keeps_the_right_ones(tmp_path: Pat
 
 def test_search_quality_with_the_offline_model(tmp_path: Path) -> None:
     """recall@1 of paraphrased queries: BM25, cosine, and the two ways to fuse them."""
-    import json
-
     import numpy as np
     import pytest
 
-    try:
-        import soulframe_embeddings
-    except ImportError as exc:
-        pytest.skip(f"soulframe_embeddings is not importable: {exc}")
-    ws = tmp_path / "ws"
-    for name, desc in QUALITY_SKILLS.items():
-        d = ws / "skills" / name
-        d.mkdir(parents=True)
-        (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {json.dumps(desc)}\n---\n")
-    pm = make_plugin_manager(load_entrypoints=False, plugins=[soulframe_skills, soulframe_embeddings])
+    ws, pm = _quality_skills(tmp_path)
     agent = Agent.open(ws, pm=pm, embedding__provider="local", skills__min_score=0,
                        skills__personal_dir="", skills__global_dir="")
     try:
