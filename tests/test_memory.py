@@ -4,8 +4,10 @@ offline model live in test_memory_model.py."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import math
 import os
 import re
 import warnings
@@ -905,3 +907,54 @@ def test_status_deep_index_reindexes_first_and_probes_the_provider(cli, workspac
                          check=True).stdout)
     assert out["reindexed"]["added"] == 1 and out["stale_files"] == []
     assert out["provider_probe"].startswith("none (")  # keyword-only here: said, not hidden
+
+
+class AngleProvider(HashingProvider):
+    """A real provider whose geometry a test can read: a text holding ``variant N`` lies at
+    N degrees from the question's direction (any other text at 90), so the vector ranking
+    of a hundred notes is known in advance."""
+
+    name = "angles"
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.model_id = "angles-2"
+
+    def embed_documents(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        out = np.zeros((len(texts), 2), dtype=np.float32)
+        for i, t in enumerate(texts):
+            m = re.search(r"variant ([\d.]+)", t)
+            a = np.radians(float(m.group(1)) if m else 90.0)
+            out[i] = (np.cos(a), np.sin(a))
+        return out
+
+    def embed_query(self, text: str) -> Any:
+        import numpy as np
+
+        return np.array([1.0, 0.0], dtype=np.float32)
+
+
+def test_a_keyword_hit_keeps_its_vector_score_outside_the_nearest_48(tmp_path: Path) -> None:
+    """A note found by its words but only 60th by meaning is fused with its own similarity,
+    not with none: the vector channel brings twice the keyword channel's candidates (48 at
+    k = 6), so the hit shows (and ranks by) both scores."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    day = dt.date(2026, 1, 1)
+    for i in range(100):
+        # notes 0..99 at 0.5..50 degrees; the dentist note at 30.2: 61st by meaning
+        text = f"Tidied the shelves, variant {i / 2 + 0.5:g}"
+        if i == 60:
+            text = "Dentist appointment moved to Tuesday, variant 30.2"
+        (ws / "memory" / f"{day + dt.timedelta(days=i)}.md").write_text(f"# {day + dt.timedelta(days=i)}\n\n{text}\n")
+    agent = make_agent(ws, tmp_path / "state", AngleProvider(), memory__calibration="raw")
+    try:
+        hits = agent.memory.search("dentist appointment", k=6)
+        top = hits[0]
+        assert "Dentist" in top.snippet
+        assert top.text_score is not None and top.vector_score is not None
+        assert top.vector_score == pytest.approx(math.cos(math.radians(30.2)), abs=1e-4)
+    finally:
+        agent.close()
