@@ -76,6 +76,16 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
 
 
 @pytest.fixture
+def no_pip_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No pip configuration but what a test sets (PIP_CONFIG_FILE=/dev/null reads no file, no
+    PIP_* or proxy variable): the machine running the tests may have its own."""
+    for name in list(os.environ):
+        if name.upper().startswith("PIP_") or name.lower() in ("http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+
+
+@pytest.fixture
 def cli():
     """``cli("prompt", "--json")`` runs the real command line in a subprocess."""
     return run_cli

