@@ -7,6 +7,7 @@ generated here."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,16 +103,21 @@ def _multilingual_available() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def with_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def model_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
     problem = _multilingual_available()
     if problem:
         pytest.skip(f"the multilingual model is not installed here: {problem}")
     agent = _agent(tmp_path_factory.mktemp("ml-e5"), "multilingual")
     try:
         assert agent.memory.embedder is not None and agent.memory.embedder.name == "multilingual"
-        return _by_language(agent, ("keyword", "vector", "hybrid"))
+        yield agent
     finally:
         agent.close()
+
+
+@pytest.fixture(scope="module")
+def with_model(model_agent: Agent) -> dict[str, dict[str, Any]]:
+    return _by_language(model_agent, ("keyword", "vector", "hybrid"))
 
 
 def test_paraphrases_are_found_with_the_multilingual_model(with_model: dict[str, dict[str, Any]]) -> None:
@@ -142,7 +148,8 @@ def test_docs_report_the_measured_figures(keyword_only: dict[str, dict[str, Any]
     check_docs("multilingual-eval", _table(keyword_only, with_model))
 
 
-#: questions about things the logs never mention, one set per language
+#: questions about things the logs never mention, one set per language: the held-apart
+#: check (never used to choose how calibration works)
 UNRELATED = {
     "zh": ["水的沸点是多少度", "谁写了红楼梦", "怎么配置防火墙"],
     "ja": ["富士山の高さは何メートル", "量子コンピュータの仕組み", "源氏物語の作者は誰"],
@@ -151,21 +158,54 @@ UNRELATED = {
     "en": ["what is the boiling point of mercury", "who wrote Pride and Prejudice",
            "how do I compile a Rust program"],
 }
+#: the same, looked at while choosing (with the tune half's paraphrases): docs/memory.md,
+#: "Calibrated scores in other languages"
+UNRELATED_TUNE = {
+    "zh": ["长城有多长", "红烧肉怎么做", "明天股市会不会涨"],
+    "ja": ["日本の首都の人口は", "味噌汁の作り方", "新幹線の最高速度は"],
+    "ko": ["김치 담그는 법", "서울 인구는 몇 명이야", "태양계에서 가장 큰 행성은"],
+    "vi": ["cách nấu phở bò", "sông dài nhất thế giới là sông nào", "mặt trời cách trái đất bao xa"],
+    "en": ["how tall is the Eiffel tower", "what is the capital of Canada",
+           "how do I make a sourdough starter"],
+}
 
 
-@pytest.mark.skip(reason="not done: the calibration probes (soulframe.memory.calibration) are English, "
-                         "and multilingual-e5's background is higher in other languages: 10 of these 15 "
-                         "unrelated questions (all Chinese and Vietnamese ones) still return notes at the "
-                         "default min_score (docs/embeddings.md)")
+@pytest.fixture(scope="module")
+def unrelated_answered(model_agent: Agent) -> dict[str, dict[str, int]]:
+    """split -> question -> how many results it got at default settings."""
+    return {split: {q: len(model_agent.memory.search(q, K, sync=False, track=False))
+                    for qs in questions.values() for q in qs}
+            for split, questions in (("tune", UNRELATED_TUNE), ("held", UNRELATED))}
+
+
 def test_unrelated_questions_in_every_language_return_nothing_with_the_multilingual_model(
-        tmp_path: Path) -> None:
-    problem = _multilingual_available()
-    if problem:
-        pytest.skip(problem)
-    agent = _agent(tmp_path, "multilingual")
-    try:
-        returned = {q: len(agent.memory.search(q, K, sync=False, track=False))
-                    for qs in UNRELATED.values() for q in qs}
-    finally:
-        agent.close()
+        unrelated_answered: dict[str, dict[str, int]]) -> None:
+    """Calibrated against English alone, 9-10 of these 15 came back with notes (every Chinese
+    and Vietnamese one): multilingual-e5 scores unrelated text higher in those languages."""
+    returned = unrelated_answered["held"]
     assert sum(1 for n in returned.values() if n) <= 1, returned
+
+
+def _calibration_table(model_agent: Agent, with_model: dict[str, dict[str, Any]],
+                       unrelated: dict[str, dict[str, int]]) -> str:
+    from soulframe.memory.calibration import Background, meta_key
+
+    key = str(model_agent.memory.model_key())
+    rows = ["| language | background (unrelated pairs, mean ± sd) | paraphrase recall@5 (tune) "
+            "| paraphrase recall@5 (held) | unrelated answered (tune) | unrelated answered (held) |",
+            "|---|---|---|---|---|---|"]
+    for lang in LANGS:
+        bg = Background.from_json(model_agent.store.get_meta(meta_key(key, lang)))
+        assert bg is not None, lang  # measured by the searches above, in that language
+        answered = [sum(1 for q in qs[lang] if unrelated[split][q])
+                    for split, qs in (("tune", UNRELATED_TUNE), ("held", UNRELATED))]
+        rows.append(f"| {lang} | {bg.mean:.3f} ± {bg.sd:.3f} "
+                    f"| {_recall(with_model[lang], 'hybrid', ('paraphrase',), 'tune'):.2f} "
+                    f"| {_recall(with_model[lang], 'hybrid', ('paraphrase',), 'held'):.2f} "
+                    f"| {answered[0]} / 3 | {answered[1]} / 3 |")
+    return "\n".join(rows) + "\n"
+
+
+def test_docs_report_calibration_per_language(model_agent: Agent, with_model: dict[str, dict[str, Any]],
+                                              unrelated_answered: dict[str, dict[str, int]]) -> None:
+    check_docs("multilingual-calibration", _calibration_table(model_agent, with_model, unrelated_answered))

@@ -169,3 +169,21 @@ def test_doctor_suggests_the_multilingual_model_for_memory_in_other_languages(tm
     # already chosen: nothing to suggest
     (zh / "soulframe.toml").write_text('[embedding]\nprovider = "multilingual"\n', encoding="utf-8")
     assert not [f for f in _doctor(cli, zh)["findings"] if f["check"] == "embeddings"]
+
+
+def test_init_suggests_the_multilingual_model_for_a_workspace_in_other_languages(tmp_path: Path) -> None:
+    # a workspace brought along with its memory (an OpenClaw one, say), set up with init
+    zh = tmp_path / "zh"
+    (zh / "memory").mkdir(parents=True)
+    (zh / "memory" / "2026-01-02.md").write_text(
+        "# 2026-01-02\n\n- 我女儿每周三学钢琴，老师姓王。\n- 明天下雨，记得带伞。\n", encoding="utf-8")
+    out = run_cli("init", str(zh), "--no-download")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("suggestion:") == 1
+    assert 'embedding.provider = "multilingual"' in out.stderr and "not English" in out.stderr
+    # the same rule as doctor's: an English workspace, or one that chose a provider, gets none
+    assert "suggestion:" not in run_cli("init", str(tmp_path / "en"), "--no-download").stderr
+    cfg = tmp_path / "soulframe.toml"
+    cfg.write_text('[embedding]\nprovider = "multilingual"\n', encoding="utf-8")
+    chosen = run_cli("--config", str(cfg), "init", str(zh), "--no-download")
+    assert chosen.returncode == 0 and "suggestion:" not in chosen.stderr

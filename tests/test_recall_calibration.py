@@ -127,6 +127,35 @@ def test_the_reported_example(tmp_path: Path) -> None:
     agent.close()
 
 
+ZH_NOTES = ["今天早上下雨，路上很堵", "中午吃了牛肉面", "晚上看了一部关于企鹅的电影", "邻居家的花园很漂亮",
+            "周末去公园跑步", "咖啡豆快用完了，要再买一些", "火车晚点了二十分钟", "下午一直在下雨"]
+
+
+def test_a_question_is_calibrated_against_its_own_language(tmp_path: Path) -> None:
+    """A Chinese question about nothing in a Chinese memory returns nothing (against the
+    English background, the English-only model put every Chinese note far above it), while
+    English questions keep the English background under the key it always had."""
+    from soulframe.memory.calibration import PROBE_NOTES, PROBE_QUESTIONS, Background, meta_key
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-11-20.md").write_text("# 2026-11-20\n\n" + "".join(f"- {n}\n" for n in ZH_NOTES),
+                                                 encoding="utf-8")
+    (ws / "memory" / "2026-11-23.md").write_text("# 2026-11-23\n\n" + "".join(f"- {n}\n" for n in ISSUE_NOTES))
+    agent = indexed(ws, tmp_path / "state")
+    try:
+        assert list(agent.memory.search("量子计算机怎么工作")) == []
+        assert agent.memory.search("晚上看了什么电影"), "a Chinese question about a Chinese note"
+        assert agent.memory.search("when is the orthopaedic visit")
+        key = str(agent.memory.model_key())
+        zh = Background.from_json(agent.store.get_meta(meta_key(key, "zh")))
+        en = Background.from_json(agent.store.get_meta(f"calibration:{key}"))
+        assert zh is not None and en is not None and zh.mean > en.mean + 3 * en.sd
+        assert PROBE_QUESTIONS[0] == "when does the bakery open on sundays" and len(PROBE_NOTES) == 20
+    finally:
+        agent.close()
+
+
 def test_min_score_means_the_same_scale_for_every_model() -> None:
     """Two models with different cosine scales get the same calibrated score for text that
     stands equally far above each one's background."""

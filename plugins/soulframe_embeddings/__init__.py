@@ -25,6 +25,7 @@ from soulframe.config import K, Key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     import click
     from soulframe.agent import Agent
@@ -82,10 +83,18 @@ def register_embedding_providers() -> list[Registration]:
 
 
 @hookimpl
-def workspace_initialized(config: Any, download: bool, echo: Callable[[str], None]) -> None:
+def workspace_initialized(config: Any, root: Path, download: bool, echo: Callable[[str], None]) -> None:
+    from soulframe.workspace import Workspace
+
     from .download import setup_model
+    from .suggest import advice
 
     setup_model(config, download=download, echo=echo)
+    # a workspace brought along (an OpenClaw one, say) may already hold memory in other
+    # languages: the same advice doctor gives, once, where the user is looking
+    message = advice(config, Workspace(root))
+    if message is not None:
+        echo(f"suggestion: {message}")
 
 
 @hookimpl

@@ -1,4 +1,5 @@
-"""``soulframe doctor``: suggest the multilingual model when most of the memory is not English.
+"""Suggesting the multilingual model when most of the memory is not English: the one rule
+behind ``soulframe doctor``'s finding and ``soulframe init``'s line.
 
 The default offline model (all-MiniLM-L6-v2) was trained on English: it still indexes a
 Chinese note, but a question asked in Chinese lands near unrelated notes. Keyword search
@@ -34,18 +35,23 @@ def non_english_share(text: str) -> float:
     return other / total if total else 0.0
 
 
-def _sample(agent: Any) -> str:
+def _sample(workspace: Any) -> str:
+    """Up to :data:`SAMPLE_CHARS` of what the user wrote in memory: the template's
+    instructions (English, in every fresh MEMORY.md) and headings are left out, or they
+    would outweigh a new workspace's first notes in another language."""
     from soulframe.memory.files import Discovery
+    from soulframe.memory.noise import without_noise
 
     # the newest daily logs first (their names sort by date), MEMORY.md among them
-    files = sorted(Discovery(agent.workspace).files(), key=lambda f: f.path, reverse=True)
+    files = sorted(Discovery(workspace).files(), key=lambda f: f.path, reverse=True)
     parts: list[str] = []
     size = 0
     for f in files:
         try:
-            text = agent.workspace.read_text(f.path)
+            text = workspace.read_text(f.path)
         except (OSError, UnicodeDecodeError, ValueError, SoulframeError):
             continue
+        text = "\n".join(ln for ln in without_noise(text).split("\n") if not ln.lstrip().startswith("#"))
         parts.append(text[: SAMPLE_CHARS - size])
         size += len(parts[-1])
         if size >= SAMPLE_CHARS:
@@ -53,22 +59,30 @@ def _sample(agent: Any) -> str:
     return "\n".join(parts)
 
 
-def embedding_language(agent: Any) -> Iterator[Finding]:
-    """Memory mostly in languages the default model does not know: name the one that does."""
-    provider = str(agent.config.get("embedding.provider") or "auto")
+def advice(config: Any, workspace: Any) -> str | None:
+    """Why and how to switch to the multilingual model, when the memory in ``workspace`` is
+    mostly not English and the provider is the default one (``auto`` or ``local``); else None."""
+    from .settings import setting
+
+    provider = str(setting(config, "embedding.provider", "auto"))
     if provider not in ("auto", "local"):
-        return
-    share = non_english_share(_sample(agent))
+        return None
+    share = non_english_share(_sample(workspace))
     if share <= MOSTLY:
-        return
+        return None
     from .multilingual import PIN, locate
 
     installed = locate().found
     step = ("it is installed" if installed else
             f"install it with `soulframe models install --model multilingual` (~91 MB, {PIN})")
-    yield Finding(
-        "embeddings", "warning",
-        f"{share:.0%} of the memory text is not English, and the offline model "
-        "all-MiniLM-L6-v2 understands English only: questions in other languages will find "
-        "their notes by keyword alone. Set embedding.provider = \"multilingual\" "
-        f"(multilingual-e5-small; {step}); memory re-indexes with it on the next sync.")
+    return (f"{share:.0%} of the memory text is not English, and the offline model "
+            "all-MiniLM-L6-v2 understands English only: questions in other languages will find "
+            "their notes by keyword alone. Set embedding.provider = \"multilingual\" "
+            f"(multilingual-e5-small; {step}); memory re-indexes with it on the next sync.")
+
+
+def embedding_language(agent: Any) -> Iterator[Finding]:
+    """Memory mostly in languages the default model does not know: name the one that does."""
+    message = advice(agent.config, agent.workspace)
+    if message is not None:
+        yield Finding("embeddings", "warning", message)

@@ -8,11 +8,19 @@ about 0.05 ± 0.08; a larger model's unrelated pairs may sit at 0.2 and its para
 note for MiniLM while meaning something else for every other model.
 
 The calibration measures each model's **background**: the cosine between questions and
-notes that have nothing to do with each other (a fixed probe set below, every question
-against every note on another topic), embedded by the model itself once and remembered in
-the store (``calibration:<model key>`` in its meta table). A vector score is then how far
-above that background it stands, in background standard deviations, mapped linearly to
-0..1::
+notes that have nothing to do with each other (a fixed probe set, every question against
+every note on another topic), embedded by the model itself once and remembered in the store
+(``calibration:<model key>`` in its meta table). The background depends on the language as
+much as on the model — multilingual-e5-small puts unrelated English pairs at 0.75 ± 0.02 and
+unrelated Chinese ones at 0.82 ± 0.02, so against the English background every Chinese
+question "matched" something — so there is a probe set per language
+(:mod:`.calibration_probes`: English, Chinese, Japanese, Korean, Vietnamese) and a question is
+measured against the background of its own language (:func:`probe_language`; kept as
+``calibration:<model key>:<language>``, English under the key it always had). Against the
+question's language × the note's language instead, cross-language notes passed too easily
+and recall fell on the tuning half (docs/memory.md, "Calibrated scores in other languages").
+A vector score is then how far above that background it stands, in background standard
+deviations, mapped linearly to 0..1::
 
     x = max(0, (cosine - mean) / (Z_FULL * sd))
     calibrated = x                                   for x <= KNEE
@@ -30,10 +38,13 @@ scores", for the options measured and the numbers.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from .calibration_probes import PROBES
 
 if TYPE_CHECKING:
     from ..model import EmbeddingProvider, Store
@@ -46,52 +57,40 @@ KNEE = 0.5
 #: bumped when the probe set or the method changes, so stored backgrounds are recomputed
 VERSION = 1
 
-# Probe questions and notes, one topic each (question i is about note i). Only pairs on
-# different topics are used: they are what "unrelated" looks like to the model.
-PROBE_QUESTIONS: tuple[str, ...] = (
-    "when does the bakery open on sundays",
-    "what did the vet say about the cat's teeth",
-    "how much was the electricity bill last month",
-    "who is picking up the kids from school on friday",
-    "what is the password for the printer settings",
-    "where did we park at the stadium",
-    "which hotel did we book in Edinburgh",
-    "how long should the lasagne stay in the oven",
-    "what did the mechanic find wrong with the brakes",
-    "when is the dentist check-up",
-    "what size are the curtains for the bedroom",
-    "who recommended the accountant",
-    "what time is the train to Leeds",
-    "how many tiles do we need for the bathroom",
-    "what is my sister's new address",
-    "which medicine was the doctor worried about",
-    "when do the clocks change this year",
-    "what did the teacher say at parents' evening",
-    "how do I restart the heating timer",
-    "what was the score in the chess match",
-)
-PROBE_NOTES: tuple[str, ...] = (
-    "The bakery on Elm Street opens at 8 on Sundays.",
-    "Vet says Mittens needs two teeth removed before spring.",
-    "The electricity bill for October came to 84 pounds.",
-    "Grandpa collects the children from school every Friday.",
-    "Printer admin password is taped under the paper tray.",
-    "We left the car in the north lot, row F, at the stadium.",
-    "Booked two nights at the Balmoral Hotel in Edinburgh.",
-    "Lasagne needs 45 minutes at 180 degrees, covered for the first half.",
-    "Garage found the rear brake pads worn down to the metal.",
-    "Dental check-up is on the 12th at 9:30.",
-    "Bedroom curtains must be 228 cm wide and 137 cm drop.",
-    "Hannah from work recommended her accountant, Mr Greaves.",
-    "The 07:42 to Leeds leaves from platform 4.",
-    "The bathroom floor needs about 60 tiles plus ten spare.",
-    "My sister moved to 14 Orchard Road last week.",
-    "The doctor wants to review the blood pressure tablets.",
-    "The clocks go back on the last Sunday of October.",
-    "Ms Clarke said Leo reads well above his age at parents' evening.",
-    "Hold the boost button for five seconds to reset the heating timer.",
-    "Won the club chess match 3-1 on Tuesday night.",
-)
+#: the English probe questions and notes (:mod:`.calibration_probes` holds every language's)
+PROBE_QUESTIONS, PROBE_NOTES = PROBES["en"]
+#: the languages with a probe set; a query in any other is measured against English's
+PROBE_LANGUAGES: tuple[str, ...] = tuple(PROBES)
+
+_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9d]")
+_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# letters only Vietnamese uses among Latin-script languages: ă, ơ, ư, đ, and the vowels
+# with a tone mark stacked on (Latin Extended Additional, U+1EA0-U+1EF9)
+_VIETNAMESE = re.compile(r"[ăĂơƠưƯđĐ\u1ea0-\u1ef9]")
+_LATIN_WORD = re.compile(r"[^\W\d_]+")
+
+
+def probe_language(text: str) -> str:
+    """The probe set a question is measured against: ``ja`` when it has kana, ``ko`` for
+    Hangul, ``zh`` for Chinese characters without kana, ``vi`` when it has a letter only
+    Vietnamese uses and a third of its Latin words carry diacritics, else ``en`` (the script with the most letters decides a mixed
+    question: an English question naming 北京 stays English)."""
+    kana, hangul, han = (len(r.findall(text)) for r in (_KANA, _HANGUL, _HAN))
+    latin = [w for w in _LATIN_WORD.findall(text) if not (_KANA.search(w) or _HANGUL.search(w)
+                                                         or _HAN.search(w))]
+    latin_letters = sum(len(w) for w in latin)
+    # a CJK character carries about as much as a short word: weigh it as two Latin letters
+    cjk = 2 * (kana + hangul + han)
+    if cjk > latin_letters:
+        if hangul >= kana + han:
+            return "ko"
+        return "ja" if kana else "zh"
+    # Vietnamese marks most words (làm sao gọi cho dì Hoa); an English question naming
+    # Nguyễn does not
+    if any(_VIETNAMESE.search(w) for w in latin) and 3 * sum(1 for w in latin if not w.isascii()) >= len(latin):
+        return "vi"
+    return "en"
 
 
 @attrs.frozen
@@ -151,43 +150,59 @@ def background_of(question_vectors: Any, note_vectors: Any) -> Background:
     return Background(float(values.mean()), float(values.std()), int(values.size))
 
 
-def measure_background(provider: EmbeddingProvider, store: Store | None = None) -> Background:
-    """Embed the probe set with ``provider`` (the notes through the store's embedding cache
-    when there is a store) and measure its background."""
+def measure_background(provider: EmbeddingProvider, store: Store | None = None,
+                       language: str = "en") -> Background:
+    """Embed the probe set of ``language`` with ``provider`` (the notes through the store's
+    embedding cache when there is a store) and measure its background."""
     import numpy as np
 
-    questions = np.asarray([provider.embed_query(q) for q in PROBE_QUESTIONS], dtype=np.float32)
+    probe_questions, probe_notes = PROBES[language]
+    questions = np.asarray([provider.embed_query(q) for q in probe_questions], dtype=np.float32)
     if store is not None:
         from ..embedding import EmbeddingCache
 
-        notes = EmbeddingCache(store).embed_documents(provider, list(PROBE_NOTES))
+        notes = EmbeddingCache(store).embed_documents(provider, list(probe_notes))
     else:
-        notes = provider.embed_documents(list(PROBE_NOTES))
+        notes = provider.embed_documents(list(probe_notes))
     return background_of(questions, notes)
 
 
-def meta_key(model_key: str) -> str:
-    return f"calibration:{model_key}"
+def meta_key(model_key: str, language: str = "en") -> str:
+    # English keeps the key it always had: the backgrounds stored in existing indexes stay valid
+    return f"calibration:{model_key}" if language == "en" else f"calibration:{model_key}:{language}"
 
 
 class Calibrator:
-    """The background of each model an index has used, measured once per model and kept in
-    the store's meta table (so a short-lived CLI search reads it instead of embedding the
-    probe set again)."""
+    """The background of each model an index has used, per question language: measured once
+    per model and language (when the first question in that language comes) and kept in the
+    store's meta table (so a short-lived CLI search reads it instead of embedding the probe
+    set again)."""
 
     def __init__(self) -> None:
-        self._known: dict[str, Background] = {}
+        self._known: dict[tuple[str, str], Background] = {}
 
-    def background(self, provider: EmbeddingProvider, model_key: str, store: Store) -> Background:
-        found = self._known.get(model_key)
+    def background(self, provider: EmbeddingProvider, model_key: str, store: Store,
+                   language: str = "en") -> Background:
+        found = self._known.get((model_key, language))
         if found is not None:
             return found
-        found = Background.from_json(store.get_meta(meta_key(model_key)))
+        key = meta_key(model_key, language)
+        found = Background.from_json(store.get_meta(key))
         if found is None:
-            found = measure_background(provider, store)
-            store.set_meta(meta_key(model_key), found.to_json())
-        self._known[model_key] = found
+            found = measure_background(provider, store, language)
+            store.set_meta(key, found.to_json())
+        self._known[(model_key, language)] = found
         return found
+
+    def calibrate(self, provider: EmbeddingProvider, model_key: str, store: Store, query: str,
+                  hits: Sequence[Any]) -> list[Any]:
+        """Vector hits (``StoredChunk``) with their cosine replaced by the calibrated score,
+        against the model's background in the question's language (:func:`probe_language`):
+        multilingual-e5 puts two unrelated Chinese sentences at 0.82, two English ones at
+        0.75, so an English background let unrelated Chinese notes through."""
+        if not hits:
+            return []
+        return calibrate_hits(hits, self.background(provider, model_key, store, probe_language(query)))
 
 
 def calibrate_hits(hits: Sequence[Any], background: Background) -> list[Any]:

@@ -101,7 +101,7 @@ def search(index: MemoryIndex, query: str,
                 qv = embed_query(index, provider, query)
                 vector_hits = store.search_vector(qv, pool * VECTOR_POOL_FACTOR, include_private=private,
                                                   scope=scope)
-                vector_hits = _calibrated(index, provider, vector_hits)
+                vector_hits = _calibrated(index, provider, vector_hits, query)
             except EmbeddingError as exc:
                 notice = f"the vector channel failed ({exc}); keyword-only for this search"
             finally:
@@ -168,18 +168,19 @@ def _passes(f: Fused, min_score: float) -> bool:
     return f.score >= min_score or (f.vector_score is not None and f.vector_score >= min_score)
 
 
-def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[StoredChunk]) -> list[StoredChunk]:
-    """Vector hits with their cosine mapped to the model's calibrated 0..1 scale
-    (:mod:`soulframe.memory.calibration`), unless ``memory.calibration = "raw"``."""
+def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[StoredChunk],
+                query: str) -> list[StoredChunk]:
+    """Vector hits with their cosine mapped to the model's calibrated 0..1 scale, against its
+    background for the question's language and each hit's (:mod:`soulframe.memory.calibration`),
+    unless ``memory.calibration = "raw"``."""
     if not hits or str(index.config.get("memory.calibration")) == "raw":
         return hits
-    from .calibration import Calibrator, calibrate_hits
+    from .calibration import Calibrator
 
     calibrator = getattr(index, "_calibrator", None)
     if calibrator is None:
         calibrator = index._calibrator = Calibrator()
-    background = calibrator.background(provider, str(index.model_key()), index.store)
-    return calibrate_hits(hits, background)
+    return calibrator.calibrate(provider, str(index.model_key()), index.store, query, hits)
 
 
 def _record_recalls(index: MemoryIndex, query: str, recalls: list[Any]) -> None:
