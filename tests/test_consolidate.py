@@ -40,9 +40,9 @@ def setup(workspace: Path, tmp_path: Path, srv: FakeLLMServer | None) -> tuple[A
 
 
 def recall_over_three_days(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> None:
-    today = dt.date.today()
+    now = agent.now()
     for back, q in ((3, "Lisbon office door code"), (2, "who knows the door code"), (1, "office access Monday")):
-        monkeypatch.setattr(agent.memory, "_today", lambda back=back: today - dt.timedelta(days=back))
+        monkeypatch.setattr(agent, "now", lambda back=back: now - dt.timedelta(days=back))
         assert "door code" in agent.memory.search(q, min_score=0)[0].snippet
     monkeypatch.undo()
 

@@ -50,7 +50,7 @@ def results(tmp_path_factory: pytest.TempPathFactory, shared_minilm: Any) -> dic
     runs += list(RERANKERS.items())
     for fusion, over in runs:
         agent = Agent(base.evolve(**over))
-        agent.memory._today = lambda: TODAY  # type: ignore[method-assign]
+        agent.now = lambda: dt.datetime.combine(TODAY, dt.time(12), dt.UTC)  # type: ignore[method-assign]
         agent.__dict__["embedder"] = provider  # one model in memory for every run
         if index is not None:
             agent.memory._query_vectors = index._query_vectors  # embed each question once

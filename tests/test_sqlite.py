@@ -282,7 +282,7 @@ def test_two_processes_indexing_and_remembering_lose_nothing(tmp_path: Path) -> 
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
     a = agent_for(ws, state)
-    today = a.memory._today().isoformat()
+    today = a.now().date().isoformat()
     log = ws / "memory" / f"{today}.md"
     lines = log.read_text().splitlines()
     assert sum(1 for ln in lines if " wrote entry " in ln) == 50

@@ -106,7 +106,7 @@ def test_remember_accepts_code_that_reads_a_secret(workspace: Path, tmp_path: Pa
     agent = Agent(load_config(search=False, workspace=workspace, overrides={
         "embedding.provider": "none", "state_dir": str(tmp_path / "state")}))
     agent.memory.remember(f"deploy script: `{text}`")
-    assert text in (workspace / "memory" / f"{agent.memory._today().isoformat()}.md").read_text()
+    assert text in (workspace / "memory" / f"{agent.now().date().isoformat()}.md").read_text()
 
 
 @pytest.mark.parametrize("text", ["The password for the router is Tr0ub4dor&3", "wifi pw: sunflower42"])

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .agentstore import ContextFileStore
 from .hookspecs import hookimpl
 from .model import (
+    AgentLike,
     AgentSpec,
     ChatModel,
     Chunk,
     Chunker,
     ChunkInput,
     ContextFile,
+    ContextFileStore,
     ContextSource,
     CountsTokens,
     Describes,
@@ -25,6 +26,7 @@ from .model import (
     ExplainsUnavailability,
     FileRecord,
     Identity,
+    MemoryLike,
     PromptContext,
     RebuildsWhenCorrupt,
     Recall,
@@ -36,7 +38,10 @@ from .model import (
     Section,
     ServesContextFiles,
     Session,
+    Settings,
     Skill,
+    SkillHit,
+    SkillsLike,
     SkillSource,
     SoulframeError,
     Store,
@@ -46,6 +51,7 @@ from .model import (
     ToolSpec,
     TracksRecalls,
     TruncationPolicy,
+    WorkspaceLike,
     WorkspaceNotFoundError,
 )
 
@@ -55,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Agent",
+    "AgentLike",
     "AgentSpec",
     "ChatModel",
     "Chunk",
@@ -71,6 +78,7 @@ __all__ = [
     "ExplainsUnavailability",
     "FileRecord",
     "Identity",
+    "MemoryLike",
     "PromptContext",
     "RebuildsWhenCorrupt",
     "Recall",
@@ -82,8 +90,11 @@ __all__ = [
     "Section",
     "ServesContextFiles",
     "Session",
+    "Settings",
     "Skill",
+    "SkillHit",
     "SkillSource",
+    "SkillsLike",
     "SoulframeError",
     "Store",
     "StoredChunk",
@@ -92,6 +103,7 @@ __all__ = [
     "ToolSpec",
     "TracksRecalls",
     "TruncationPolicy",
+    "WorkspaceLike",
     "WorkspaceNotFoundError",
     "hookimpl",
 ]

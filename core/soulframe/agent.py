@@ -3,62 +3,27 @@ skills together for one agent. Everything heavy is built lazily, on first use.""
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from . import plugins as _plugins
+from .agentcache import AgentCache
 from .config import Config, load_config
 from .model import AgentSpec, Registration, Session, SystemPrompt, ToolSpec, WorkspaceNotFoundError
 from .workspace import Workspace, ensure_private_dir
 
 if TYPE_CHECKING:
-    from .agentstore import ContextFileStore
     from .memory import MemoryIndex
-    from .model import (
-        Chunker,
-        ContextSource,
-        EmbeddingProvider,
-        Identity,
-        Reranker,
-        Store,
-        TruncationPolicy,
-    )
-    from .prompt.build import SectionTable
+    from .model import EmbeddingProvider, Store
     from .skills import SkillSet
 
 
-@attrs.define
-class AgentCache:
-    """What the prompt and context code build once per agent and reuse on every prompt.
-
-    Each field belongs to the module named beside it; ``None`` until first use. A key
-    alongside a value says what it was built for, so a changed setting rebuilds it.
-    """
-
-    #: prompt.build: the collected sections, for the ``prompt.disabled_sections`` it holds
-    sections: SectionTable | None = None
-    #: prompt.build: (estimator, text -> tokens) memo of unchanged section texts
-    token_memo: tuple[Any, dict[str, int]] | None = None
-    #: prompt.build: ((scope, IDENTITY.md content), the identity resolved from it)
-    identity: tuple[Any, Identity] | None = None
-    #: prompt.context: the context sources, built once from their registrations
-    context_sources: list[ContextSource] | None = None
-    #: prompt.context: (bootstrap.truncation, the policy it names)
-    truncation_policy: tuple[str, TruncationPolicy] | None = None
-    #: agentstore: the selected store's context files
-    context_store: ContextFileStore | None = None
-    #: memory.pipeline: (memory.chunker, the chunker it names)
-    chunker: tuple[str, Chunker] | None = None
-    #: memory.pipeline: (memory.reranker, the re-ranker it names)
-    reranker: tuple[str, Reranker] | None = None
-
-
 class Agent:
-    """One agent: its configuration, plugins and workspace.
+    """One agent: its configuration, plugins and workspace. Implements
+    :class:`soulframe.model.AgentLike`, which is what plugins and the engine rely on.
 
     >>> agent = Agent.open("~/clawd")                      # doctest: +SKIP
     >>> agent.system_prompt(Session.main()).text            # doctest: +SKIP
@@ -158,6 +123,14 @@ class Agent:
         import hashlib
 
         return f"{self.id}-{hashlib.sha256(str(self.root).encode()).hexdigest()[:8]}"
+
+    def now(self) -> _dt.datetime:
+        """The agent's current moment, aware, in its time zone (its ``timezone``, else the
+        config's, else the machine's): the one clock prompts, memory writes and
+        consolidation read."""
+        from .prompt.context import agent_timezone
+
+        return _dt.datetime.now(agent_timezone(self))
 
     @functools.cached_property
     def state_dir(self) -> Path:

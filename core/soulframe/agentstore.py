@@ -27,14 +27,13 @@ seeding, the read/write interceptor, the ``store`` context source — belong to 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
-from .model import AgentType, ServesContextFiles, SoulframeError
+from .model import ContextFileStore as ContextFileStore  # its home before model.py held it
+from .model import ServesContextFiles, SoulframeError
 
 if TYPE_CHECKING:
-    from .agent import Agent
-    from .model import Session
+    from .model import AgentLike, Session
 
 #: the namespace of standalone agent ids; never change it (ids are stored in SQLite rows)
 STANDALONE_NAMESPACE = uuid.UUID("5d0f6c1e-8a43-5b7e-9a1c-50f1f4a3e0d2")
@@ -81,55 +80,7 @@ def check_user(user_id: str) -> str:
 # --------------------------------------------------------------------------- the store side
 
 
-@runtime_checkable
-class ContextFileStore(Protocol):
-    """Context files of ONE agent in a store. ``managed`` is True when agent-level files
-    live in the store too (PostgreSQL); standalone stores keep per-user files only and the
-    agent-level methods then raise.
-
-    Every write method is one transaction. ``seed_*`` insert a file only where the row is
-    missing or empty and return the names written.
-    """
-
-    managed: bool
-    agent_id: uuid.UUID
-    agent_key: str
-    agent_type: AgentType
-
-    def agent_files(self) -> dict[str, str]: ...
-
-    def write_agent_file(self, name: str, content: str) -> None: ...
-
-    def delete_agent_file(self, name: str) -> bool: ...
-
-    def seed_agent_files(self, files: Mapping[str, str]) -> list[str]: ...
-
-    def user_files(self, user_id: str) -> dict[str, str]:
-        """Every stored per-user file of ``user_id`` (empty ones included)."""
-        ...
-
-    def write_user_file(self, user_id: str, name: str, content: str) -> None: ...
-
-    def append_user_file(self, user_id: str, name: str, text: str, *, heading: str = "") -> None:
-        """Append ``text`` to a per-user file atomically (creating it with ``heading``
-        first when missing or empty), starting on a new line."""
-        ...
-
-    def delete_user_file(self, user_id: str, name: str) -> bool:
-        """Delete a per-user file; deleting BOOTSTRAP.md records that the user finished
-        the first-run ritual, so seeding never brings it back."""
-        ...
-
-    def seed_user_files(self, user_id: str, files: Mapping[str, str]) -> list[str]:
-        """Insert missing/empty files; BOOTSTRAP.md only if the user has not finished it."""
-        ...
-
-    def bootstrap_completed(self, user_id: str) -> bool: ...
-
-    def users(self) -> list[str]: ...
-
-
-def context_store(agent: Agent) -> ContextFileStore:
+def context_store(agent: AgentLike) -> ContextFileStore:
     """The selected store's context files for ``agent``.
 
     A store offers them with a ``context_files(agent)`` method. Its registration may declare
@@ -161,7 +112,7 @@ def context_store(agent: Agent) -> ContextFileStore:
     return files
 
 
-def is_managed(agent: Agent) -> bool:
+def is_managed(agent: AgentLike) -> bool:
     """Whether agent-level files live in the store (managed mode) rather than on disk.
 
     Decided without opening the store: its registration declares it (``Registration.managed``).
@@ -173,7 +124,7 @@ def is_managed(agent: Agent) -> bool:
     return reg.managed
 
 
-def effective_user(agent: Agent, user_id: str | None) -> str | None:
+def effective_user(agent: AgentLike, user_id: str | None) -> str | None:
     """The user whose per-user copies apply. In a standalone workspace the owner (listed in
     the agent's ``owner_ids``) *is* the workspace: their files are the workspace's own, so
     they get no per-user layer (and no first-run ritual of their own).
@@ -187,7 +138,7 @@ def effective_user(agent: Agent, user_id: str | None) -> str | None:
     return user_id
 
 
-def sees_owner_memory(agent: Agent, session: Session | None) -> bool:
+def sees_owner_memory(agent: AgentLike, session: Session | None) -> bool:
     """Whether ``session`` may see the agent's own private memory: MEMORY.md, the owner's
     saved sessions, entity pages, ``memory.extra_paths``. Curated memory follows its owner:
     only a private session with no user (the owner at the keyboard, or the Python API) or

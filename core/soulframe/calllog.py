@@ -22,19 +22,19 @@ from typing import TYPE_CHECKING, Any
 from .model import ChatModel, ChatReply, ToolSpec
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from .model import AgentLike
 
 FILE_NAME = "model-calls.jsonl"
 
 
-def log_path(agent: Agent) -> Path:
+def log_path(agent: AgentLike) -> Path:
     return Path(str(agent.config.get("state_dir"))).expanduser() / FILE_NAME
 
 
 class LoggedChatModel:
     """A chat model whose every call is logged; otherwise the model it wraps."""
 
-    def __init__(self, model: ChatModel, agent: Agent, purpose: str) -> None:
+    def __init__(self, model: ChatModel, agent: AgentLike, purpose: str) -> None:
         self.inner = model
         self.name = model.name
         self.model_id = model.model_id

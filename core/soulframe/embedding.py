@@ -35,8 +35,7 @@ from .model import (
 )
 
 if TYPE_CHECKING:
-    from .agent import Agent
-    from .model import EmbeddingProvider, Vector
+    from .model import AgentLike, EmbeddingProvider, Vector
 
 log = logging.getLogger("soulframe.embedding")
 
@@ -188,12 +187,6 @@ def _registry(registrations: Mapping[str, Registration] | Iterable[Registration]
     return {r.name: r for r in registrations}
 
 
-def _get(config: Any, key: str, default: Any) -> Any:
-    getter = getattr(config, "get", None)
-    if getter is None:
-        return default
-    value = getter(key, default)
-    return default if value is None else value
 
 
 def _unavailable_reason(provider: Any) -> str:
@@ -204,7 +197,7 @@ def _unavailable_reason(provider: Any) -> str:
     return "not available"
 
 
-def build_provider(agent: Agent, registration: Registration) -> EmbeddingProvider:
+def build_provider(agent: AgentLike, registration: Registration) -> EmbeddingProvider:
     """Call a registration's ``factory(agent)``, turning a failure into a clear error."""
     try:
         provider: EmbeddingProvider = registration.factory(agent)
@@ -219,7 +212,7 @@ def build_provider(agent: Agent, registration: Registration) -> EmbeddingProvide
 
 
 def resolve_provider(
-    agent: Agent,
+    agent: AgentLike,
     registrations: Mapping[str, Registration] | Iterable[Registration],
 ) -> EmbeddingProvider | None:
     """The provider ``embedding.provider`` selects, or ``None`` when semantic search is off.
@@ -236,14 +229,14 @@ def resolve_provider(
     """
     config = agent.config
     registry = _registry(registrations)
-    name = str(_get(config, "embedding.provider", "auto"))
+    name = str(config.get("embedding.provider"))
     if name == "none":
         return None
     if name != "auto":
         if name not in registry:
             from .plugins import select
 
-            origin = config.origin("embedding.provider") if hasattr(config, "origin") else ""
+            origin = config.origin("embedding.provider")
             select(registry, name, key="embedding.provider", kind="embedding provider",
                    origin="" if origin == "default" else origin)
         provider = build_provider(agent, registry[name])
@@ -252,7 +245,7 @@ def resolve_provider(
                 f"embedding.provider = {name!r} is not available: {_unavailable_reason(provider)}"
             )
         return provider
-    order = _get(config, "embedding.auto_order", list(DEFAULT_AUTO_ORDER))
+    order = config.get("embedding.auto_order")
     if isinstance(order, str) or not isinstance(order, Sequence):
         raise ConfigError(f"embedding.auto_order = {order!r} — expected a list of provider names")
     for candidate in order:
@@ -273,7 +266,7 @@ def resolve_provider(
 
 
 def explain_providers(
-    agent: Agent,
+    agent: AgentLike,
     registrations: Mapping[str, Registration] | Iterable[Registration],
 ) -> list[dict[str, Any]]:
     """One row per registered provider: name, plugin, available, reason, model id,

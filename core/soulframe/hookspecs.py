@@ -37,10 +37,10 @@ if TYPE_CHECKING:
 
     import click
 
-    from .agent import Agent
     from .config import Key
     from .memory.results import SyncReport
     from .model import (
+        AgentLike,
         ContextFile,
         DoctorCheck,
         Registration,
@@ -99,7 +99,7 @@ def register_context_sources() -> Iterable[Registration]:
 
 @hookspec
 def transform_context_files(
-    agent: Agent, session: Session, files: list[ContextFile]
+    agent: AgentLike, session: Session, files: list[ContextFile]
 ) -> list[ContextFile] | None:
     """Change the merged context files before they are filtered for the session and truncated.
 
@@ -221,7 +221,7 @@ def register_embedding_providers() -> Iterable[Registration]:
 
 
 @hookspec
-def memory_indexed(agent: Agent, report: SyncReport) -> None:
+def memory_indexed(agent: AgentLike, report: SyncReport) -> None:
     """Observe a finished memory sync.
 
     Called after every sync that ran (``memory index``, the sync a search starts, a watcher's
@@ -276,7 +276,7 @@ def register_rerankers() -> Iterable[Registration]:
 
 
 @hookspec
-def register_skill_sources(agent: Agent) -> Iterable[SkillSource]:
+def register_skill_sources(agent: AgentLike) -> Iterable[SkillSource]:
     """Offer roots that skills are discovered in.
 
     Called when an :class:`~soulframe.Agent` first loads its skills, and again after a hot
@@ -383,7 +383,7 @@ def register_doctor_checks() -> Iterable[DoctorCheck]:
 
 
 @hookspec
-def prompt_built(agent: Agent, prompt: SystemPrompt) -> None:
+def prompt_built(agent: AgentLike, prompt: SystemPrompt) -> None:
     """Observe a system prompt after it is assembled.
 
     Called at the end of every :meth:`~soulframe.Agent.system_prompt` build.
@@ -397,7 +397,7 @@ def prompt_built(agent: Agent, prompt: SystemPrompt) -> None:
 
 
 @hookspec
-def before_compaction(agent: Agent, session: Session, usage: Any) -> None:
+def before_compaction(agent: AgentLike, session: Session, usage: Any) -> None:
     """Observe that a host is about to compact a session's history.
 
     Called when a host calls ``agent.before_compaction(session, usage)``; the memory-flush plugin uses
@@ -416,7 +416,7 @@ def before_compaction(agent: Agent, session: Session, usage: Any) -> None:
 
 
 @hookspec
-def session_ended(agent: Agent, session: Session, messages: Any) -> None:
+def session_ended(agent: AgentLike, session: Session, messages: Any) -> None:
     """Observe that a host ended (or reset) a session.
 
     Called when a host calls ``agent.end_session(session, messages)`` at the end of a conversation; the

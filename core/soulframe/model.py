@@ -12,6 +12,7 @@ place.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -19,11 +20,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import attrs
 
 if TYPE_CHECKING:
+    import uuid
+
     import numpy as np
     import numpy.typing as npt
+    import pluggy
 
-    from .agent import Agent
-    from .agentstore import ContextFileStore
+    from .agentcache import AgentCache
+    from .memory.results import MemoryExcerpt, SearchResults, SyncReport
 
     Vector = npt.NDArray[np.float32]
 else:  # keep numpy out of the import path of `soulframe prompt`
@@ -271,11 +275,11 @@ class SystemPrompt:
 class PromptContext:
     """What a section's ``render(ctx)`` can see. Built once per prompt by the core."""
 
-    agent: Agent  # imported for type checking only: model.py stays import-free
+    agent: AgentLike
     spec: AgentSpec
     session: Session
     mode: PromptMode
-    config: Any  # soulframe.config.Config
+    config: Settings
     files: list[ContextFile]
     tools: list[ToolSpec]
     identity: Identity
@@ -402,6 +406,36 @@ class SkillSource:
     within: Path | None = None
 
 
+@attrs.frozen
+class SkillHit:
+    """One ``skill_search`` result. ``score`` is the final score (BM25, or the 0.3/0.7
+    fusion when embeddings are on); ``text_score``/``vector_score`` are the channels'."""
+
+    name: str
+    description: str
+    location: str
+    tier: int
+    tier_name: str
+    score: float
+    text_score: float | None = None
+    vector_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 4)
+
+        return {
+            "name": self.name,
+            "description": self.description,
+            "location": self.location,
+            "tier": self.tier,
+            "tier_name": self.tier_name,
+            "score": r(self.score),
+            "text_score": r(self.text_score),
+            "vector_score": r(self.vector_score),
+        }
+
+
 # --------------------------------------------------------------------------- tools
 
 
@@ -409,7 +443,7 @@ class SkillSource:
 class ToolContext:
     """What a tool handler receives besides its arguments."""
 
-    agent: Agent
+    agent: AgentLike
     session: Session
 
 
@@ -517,7 +551,7 @@ class ContextSource(Protocol):
 
     name: str
 
-    def load(self, agent: Agent, session: Session) -> Sequence[ContextFile]: ...
+    def load(self, agent: AgentLike, session: Session) -> Sequence[ContextFile]: ...
 
 
 @runtime_checkable
@@ -769,6 +803,54 @@ class ErasingStore(Store, Protocol):
         ...
 
 
+@runtime_checkable
+class ContextFileStore(Protocol):
+    """Context files of ONE agent in a store. ``managed`` is True when agent-level files
+    live in the store too (PostgreSQL); standalone stores keep per-user files only and the
+    agent-level methods then raise.
+
+    Every write method is one transaction. ``seed_*`` insert a file only where the row is
+    missing or empty and return the names written.
+    """
+
+    managed: bool
+    agent_id: uuid.UUID
+    agent_key: str
+    agent_type: AgentType
+
+    def agent_files(self) -> dict[str, str]: ...
+
+    def write_agent_file(self, name: str, content: str) -> None: ...
+
+    def delete_agent_file(self, name: str) -> bool: ...
+
+    def seed_agent_files(self, files: Mapping[str, str]) -> list[str]: ...
+
+    def user_files(self, user_id: str) -> dict[str, str]:
+        """Every stored per-user file of ``user_id`` (empty ones included)."""
+        ...
+
+    def write_user_file(self, user_id: str, name: str, content: str) -> None: ...
+
+    def append_user_file(self, user_id: str, name: str, text: str, *, heading: str = "") -> None:
+        """Append ``text`` to a per-user file atomically (creating it with ``heading``
+        first when missing or empty), starting on a new line."""
+        ...
+
+    def delete_user_file(self, user_id: str, name: str) -> bool:
+        """Delete a per-user file; deleting BOOTSTRAP.md records that the user finished
+        the first-run ritual, so seeding never brings it back."""
+        ...
+
+    def seed_user_files(self, user_id: str, files: Mapping[str, str]) -> list[str]:
+        """Insert missing/empty files; BOOTSTRAP.md only if the user has not finished it."""
+        ...
+
+    def bootstrap_completed(self, user_id: str) -> bool: ...
+
+    def users(self) -> list[str]: ...
+
+
 # Optional store capabilities, each checked with ``isinstance``; soulframe.testing holds a
 # contract suite for each (ContextFileContract, RecallLogContract).
 
@@ -780,7 +862,7 @@ class ServesContextFiles(Protocol):
     :class:`Registration` may offer the same callable as ``context_files`` so the files are
     reached without opening the store."""
 
-    def context_files(self, agent: Agent) -> ContextFileStore: ...
+    def context_files(self, agent: AgentLike) -> ContextFileStore: ...
 
 
 @runtime_checkable
@@ -871,3 +953,176 @@ class ChatReply:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
     usage: Mapping[str, int] = attrs.field(factory=dict)
+
+
+# --------------------------------------------------------------------------- the agent, as plugins see it
+#
+# What plugins and the engine's own modules need of an agent, as protocols: the concrete
+# ``soulframe.Agent`` implements them, and nothing below it imports it, so the prompt,
+# memory and skills code is not tied, even for type checking, to the class that ties them
+# together. Each protocol names only what callers use.
+
+
+class Settings(Protocol):
+    """The configuration, read by key (``soulframe.config.Config`` implements it). Every
+    key's default is declared once, with the key; a read passes no default of its own."""
+
+    def get(self, key: str) -> Any:
+        """The value of ``key`` (the user's, or the declared default)."""
+        ...
+
+    def origin(self, key: str) -> str:
+        """Where the value came from: a file path, ``"env"``, ``"override"`` or ``"default"``."""
+        ...
+
+    def plugin_config(self, plugin_name: str) -> Mapping[str, Any]:
+        """A plugin's own settings: ``[plugins.config.<name>]``."""
+        ...
+
+    def where(self, key: str) -> str:
+        """``key`` with the file and line its value came from, for an error message."""
+        ...
+
+
+class WorkspaceLike(Protocol):
+    """The agent's workspace directory (``soulframe.workspace.Workspace`` implements it):
+    every path a plugin takes from a user, a tool or a config value goes through
+    :meth:`resolve`, which refuses a path leaving the workspace."""
+
+    @property
+    def root(self) -> Path: ...
+
+    def resolve(self, relative: str | os.PathLike[str], *, must_exist: bool = False) -> Path: ...
+
+    def locate(self, relative: str | os.PathLike[str], *, must_exist: bool = False) -> tuple[Path, Path]: ...
+
+    def relative(self, path: Path) -> str: ...
+
+    def contains(self, path: Path) -> bool: ...
+
+    def read_text(self, relative: str | os.PathLike[str]) -> str: ...
+
+    def write_text(self, relative: str | os.PathLike[str], text: str) -> Path: ...
+
+
+class MemoryLike(Protocol):
+    """The agent's memory index, as plugins use it (``soulframe.memory.MemoryIndex``)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def embedder(self) -> EmbeddingProvider | None: ...
+
+    @property
+    def embedder_problem(self) -> str | None: ...
+
+    def search(
+        self, query: str, k: int | None = None, session: Session | None = None, *,
+        min_score: float | None = None, channels: str = "hybrid", sync: bool = True,
+        track: bool = True, history: bool = False,
+    ) -> SearchResults: ...
+
+    def get(
+        self, path: str, from_line: int | None = None, lines: int | None = None,
+        session: Session | None = None,
+    ) -> MemoryExcerpt: ...
+
+    def sync(
+        self, *, force: bool = False, progress: Callable[[int, int], None] | None = None,
+        blocking: bool = True,
+    ) -> SyncReport: ...
+
+    def append_daily(self, text: str, *, when: _dt.datetime | None = None, via: str = "memory remember") -> Path: ...
+
+    def append_to(self, relative: str, text: str, *, heading: str) -> Path: ...
+
+    def remember(self, text: str, *, curated: bool = False, via: str = "memory remember") -> Path: ...
+
+
+class SkillsLike(Protocol):
+    """The agent's skills, as plugins use them (``soulframe.skills.SkillSet``)."""
+
+    def for_session(self, session: Session) -> SkillsLike: ...
+
+    def names(self) -> list[str]: ...
+
+    def all(self) -> list[Skill]: ...
+
+    def get(self, name: str) -> Skill | None: ...
+
+    def read(self, name: str) -> str: ...
+
+    def search(self, query: str, k: int | None = None, *, semantic: bool | None = None) -> list[SkillHit]: ...
+
+    def prompt_block(self, ctx: PromptContext) -> str | None: ...
+
+
+class AgentLike(Protocol):
+    """What plugins and the engine need of an agent: its identity, configuration, workspace,
+    local state, memory, skills, plugin hooks and clock. ``soulframe.Agent`` implements it;
+    hooks, sections (``PromptContext.agent``) and tools (``ToolContext.agent``) receive one."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def spec(self) -> AgentSpec: ...
+
+    @property
+    def config(self) -> Settings: ...
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def workspace(self) -> WorkspaceLike: ...
+
+    @property
+    def state_dir(self) -> Path:
+        """Where the agent's local state (indexes, audit logs) lives, created 0700."""
+        ...
+
+    @property
+    def state_key(self) -> str:
+        """The name the agent's local state is kept under (see ``Agent.state_key``)."""
+        ...
+
+    @property
+    def pm(self) -> pluggy.PluginManager:
+        """The plugin manager: ``agent.pm.hook.<name>(...)`` calls a hook."""
+        ...
+
+    @property
+    def memory(self) -> MemoryLike: ...
+
+    @property
+    def skills(self) -> SkillsLike: ...
+
+    @property
+    def store(self) -> Store:
+        """The storage backend ``store.backend`` names (opened on first use)."""
+        ...
+
+    @property
+    def store_is_open(self) -> bool: ...
+
+    @property
+    def embedder(self) -> EmbeddingProvider | None: ...
+
+    @property
+    def cache(self) -> AgentCache:
+        """The engine's per-agent memo (not for plugins)."""
+        ...
+
+    def now(self) -> _dt.datetime:
+        """The agent's current moment: aware, in its time zone (``agents.timezone``)."""
+        ...
+
+    def registry(self, hook_name: str) -> dict[str, Registration]: ...
+
+    def select(self, hook_name: str, key: str, kind: str, name: str | None = None) -> Registration: ...
+
+    def tools(self, session: Session | None = None) -> list[ToolSpec]: ...
+
+    def system_prompt(self, session: Session | None = None, **kw: Any) -> SystemPrompt: ...

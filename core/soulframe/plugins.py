@@ -192,7 +192,7 @@ def make_plugin_manager(
     return pm
 
 
-def call_in_order(pm: PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
     """Call every implementation of a hook, lowest precedence first, keeping who returned what.
 
     ``get_hookimpls()`` lists implementations lowest-precedence first (trylast, then load
@@ -209,7 +209,7 @@ def call_in_order(pm: PluginManager, hook_name: str, **kwargs: Any) -> list[tupl
     return out
 
 
-def collect(pm: PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+def collect(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
     """Flatten list-returning hooks into ``(plugin_name, item)`` pairs, in precedence order."""
     items: list[tuple[str, Any]] = []
     for plugin_name, result in call_in_order(pm, hook_name, **kwargs):
@@ -220,22 +220,23 @@ def collect(pm: PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str,
     return items
 
 
-def collect_named(pm: PluginManager, hook_name: str, **kwargs: Any) -> dict[str, Any]:
+def collect_named(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> dict[str, Any]:
     """Collect named registrations (anything with a ``name``); later plugins win, with a
     warning naming both. The returned objects carry ``plugin`` set to who registered them
     when they are attrs classes with that field."""
     found: dict[str, Any] = {}
     owner: dict[str, str] = {}
     for plugin_name, item in collect(pm, hook_name, **kwargs):
-        if attrs.has(type(item)) and hasattr(item, "plugin"):
+        if attrs.has(type(item)) and "plugin" in attrs.fields_dict(type(item)):
             item = attrs.evolve(item, plugin=plugin_name)
         name = item.name
         if name in found and owner[name] != plugin_name:
-            pm.warn(
-                f"{hook_name}: {name!r} from plugin {plugin_name!r} replaces the one from "
-                f"{owner[name]!r}",
-                override=True,
-            )
+            message = (f"{hook_name}: {name!r} from plugin {plugin_name!r} replaces the one "
+                       f"from {owner[name]!r}")
+            if isinstance(pm, PluginManager):  # ours keeps the list `soulframe plugins` shows
+                pm.warn(message, override=True)
+            else:
+                warnings.warn(message, PluginWarning, stacklevel=2)
         found[name] = item
         owner[name] = plugin_name
     return found

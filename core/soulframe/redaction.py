@@ -26,10 +26,14 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .neutralise import fold_with_map
+
+if TYPE_CHECKING:
+    from .model import Settings
 
 #: names of URL query parameters and config keys whose values are credentials
 _SECRET_NAME = re.compile(
@@ -253,11 +257,10 @@ def mask_found(text: str) -> str:
 MASK_KEY = "memory.mask_secrets"
 
 
-def mask_for_model(text: str, config: object = None) -> str:
+def mask_for_model(text: str, config: Settings | None = None) -> str:
     """``text`` from a memory or context file on its way to a model (a prompt, a tool result):
     secrets masked (:func:`mask_found`) unless ``memory.mask_secrets = false``."""
-    get = getattr(config, "get", None)
-    if get is not None and get(MASK_KEY) is False:
+    if config is not None and config.get(MASK_KEY) is False:
         return text
     return mask_found(text)
 

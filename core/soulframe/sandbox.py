@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from .model import AgentLike
 
 ACCESS_LEVELS = ("none", "ro", "rw")
 
@@ -29,7 +29,7 @@ def sandbox_settings(config: Any, spec: Any) -> dict[str, Any] | None:
         "container_dir": str(config.get("sandbox.container_dir")),
         "access": str(config.get("sandbox.access")),
     }
-    options = getattr(spec, "options", None) or {}
+    options = spec.options
     over = options.get("sandbox") if isinstance(options, Mapping) else None
     if isinstance(over, Mapping):
         merged.update(over)
@@ -38,7 +38,7 @@ def sandbox_settings(config: Any, spec: Any) -> dict[str, Any] | None:
     return merged if merged["enabled"] else None
 
 
-def workspace_access(agent: Agent) -> str:
+def workspace_access(agent: AgentLike) -> str:
     """``rw`` when the agent is not sandboxed, else its ``access`` (``none``/``ro``/``rw``)."""
     box = sandbox_settings(agent.config, agent.spec)
     if box is None:

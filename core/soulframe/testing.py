@@ -46,7 +46,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pytest
 
@@ -121,6 +121,13 @@ def make_agent(workspace: str | os.PathLike[str], *, plugins: Iterable[Any] = ()
     pm = make_plugin_manager(plugins=list(plugins))
     cfg = load_config(search=False, workspace=root, overrides=dotted, pm=pm)
     return Agent(cfg, pm=pm)
+
+
+@runtime_checkable
+class _Closes(Protocol):
+    """A context-file store holding a connection it closes (optional)."""
+
+    def close(self) -> None: ...
 
 
 class Provides:
@@ -316,9 +323,8 @@ class StoreContract(ContextFileContract):
 
         yield make
         for thing in reversed(opened):
-            close = getattr(thing, "close", None)  # closing is optional for context files
-            if callable(close):
-                close()
+            if isinstance(thing, _Closes):  # closing is optional for context files
+                thing.close()
 
     @pytest.fixture
     def make_store(self) -> StoreFactory:  # pragma: no cover - overridden

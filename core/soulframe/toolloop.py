@@ -24,7 +24,7 @@ from .http import RequestError
 from .model import ChatModel, ChatReply, SoulframeError, ToolCall, ToolContext, ToolSpec
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from .model import AgentLike
 
 class ChatModelError(RequestError):
     """A chat-model call failed (bad configuration, HTTP error, timeout, malformed reply).
@@ -137,7 +137,7 @@ def run_tool_loop(
     )
 
 
-def chat_model_for(agent: Agent, purpose: str = "") -> ChatModel:
+def chat_model_for(agent: AgentLike, purpose: str = "") -> ChatModel:
     """The chat model an agent's config selects (``[model] provider``), through the
     ``register_chat_models`` registry so a third-party provider can be chosen by name.
     Its calls are logged for ``soulframe logs`` under ``purpose`` (``heartbeat``, ...)."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .model import PathEscapeError, Session, SoulframeError, ToolContext, ToolSpec
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from .model import AgentLike
 
 Format = Literal["openai", "anthropic", "mcp"]
 FORMATS: tuple[str, ...] = ("openai", "anthropic", "mcp")
@@ -120,27 +120,24 @@ def find_tool(tools: Sequence[ToolSpec], name: str) -> ToolSpec:
     raise ToolError(f"unknown tool {name!r}; available: {available}")
 
 
-def _refuse_writes_in_a_read_only_sandbox(agent: Agent, name: str, available: Sequence[ToolSpec]) -> None:
+def _refuse_writes_in_a_read_only_sandbox(agent: AgentLike, name: str, available: Sequence[ToolSpec]) -> None:
     """A write tool called anyway (the model remembered it, a client cached the list, a
     caller passed its own tools) is refused by name, with the reason."""
     from .sandbox import read_only_reason, workspace_access
 
-    pm = getattr(agent, "pm", None)
-    if pm is None:
-        return
     access = workspace_access(agent)
     if access == "rw":
         return
     from . import plugins as _plugins
 
-    registered = _plugins.collect_named(pm, "register_tools")
+    registered = _plugins.collect_named(agent.pm, "register_tools")
     spec = next((t for t in available if t.name == name), None) or registered.get(name)
     if spec is not None and spec.writes:
         raise ToolError(f"{name}: {read_only_reason(access)}")
 
 
 def dispatch(
-    agent: Agent,
+    agent: AgentLike,
     name: str,
     arguments: str | Mapping[str, Any] | None,
     *,

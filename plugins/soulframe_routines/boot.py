@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import conversation as m
-from soulframe.model import ChatModel, Session, SoulframeError, ToolContext, ToolSpec
+from soulframe.model import ChatModel, Session, Settings, SoulframeError, ToolContext, ToolSpec
 from soulframe.neutralise import neutralise
 from soulframe.prompt.context import agent_now, heartbeat_has_tasks
 from soulframe.redaction import mask_for_model
@@ -58,7 +58,7 @@ INSTRUCTIONS = (
 )
 
 
-def boot_message(content: str, config: object = None) -> str:
+def boot_message(content: str, config: Settings | None = None) -> str:
     """The user message of a boot: the instructions, then BOOT.md in a tag (a file that
     contains the closing tag cannot end the block early), its secrets masked unless
     ``memory.mask_secrets = false`` in ``config``."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..model import SoulframeError
+from ..model import Skill, SoulframeError
 from .state import State, echo_json, pass_state
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -186,7 +186,7 @@ def new_command(state: State, name: str, description: str | None, tier: str, as_
     title = name.replace("-", " ").replace("_", " ").capitalize()
     text = TEMPLATE.format(front_matter=front, title=title)
     parsed = parse_skill_text(text, path)
-    if not hasattr(parsed, "name"):  # cannot happen for a valid name; never write a bad file
+    if not isinstance(parsed, Skill):  # cannot happen for a valid name; never write a bad file
         raise SoulframeError(f"internal error: the scaffold does not parse: {parsed}")
     if not create_exclusive(path, text):
         raise SoulframeError(f"{path} already exists; edit it, or pick another name")

@@ -13,7 +13,7 @@ from .recall import normalise_entry
 from .supersede import is_superseded
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike
 
 _ENTRY = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
 
@@ -23,7 +23,7 @@ def entries(text: str) -> list[tuple[int, str]]:
     return [(i, ln) for i, ln in enumerate(text.split("\n")) if _ENTRY.match(ln) and not is_superseded(ln)]
 
 
-def find_candidates(agent: Agent, memory_text: str) -> list[dict[str, Any]]:
+def find_candidates(agent: AgentLike, memory_text: str) -> list[dict[str, Any]]:
     cfg = agent.config
     store = agent.store
     if not isinstance(store, TracksRecalls):
@@ -33,7 +33,7 @@ def find_candidates(agent: Agent, memory_text: str) -> list[dict[str, Any]]:
     min_queries = int(cfg.get("memory.consolidate.min_queries"))
     min_age = int(cfg.get("memory.consolidate.min_age_days"))
     min_score = float(cfg.get("memory.consolidate.min_score"))
-    today = agent.memory._today()
+    today = agent.now().date()
     known = {normalise_entry(ln) for _, ln in entries(memory_text)}
     known_text = memory_text.lower()
     out = []
@@ -60,7 +60,7 @@ def find_candidates(agent: Agent, memory_text: str) -> list[dict[str, Any]]:
     return out
 
 
-def _current_line(agent: Agent, path: str, text: str, hint: int) -> int | None:
+def _current_line(agent: AgentLike, path: str, text: str, hint: int) -> int | None:
     try:
         lines = agent.workspace.resolve(path).read_text(encoding="utf-8", errors="replace").split("\n")
     except OSError:

@@ -42,6 +42,7 @@ import attrs
 
 from ..model import SoulframeError
 from .candidates import entries, find_candidates
+from .indexview import index_of
 from .provenance import strip as strip_provenance
 from .recall import normalise_entry
 from .safety import passing
@@ -49,7 +50,7 @@ from .supersede import mark_superseded
 from .textclean import strip_controls
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike
 
 DIARY = "memory/.diary/consolidation.md"
 UNDO_DIR = "memory/.diary/undo"
@@ -94,8 +95,8 @@ class ConsolidationResult:
 # --------------------------------------------------------------------------- reading
 
 
-def _memory_path(agent: Agent) -> Path:
-    found = agent.memory.discovery.root_memory()
+def _memory_path(agent: AgentLike) -> Path:
+    found = index_of(agent.memory).discovery.root_memory()
     return found if found is not None else agent.workspace.resolve("MEMORY.md")
 
 
@@ -214,18 +215,18 @@ def dedupe(memory_text: str, similarity: float) -> tuple[str, list[str]]:
 # --------------------------------------------------------------------------- the run
 
 
-def consolidate(agent: Agent, *, dry_run: bool = False, use_model: bool = True, model: Any = None) -> ConsolidationResult:
+def consolidate(agent: AgentLike, *, dry_run: bool = False, use_model: bool = True, model: Any = None) -> ConsolidationResult:
     """One consolidation run (see the module docstring)."""
     from .safety import guard as safety
     from .sessions import ask_model, chat_model
 
-    agent.memory._check_enabled()
+    index_of(agent.memory)._check_enabled()
     agent.memory.sync()
     path = _memory_path(agent)
     rel = path.relative_to(agent.root).as_posix()
     before = path.read_bytes() if path.exists() else b""
     old = before.decode("utf-8", errors="replace")
-    day = agent.memory._today().isoformat()
+    day = agent.now().date().isoformat()
     result = ConsolidationResult()
     result.candidates = find_candidates(agent, old)
     live = entries(old)
@@ -303,7 +304,7 @@ class ChangedMeanwhile(SoulframeError):
     """The file is not what a run planned against (a note or an edit came in meanwhile)."""
 
 
-def apply_reviewed(agent: Agent, reviewed: ConsolidationResult) -> ConsolidationResult:
+def apply_reviewed(agent: AgentLike, reviewed: ConsolidationResult) -> ConsolidationResult:
     """Apply the run a dry run showed, exactly as its diff said, without asking the model
     again (a second answer could differ from the one that was reviewed). Refused, with
     MEMORY.md untouched, when the file changed since the dry run."""
@@ -322,7 +323,7 @@ def apply_reviewed(agent: Agent, reviewed: ConsolidationResult) -> Consolidation
     return result
 
 
-def _write(agent: Agent, path: Path, before: bytes, new: str, result: ConsolidationResult, *,
+def _write(agent: AgentLike, path: Path, before: bytes, new: str, result: ConsolidationResult, *,
            entities: bool) -> None:
     """Write an accepted run: the undo copy first, then the file, the index, the diary.
 
@@ -354,13 +355,13 @@ def _write(agent: Agent, path: Path, before: bytes, new: str, result: Consolidat
     agent.memory.sync()
     result.status = "applied"
     if entities and agent.config.get("memory.consolidate.entities"):
-        result.messages.extend(_update_entities(agent, result.operations, agent.memory._today().isoformat()))
+        result.messages.extend(_update_entities(agent, result.operations, agent.now().date().isoformat()))
     changed = [o for o in result.operations if o.get("op") != "noop"]
     result.diary = _diary(agent, f"applied: {len(changed)} change(s) to {rel}", result.operations)
     result.messages.append(f"{rel}: {len(changed)} change(s) applied; undo with `soulframe memory consolidate --undo`")
 
 
-def _update_entities(agent: Agent, ops: list[dict[str, Any]], day: str) -> list[str]:
+def _update_entities(agent: AgentLike, ops: list[dict[str, Any]], day: str) -> list[str]:
     from .entities import add_fact
 
     notes = []
@@ -381,7 +382,7 @@ def _diff(old: str, new: str, rel: str) -> str:
                                         f"a/{rel}", f"b/{rel}"))
 
 
-def _save_undo(agent: Agent, rel: str, before: bytes, written: bytes) -> Path:
+def _save_undo(agent: AgentLike, rel: str, before: bytes, written: bytes) -> Path:
     """Keep ``before`` for :func:`undo_last`, with the SHA-256 of what the run writes: undo
     restores only a file still holding exactly that."""
     from ..workspace import atomic_write, ensure_private_dir
@@ -396,8 +397,8 @@ def _save_undo(agent: Agent, rel: str, before: bytes, written: bytes) -> Path:
     return target
 
 
-def _diary(agent: Agent, headline: str, ops: list[dict[str, Any]]) -> str:
-    now = agent.memory._now()
+def _diary(agent: AgentLike, headline: str, ops: list[dict[str, Any]]) -> str:
+    now = agent.now()
     lines = [f"## {now:%Y-%m-%d %H:%M} {headline}"]
     for o in ops:
         what = o.get("text") or o.get("removed") or ""
@@ -407,7 +408,7 @@ def _diary(agent: Agent, headline: str, ops: list[dict[str, Any]]) -> str:
     return DIARY
 
 
-def undo_last(agent: Agent) -> ConsolidationResult:
+def undo_last(agent: AgentLike) -> ConsolidationResult:
     """Restore MEMORY.md as it was before the last applied run, byte for byte — only when
     it still holds what that run wrote: a note or an edit made since would be lost, so then
     nothing is restored and the error says where the old copy is."""

@@ -42,8 +42,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
-from ..model import ConfigError, PathEscapeError, SoulframeError
-from ..workspace import Workspace
+from ..model import ConfigError, PathEscapeError, SoulframeError, WorkspaceLike
 
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 _DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
@@ -99,7 +98,7 @@ class MemoryPathError(SoulframeError):
     """A path that is not a memory file, or leaves the workspace (the message says which)."""
 
 
-def confine_memory_path(workspace: Workspace, raw: object) -> tuple[str, str, Path]:
+def confine_memory_path(workspace: WorkspaceLike, raw: object) -> tuple[str, str, Path]:
     """Check a path a model or a user gave for a memory file, which may not exist yet.
 
     Checked twice: as written (no absolute paths, no ``..``, no backslashes, a memory path)
@@ -138,7 +137,7 @@ class Discovery:
     each file that is a symlink. A plain file in a plain directory is where its path says.
     """
 
-    def __init__(self, workspace: Workspace, extra_paths: Sequence[str] = ()) -> None:
+    def __init__(self, workspace: WorkspaceLike, extra_paths: Sequence[str] = ()) -> None:
         self.workspace = workspace
         self.root = workspace.root
         #: (path, why) for each file or directory link :meth:`files` skipped

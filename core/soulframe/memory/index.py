@@ -31,8 +31,8 @@ from .results import MemoryDisabledError, MemoryExcerpt, SearchResults, SyncRepo
 from .sessions import PRIVATE_DIR
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..model import EmbeddingProvider, Store
+    from ..model import AgentLike, EmbeddingProvider, Store
+    from .calibration import Calibrator
 
 log = logging.getLogger("soulframe.memory")
 
@@ -43,7 +43,7 @@ log = logging.getLogger("soulframe.memory")
 class MemoryIndex:
     """The memory of one :class:`~soulframe.Agent` (``agent.memory``)."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: AgentLike) -> None:
         self.agent = agent
         self.config = agent.config
         self._lock = threading.RLock()
@@ -66,6 +66,8 @@ class MemoryIndex:
         #: what the last full sync saw (:mod:`.freshness`); None: the next search walks
         self._snapshot: Any = None
         self._walked_dirs: dict[str, int] = {}
+        #: how far vector scores sit from chance for this model (:mod:`.search`)
+        self._calibrator: Calibrator | None = None
 
     # ------------------------------------------------------------------ parts
 
@@ -263,20 +265,6 @@ class MemoryIndex:
         return read(self, path, from_line, lines, session)
 
     # ------------------------------------------------------------------ writing
-
-    def _today(self) -> _dt.date:
-        return self._now().date()
-
-    def _now(self) -> _dt.datetime:
-        tz_name = self.agent.spec.timezone or self.config.get("timezone")
-        if tz_name:
-            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-            try:
-                return _dt.datetime.now(ZoneInfo(str(tz_name)))
-            except ZoneInfoNotFoundError as exc:
-                raise SoulframeError(f"timezone = {tz_name!r}: unknown IANA time zone") from exc
-        return _dt.datetime.now().astimezone()
 
     def append_daily(
         self, text: str, *, when: _dt.datetime | None = None, via: str = "memory remember"

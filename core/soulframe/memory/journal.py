@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 from ..model import SoulframeError
 
 if TYPE_CHECKING:
-    from .index import MemoryIndex
+    from .indexview import IndexView
 
-def append_daily(index: MemoryIndex, text: str, *, when: _dt.datetime | None = None,
+def append_daily(index: IndexView, text: str, *, when: _dt.datetime | None = None,
                  via: str = "memory remember") -> Path:
     """Append ``- text`` to today's log ``memory/YYYY-MM-DD.md`` (agent time zone),
     creating it with a ``# YYYY-MM-DD`` heading. Atomic against concurrent writers:
     lock, append, fsync."""
     index._check_enabled()
     entry = _entry(text)
-    day = (when or index._now()).date().isoformat()
+    day = (when or index.agent.now()).date().isoformat()
     path = index.agent.workspace.resolve(f"memory/{day}.md")
     from .safety import guard
 
@@ -28,7 +28,7 @@ def append_daily(index: MemoryIndex, text: str, *, when: _dt.datetime | None = N
     return path
 
 
-def remember(index: MemoryIndex, text: str, *, curated: bool = False, via: str = "memory remember") -> Path:
+def remember(index: IndexView, text: str, *, curated: bool = False, via: str = "memory remember") -> Path:
     """Append to today's log, or with ``curated`` to MEMORY.md (``- text (added
     YYYY-MM-DD)``), the curated long-term memory (seed 003 §5.2), at the end of its
     ``## Notes`` section (:mod:`soulframe.memory.curated`), never under whatever heading
@@ -40,7 +40,7 @@ def remember(index: MemoryIndex, text: str, *, curated: bool = False, via: str =
     from .safety import guard
 
     guard(index.agent, entry, target="MEMORY.md", via=via)
-    day = index._today().isoformat()
+    day = index.agent.now().date().isoformat()
     if not entry.rstrip().endswith(")"):
         entry = entry.rstrip("\n") + f" (added {day})\n"
     ws = index.agent.workspace

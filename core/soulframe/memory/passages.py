@@ -13,10 +13,10 @@ from ..model import CountsTokens
 
 if TYPE_CHECKING:
     from ..model import EmbeddingProvider
-    from .index import MemoryIndex
+    from .indexview import IndexView
 
 
-def passage_windows(index: MemoryIndex, text: str, provider: EmbeddingProvider) -> list[str]:
+def passage_windows(index: IndexView, text: str, provider: EmbeddingProvider) -> list[str]:
     """The passages of a chunk that are embedded (see the module docstring)."""
     target = int(index.config.get("memory.embed_window_chars"))
     counts = provider if isinstance(provider, CountsTokens) else None

@@ -20,7 +20,7 @@ import attrs
 from ..model import Candidate, Chunk, Chunker, Reranker
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike
     from .fusion import Fused
 
 log = logging.getLogger("soulframe.memory")
@@ -29,7 +29,7 @@ log = logging.getLogger("soulframe.memory")
 NO_RERANKER = "none"
 
 
-def chunker(agent: Agent) -> Chunker:
+def chunker(agent: AgentLike) -> Chunker:
     """The chunker ``memory.chunker`` names, built once per agent."""
     name = str(agent.config.get("memory.chunker"))
     cached = agent.cache.chunker
@@ -41,7 +41,7 @@ def chunker(agent: Agent) -> Chunker:
     return built
 
 
-def chunk(agent: Agent, text: str, path: str) -> list[Chunk]:
+def chunk(agent: AgentLike, text: str, path: str) -> list[Chunk]:
     """``text`` cut by the selected chunker, with the chunker's promise checked: every chunk
     has text and a 1-based, inclusive, in-order line range. Provenance comments
     (:mod:`soulframe.memory.provenance`) are cut first: they are not content, and cutting
@@ -63,7 +63,7 @@ def chunk(agent: Agent, text: str, path: str) -> list[Chunk]:
     return out
 
 
-def reranker(agent: Agent) -> Reranker | None:
+def reranker(agent: AgentLike) -> Reranker | None:
     """The re-ranker ``memory.reranker`` names, or ``None`` when it is ``"none"``."""
     name = str(agent.config.get("memory.reranker"))
     if name == NO_RERANKER:
@@ -84,7 +84,7 @@ class RerankOutcome:
     notice: str | None = None
 
 
-def rerank(agent: Agent, query: str, fused: list[Fused]) -> RerankOutcome:
+def rerank(agent: AgentLike, query: str, fused: list[Fused]) -> RerankOutcome:
     """Re-score the best ``memory.rerank_candidates`` fused candidates with the selected
     re-ranker; the rest keep their place after them. Fails open (see the module docstring)."""
     model = reranker(agent)

@@ -10,12 +10,12 @@ from ..model import Session, SoulframeError
 from .results import MemoryExcerpt
 
 if TYPE_CHECKING:
-    from .index import MemoryIndex
+    from .indexview import IndexView
 
 _CITATION = re.compile(r"^(?P<path>.+?)#L(?P<a>\d+)(?:-L?(?P<b>\d+))?$")
 
 
-def read(index: MemoryIndex, path: str,
+def read(index: IndexView, path: str,
     from_line: int | None = None,
     lines: int | None = None,
     session: Session | None = None,
@@ -80,7 +80,7 @@ def read(index: MemoryIndex, path: str,
     return MemoryExcerpt(rel, start, max(end, start - 1), body, len(all_lines))
 
 
-def _users_own(index: MemoryIndex, rel: str, session: Session | None) -> str | None:
+def _users_own(index: IndexView, rel: str, session: Session | None) -> str | None:
     """The session user's own memory document ``rel`` (kept in the store), when the user
     is not the workspace's owner; a private one only in a private session."""
     if session is None or not session.user_id:

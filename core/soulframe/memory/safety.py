@@ -42,7 +42,7 @@ from ..model import SoulframeError
 from ..neutralise import fold
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike
 
 MODES = ("refuse", "warn", "allow")
 
@@ -189,7 +189,7 @@ def mode_of(config: Any) -> str:
     return mode if mode in MODES else "refuse"
 
 
-def guard(agent: Agent, text: str, *, target: str, via: str) -> list[Finding]:
+def guard(agent: AgentLike, text: str, *, target: str, via: str) -> list[Finding]:
     """Check ``text`` before ``via`` (``memory remember``, ``flush`` ...) writes it to
     ``target`` (a workspace-relative path, or ``USER.md of user alice``).
 
@@ -198,7 +198,7 @@ def guard(agent: Agent, text: str, *, target: str, via: str) -> list[Finding]:
     quarantined, an :class:`UnsafeWriteWarning` issued and the write goes on; ``allow``
     checks nothing.
     """
-    mode = mode_of(getattr(agent, "config", None))
+    mode = mode_of(agent.config)
     if mode == "allow":
         return []
     findings = scan(text)
@@ -282,12 +282,11 @@ class Quarantine:
         self.workspace = workspace
 
     @classmethod
-    def for_agent(cls, agent: Agent) -> Quarantine:
+    def for_agent(cls, agent: AgentLike) -> Quarantine:
         from ..workspace import ensure_private_dir
 
         folder = ensure_private_dir(Path(agent.state_dir) / "quarantine")
-        key = getattr(agent, "state_key", None) or getattr(agent, "id", "agent")
-        return cls(folder / f"{key}.jsonl", str(getattr(agent, "id", "")), str(getattr(agent, "root", "")))
+        return cls(folder / f"{agent.state_key}.jsonl", agent.id, str(agent.root))
 
     def add(self, text: str, *, target: str, via: str, findings: Iterable[Finding], action: str) -> str:
         entry_id = _dt.datetime.now(_dt.UTC).strftime("q%Y%m%d-%H%M%S-") + secrets.token_hex(3)

@@ -17,7 +17,7 @@ from .results import MemoryWarning, SearchResults
 
 if TYPE_CHECKING:
     from ..model import EmbeddingProvider
-    from .index import MemoryIndex
+    from .indexview import IndexView
 
 log = logging.getLogger("soulframe.memory")
 
@@ -38,7 +38,7 @@ POOL_FACTOR = 8
 VECTOR_POOL_FACTOR = 2
 
 
-def search(index: MemoryIndex, query: str,
+def search(index: IndexView, query: str,
     k: int | None = None,
     session: Session | None = None,
     *,
@@ -168,7 +168,7 @@ def _passes(f: Fused, min_score: float) -> bool:
     return f.score >= min_score or (f.vector_score is not None and f.vector_score >= min_score)
 
 
-def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[StoredChunk],
+def _calibrated(index: IndexView, provider: EmbeddingProvider, hits: list[StoredChunk],
                 query: str) -> list[StoredChunk]:
     """Vector hits with their cosine mapped to the model's calibrated 0..1 scale, against its
     background for the question's language and each hit's (:mod:`soulframe.memory.calibration`),
@@ -177,25 +177,25 @@ def _calibrated(index: MemoryIndex, provider: EmbeddingProvider, hits: list[Stor
         return hits
     from .calibration import Calibrator
 
-    calibrator = getattr(index, "_calibrator", None)
+    calibrator = index._calibrator
     if calibrator is None:
         calibrator = index._calibrator = Calibrator()
     return calibrator.calibrate(provider, str(index.model_key()), index.store, query, hits)
 
 
-def _record_recalls(index: MemoryIndex, query: str, recalls: list[Any]) -> None:
+def _record_recalls(index: IndexView, query: str, recalls: list[Any]) -> None:
     from .recall import query_hash
 
     store = index.store
     if not isinstance(store, TracksRecalls):
         return
     try:
-        store.record_recalls(recalls, query_hash(query), index._today().isoformat())
+        store.record_recalls(recalls, query_hash(query), index.agent.now().date().isoformat())
     except Exception as exc:  # counting must never cost the user their search
         log.debug("recall tracking skipped: %s", exc)
 
 
-def _entities_first(index: MemoryIndex, fused: list[Fused], query: str) -> list[Fused]:
+def _entities_first(index: IndexView, fused: list[Fused], query: str) -> list[Fused]:
     """A question naming an entity that has a page (``bank/entities/<name>.md``) gets
     that page's facts first."""
     if not fused or not index.config.get("memory.consolidate.entities"):
@@ -246,7 +246,7 @@ def _supersession(fused: list[Fused], *, history: bool) -> tuple[list[Fused], se
     return out, older
 
 
-def _sync_user(index: MemoryIndex, user_id: str) -> None:
+def _sync_user(index: IndexView, user_id: str) -> None:
     """A user's memory documents live in the store, not in the workspace, so the file
     sync above never sees them: a search for a user indexes that user's documents that
     changed (or all of them after ``memory rebuild`` cleared the index, or when another
@@ -259,7 +259,7 @@ def _sync_user(index: MemoryIndex, user_id: str) -> None:
         log.debug("no per-user memory for %s: %s", user_id, exc)
 
 
-def _pool(index: MemoryIndex) -> Any:
+def _pool(index: IndexView) -> Any:
     if index._executor is None:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -267,7 +267,7 @@ def _pool(index: MemoryIndex) -> Any:
     return index._executor
 
 
-def embed_query(index: MemoryIndex, provider: EmbeddingProvider, query: str) -> Any:
+def embed_query(index: IndexView, provider: EmbeddingProvider, query: str) -> Any:
     key = (index.model_key(), query)
     qv = index._query_vectors.get(key)
     if qv is None:
@@ -278,7 +278,7 @@ def embed_query(index: MemoryIndex, provider: EmbeddingProvider, query: str) -> 
     return qv
 
 
-def _adjust(index: MemoryIndex, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
+def _adjust(index: IndexView, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
     """The user's own copies boosted over the agent's, then (when configured) temporal
     decay and MMR diversity."""
     boost = float(index.config.get("memory.user_scope_boost"))
@@ -290,7 +290,7 @@ def _adjust(index: MemoryIndex, fused: list[Fused], k: int, session: Session | N
         mine = {(f.chunk.path, f.chunk.start_line) for f in fused if f.chunk.scope}
         fused = ordered([f for f in fused if f.chunk.scope or (f.chunk.path, f.chunk.start_line) not in mine])
     if index.config.get("memory.temporal_decay"):
-        fused = temporal_decay(fused, index._today(), float(index.config.get("memory.half_life_days")))
+        fused = temporal_decay(fused, index.agent.now().date(), float(index.config.get("memory.half_life_days")))
     if index.config.get("memory.mmr") and len(fused) > 1:
         head = fused[: max(k * 4, 20)]
         vectors = {}
@@ -300,7 +300,7 @@ def _adjust(index: MemoryIndex, fused: list[Fused], k: int, session: Session | N
     return fused
 
 
-def _hit(index: MemoryIndex, f: Fused, terms: list[str], qv: Any = None,
+def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
          recalls: list[Any] | None = None) -> SearchHit:
     ch = f.chunk
     first = best_lines(ch.text, terms)[0]
@@ -326,7 +326,7 @@ def _hit(index: MemoryIndex, f: Fused, terms: list[str], qv: Any = None,
     )
 
 
-def _provenance(index: MemoryIndex, path: str, start: int, end: int) -> tuple[str, ...]:
+def _provenance(index: IndexView, path: str, start: int, end: int) -> tuple[str, ...]:
     """The provenance notes on lines ``start``-``end`` of the workspace file (the index holds
     the text without them); nothing when the file cannot be read."""
     from .provenance import of_lines
@@ -341,7 +341,7 @@ def _provenance(index: MemoryIndex, path: str, start: int, end: int) -> tuple[st
     return of_lines(lines)
 
 
-def _focus_line(index: MemoryIndex, text: str, terms: list[str], qv: Any) -> int | None:
+def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any) -> int | None:
     """The 0-based line of ``text`` the snippet should show: the line whose passage is
     closest to the question, weighed with the share of the question's terms the line holds
     (the fusion's own weights), so the snippet shows the best-matching passage whichever
@@ -368,7 +368,7 @@ def _focus_line(index: MemoryIndex, text: str, terms: list[str], qv: Any) -> int
     for i, ln in enumerate(lines):
         if ln.strip() and not ln.lstrip().startswith("#"):
             where.setdefault(plain(ln), []).append(i)
-    background = getattr(getattr(index, "_calibrator", None), "_known", {}).get(str(index.model_key()))
+    background = (index._calibrator._known if index._calibrator is not None else {}).get(str(index.model_key()))
     tw = float(index.config.get("memory.text_weight"))
     w = tw / max(tw + float(index.config.get("memory.vector_weight")), 1e-9)
     best, best_score = None, -2.0

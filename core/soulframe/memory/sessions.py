@@ -29,10 +29,11 @@ import attrs
 
 from ..conversation import text_of
 from ..model import Session, SoulframeError
+from .indexview import index_of
 from .textclean import strip_controls
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike, ChatModel
 
 #: the workspace folder a private session's capture is kept in: private memory (indexed
 #: like ``memory.extra_paths``), out of ``memory/``, which every session searches
@@ -228,7 +229,7 @@ def slugify(text: str, *, words: int = 5, max_len: int = 40) -> str:
     return slug or "session"
 
 
-def chat_model(agent: Agent, purpose: str = "save-session") -> Any:
+def chat_model(agent: AgentLike, purpose: str = "save-session") -> Any:
     """The chat model ``[model] provider`` selects (calls logged under ``purpose``), or
     ``None`` when none is configured."""
     if not agent.config.get("model.provider"):
@@ -238,11 +239,11 @@ def chat_model(agent: Agent, purpose: str = "save-session") -> Any:
     return chat_model_for(agent, purpose)
 
 
-def ask_model(model: Any, system: str, user: str, *, timeout: float = 120.0) -> str:
+def ask_model(model: ChatModel, system: str, user: str, *, timeout: float = 120.0) -> str:
     reply = model.chat(
         [{"role": "system", "content": system}, {"role": "user", "content": user}], timeout=timeout
     )
-    return str(getattr(reply, "text", "") or "").strip()
+    return reply.text.strip()
 
 
 def _transcript_text(turns: Sequence[Mapping[str, str]]) -> str:
@@ -266,7 +267,7 @@ def _bullets(summary: str) -> str:
 
 
 def save_session(
-    agent: Agent,
+    agent: AgentLike,
     messages: Any,
     *,
     slug: str | None = None,
@@ -290,12 +291,11 @@ def save_session(
     from ..workspace import create_exclusive
     from .safety import guard
 
-    memory = agent.memory
-    memory._check_enabled()
+    index_of(agent.memory)._check_enabled()
     turns = [t for t in _normalise(messages, Limits.of(agent.config)) if t["role"] in ("user", "assistant") and t["content"].strip()]
     if not turns:
         raise SoulframeError("save-session: the transcript has no user or assistant turns")
-    now = memory._now()
+    now = agent.now()
     first_user = next((t["content"] for t in turns if t["role"] == "user"), turns[0]["content"])
     name_slug = slugify(slug) if slug else slugify(first_user)
     notes: list[str] = []
@@ -365,14 +365,14 @@ def save_session(
     while not create_exclusive(folder / Path(rel).name, content):
         rel = f"{top}/{day}-{name_slug}-{n}.md"
         n += 1
-    memory.sync()
+    agent.memory.sync()
     return SavedSession(
         path=rel, model=used_model, turns=0 if used_model else len(kept), chars=len(content),
         warnings=tuple(notes), private=private,
     )
 
 
-def _capture_user(agent: Agent, session: Session | None) -> str | None:
+def _capture_user(agent: AgentLike, session: Session | None) -> str | None:
     """The user whose own memory keeps a private session's capture: the session's user
     unless they are the workspace's owner (whose memory is the workspace)."""
     if session is None or not session.user_id:
@@ -382,7 +382,7 @@ def _capture_user(agent: Agent, session: Session | None) -> str | None:
     return effective_user(agent, session.user_id)
 
 
-def _capture_folder(agent: Agent, top: str) -> Path:
+def _capture_folder(agent: AgentLike, top: str) -> Path:
     """The folder ``top`` (created 0700), checked by the directory it really is: a private
     capture must not land in ``memory/`` through a link (``sessions -> memory``, or
     ``memory -> sessions``), where every session would find it."""
@@ -407,7 +407,7 @@ def _capture_folder(agent: Agent, top: str) -> Path:
 # --------------------------------------------------------------------------- quarantine
 
 
-def release(agent: Agent, entry_id: str) -> str:
+def release(agent: AgentLike, entry_id: str) -> str:
     """Append a quarantined text to the agent's memory file it was going to (MEMORY.md or
     memory/*.md), without the safety check, and drop it from quarantine."""
     from .safety import Quarantine
@@ -415,7 +415,7 @@ def release(agent: Agent, entry_id: str) -> str:
     q = Quarantine.for_agent(agent)
     entry = q.get(entry_id)
     target = entry.target
-    if not agent.memory.discovery.is_memory_path(target) or " " in target:
+    if not index_of(agent.memory).discovery.is_memory_path(target) or " " in target:
         raise SoulframeError(
             f"{entry_id} was going to {target}, not one of the agent's memory files: review it "
             f"with `soulframe memory quarantine show {entry_id}` and write it yourself "

@@ -9,9 +9,9 @@ from ..model import TracksRecalls
 from .sync import _skip_reason
 
 if TYPE_CHECKING:
-    from .index import MemoryIndex
+    from .indexview import IndexView
 
-def status(index: MemoryIndex, *, deep: bool = False, sync: bool = False) -> dict[str, Any]:
+def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> dict[str, Any]:
     """Files, chunks, provider, model, dimensions, vector backend, stale files and health."""
     index._check_enabled()
     if sync:

@@ -29,7 +29,7 @@ from .textclean import BINARY, blank_nul_lines, line_list, looks_binary
 
 if TYPE_CHECKING:
     from ..model import EmbeddingProvider
-    from .index import MemoryIndex
+    from .indexview import IndexView
 
 BINARY_SNIFF = 8192
 
@@ -39,7 +39,7 @@ EMBED_GROUP = 256
 
 
 @contextlib.contextmanager
-def sync_lock(index: MemoryIndex, *, blocking: bool) -> Any:
+def sync_lock(index: IndexView, *, blocking: bool) -> Any:
     if index._sync_depth:
         index._sync_depth += 1
         try:
@@ -65,7 +65,7 @@ def sync_lock(index: MemoryIndex, *, blocking: bool) -> Any:
         os.close(fd)
 
 
-def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
+def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
     started = time.perf_counter()
     started_ns = time.time_ns()
     report = SyncReport()
@@ -199,12 +199,12 @@ def sync_files(index: MemoryIndex, *, force: bool, progress: Callable[[int, int]
     return report
 
 
-def _skip(index: MemoryIndex, report: SyncReport, path: str, st: os.stat_result, reason: str) -> None:
+def _skip(index: IndexView, report: SyncReport, path: str, st: os.stat_result, reason: str) -> None:
     report.skipped.append((path, reason))
     _warn(index, report, path, st, f"{path}: skipped: {reason}")
 
 
-def _warn(index: MemoryIndex, report: SyncReport, path: str, st: os.stat_result, message: str) -> None:
+def _warn(index: IndexView, report: SyncReport, path: str, st: os.stat_result, message: str) -> None:
     key = (path, st.st_mtime_ns, st.st_size)
     if key in index._warned:
         return
@@ -212,7 +212,7 @@ def _warn(index: MemoryIndex, report: SyncReport, path: str, st: os.stat_result,
     report.warnings.append(message)
 
 
-def embed_and_write(index: MemoryIndex, pending: list[tuple[FileRecord, list[Any], bool]],
+def embed_and_write(index: IndexView, pending: list[tuple[FileRecord, list[Any], bool]],
     provider: EmbeddingProvider | None,
     model: str | None,
     report: SyncReport,

@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING, Any
 from ..agentstore import check_user, context_store
 from ..model import FileRecord, Session, SoulframeError
 from .chunking import bytes_hash
+from .indexview import index_of
 from .pipeline import chunk
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike
 
 DAILY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 CURATED = "MEMORY.md"
@@ -57,7 +58,7 @@ def _entry(text: str) -> str:
 class UserMemory:
     """The memory of one user of one agent."""
 
-    def __init__(self, agent: Agent, user_id: str) -> None:
+    def __init__(self, agent: AgentLike, user_id: str) -> None:
         self.agent = agent
         self.user_id = check_user(user_id)
 
@@ -77,17 +78,12 @@ class UserMemory:
                                  "or sessions/YYYY-MM-DD-<slug>.md)")
         return self.documents().get(name)
 
-    def _today(self) -> _dt.date:
-        from ..prompt.context import agent_timezone
-
-        return _dt.datetime.now(agent_timezone(self.agent)).date()
-
     def append_daily(self, text: str, *, when: _dt.datetime | None = None,
                      via: str = "memory remember") -> str:
         """Append ``- text`` to the user's ``memory/YYYY-MM-DD.md`` and index it."""
         from .safety import guard
 
-        day = (when.date() if when is not None else self._today()).isoformat()
+        day = (when.date() if when is not None else self.agent.now().date()).isoformat()
         name = f"memory/{day}.md"
         guard(self.agent, text, target=f"{name} of user {self.user_id}", via=via)
         self.files.append_user_file(self.user_id, name, _entry(text), heading=f"# {day}\n\n")
@@ -100,7 +96,7 @@ class UserMemory:
 
         if not curated:
             return self.append_daily(text)
-        entry = _entry(text).rstrip("\n") + f" (added {self._today().isoformat()})\n"
+        entry = _entry(text).rstrip("\n") + f" (added {self.agent.now().date().isoformat()})\n"
         guard(self.agent, entry, target=f"{CURATED} of user {self.user_id}", via="memory remember")
         self.files.append_user_file(self.user_id, CURATED, entry, heading="# MEMORY.md\n\n")
         self.sync()
@@ -130,7 +126,7 @@ class UserMemory:
         store with ``scope=<user id>``. Returns how many documents were (re)indexed."""
         from .results import SyncReport
 
-        index = self.agent.memory
+        index = index_of(self.agent.memory)
         store = index.store
         docs = self.documents()
         stored = store.files(self.user_id)

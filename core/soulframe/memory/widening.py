@@ -25,7 +25,7 @@ from ..model import SearchHit, SoulframeError
 from .supersede import is_superseded
 
 if TYPE_CHECKING:
-    from .index import MemoryIndex
+    from .indexview import IndexView
 
 
 class Widener:
@@ -33,7 +33,7 @@ class Widener:
     widened hit, or ``None`` when every line of it is already cited by a better hit (it
     would add nothing: the caller takes the next candidate instead)."""
 
-    def __init__(self, index: MemoryIndex, budget: int) -> None:
+    def __init__(self, index: IndexView, budget: int) -> None:
         self.index = index
         self.budget = budget
         self._files: dict[str, list[str] | None] = {}
@@ -75,7 +75,7 @@ class Widener:
         return attrs.evolve(h, start_line=lo + 1, end_line=hi + 1)
 
 
-def _lines(index: MemoryIndex, path: str, files: dict[str, list[str] | None]) -> list[str] | None:
+def _lines(index: IndexView, path: str, files: dict[str, list[str] | None]) -> list[str] | None:
     if path not in files:
         try:
             target = index.agent.workspace.resolve(path)

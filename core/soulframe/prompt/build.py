@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import plugins as _plugins
+from ..agentcache import SectionTable
 from ..model import (
     PROMPT_MODES,
     ConfigError,
@@ -46,7 +47,7 @@ from ..model import (
 )
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike
 
 DEFAULT_BOUNDARY = "<!-- SOULFRAME_CACHE_BOUNDARY -->"
 #: the notice the core adds when something was cut; sits just before the recency reminders
@@ -70,7 +71,7 @@ def _check_mode(mode: str, where: str) -> PromptMode:
     return mode  # type: ignore[return-value]
 
 
-def resolve_mode(agent: Agent, session: Session, override: str | None = None) -> PromptMode:
+def resolve_mode(agent: AgentLike, session: Session, override: str | None = None) -> PromptMode:
     """The prompt mode for ``session``, in seed 002's order.
 
     1. a runtime override (``override``, then ``session.mode``);
@@ -98,16 +99,7 @@ def resolve_mode(agent: Agent, session: Session, override: str | None = None) ->
 # --------------------------------------------------------------------------- the section table
 
 
-@attrs.frozen
-class SectionTable:
-    """The registered sections, sorted, with the disabled ones removed, and per mode."""
-
-    disabled: tuple[str, ...]
-    sections: tuple[Section, ...]
-    by_mode: dict[str, tuple[Section, ...]]
-
-
-def section_table(agent: Agent) -> SectionTable:
+def section_table(agent: AgentLike) -> SectionTable:
     """Collected once per agent (and again if ``prompt.disabled_sections`` changes)."""
     disabled = tuple(agent.config.get("prompt.disabled_sections") or ())
     cached = agent.cache.sections
@@ -139,7 +131,7 @@ def section_table(agent: Agent) -> SectionTable:
 # --------------------------------------------------------------------------- building
 
 
-def _memo_estimator(agent: Agent, estimate: Callable[[str], int]) -> Callable[[str], int]:
+def _memo_estimator(agent: AgentLike, estimate: Callable[[str], int]) -> Callable[[str], int]:
     """``estimate`` remembered per text: most sections render the same text build after
     build, and a warm build should not re-scan them."""
     cached = agent.cache.token_memo
@@ -159,7 +151,7 @@ def _memo_estimator(agent: Agent, estimate: Callable[[str], int]) -> Callable[[s
     return memo_estimate
 
 
-def _identity(agent: Agent, files: Sequence[ContextFile]) -> Identity:
+def _identity(agent: AgentLike, files: Sequence[ContextFile]) -> Identity:
     """The resolved identity, re-parsed only when IDENTITY.md changes (the config it also
     reads is fixed for the agent's lifetime)."""
     from .identity import resolve_identity
@@ -174,7 +166,7 @@ def _identity(agent: Agent, files: Sequence[ContextFile]) -> Identity:
     return identity
 
 
-def _timezone_name(agent: Agent, now: Any) -> str:
+def _timezone_name(agent: AgentLike, now: Any) -> str:
     name = agent.spec.timezone or agent.config.get("timezone")
     return str(name) if name else str(now.tzname() or "local time")
 
@@ -234,7 +226,7 @@ def notice_text(
 
 
 def _fit(
-    agent: Agent, rendered: list[RenderedSection], budget: int, estimate: Callable[[str], int],
+    agent: AgentLike, rendered: list[RenderedSection], budget: int, estimate: Callable[[str], int],
     context_notices: Sequence[TruncationNotice],
 ) -> tuple[list[RenderedSection], tuple[TruncationNotice, ...]]:
     """Budget enforcement plus the notice. The notice itself costs tokens, so when adding
@@ -303,7 +295,7 @@ def effective_budget(budget_tokens: int, config: Any) -> int:
 
 
 def build_system_prompt(
-    agent: Agent,
+    agent: AgentLike,
     session: Session,
     *,
     mode: str | None = None,

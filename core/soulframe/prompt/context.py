@@ -29,7 +29,7 @@ import attrs
 from ..model import ConfigError, ContextFile, Session, SoulframeError, TruncationNotice
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike, Settings
 
 #: the bootstrap files, in the order they are injected (seed 000 §1), then MEMORY.md
 BOOTSTRAP_FILES: tuple[str, ...] = (
@@ -135,7 +135,7 @@ def filter_for_session(files: Iterable[ContextFile], session: Session, config: A
     return [f for f in files if visible_in_session(f.name, session, config)]
 
 
-def owners_memory_only(agent: Agent, session: Session, files: Iterable[ContextFile]) -> list[ContextFile]:
+def owners_memory_only(agent: AgentLike, session: Session, files: Iterable[ContextFile]) -> list[ContextFile]:
     """Curated memory follows its owner: a session of a user who is not the agent's owner
     gets that user's own MEMORY.md (``scope="user"``), never the agent's."""
     files = list(files)
@@ -199,9 +199,9 @@ def heartbeat_has_tasks(text: str | None) -> bool:
 # --------------------------------------------------------------------------- time
 
 
-def agent_timezone(agent: Agent) -> _dt.tzinfo:
+def agent_timezone(agent: AgentLike) -> _dt.tzinfo:
     """The agent's timezone: its ``timezone``, else config ``timezone``, else local time."""
-    name = getattr(agent.spec, "timezone", None) or agent.config.get("timezone")
+    name = agent.spec.timezone or agent.config.get("timezone")
     if not name:
         tz = _dt.datetime.now().astimezone().tzinfo
         return tz if tz is not None else _dt.UTC
@@ -216,7 +216,7 @@ def agent_timezone(agent: Agent) -> _dt.tzinfo:
         ) from exc
 
 
-def _timezone_key(agent: Agent, name: Any) -> str:
+def _timezone_key(agent: AgentLike, name: Any) -> str:
     """Where a bad timezone was set: the config file and line, or the agent's entry."""
     config = agent.config
     if name == config.get("timezone"):
@@ -224,13 +224,12 @@ def _timezone_key(agent: Agent, name: Any) -> str:
     return f"agents[{agent.spec.id}].timezone"
 
 
-def where(config: Any, key: str) -> str:
+def where(config: Settings, key: str) -> str:
     """``key`` with the file and line its value came from, when the config knows them."""
-    locate = getattr(config, "where", None)
-    return str(locate(key)) if callable(locate) else key
+    return config.where(key)
 
 
-def session_now(agent: Agent, session: Session) -> _dt.datetime:
+def session_now(agent: AgentLike, session: Session) -> _dt.datetime:
     """The moment the prompt is for, in the agent's timezone (``session.now`` if set; a
     naive ``session.now`` is taken to be agent-local time)."""
     tz = agent_timezone(agent)
@@ -263,7 +262,7 @@ def agent_now(timezone: str | None, now: _dt.datetime | None = None) -> _dt.date
     return now.astimezone(tz)
 
 
-def daily_log_names(agent: Agent, session: Session) -> list[str]:
+def daily_log_names(agent: AgentLike, session: Session) -> list[str]:
     """``memory/YYYY-MM-DD.md`` for yesterday and today, agent-local."""
     today = session_now(agent, session).date()
     return [f"memory/{d.isoformat()}.md" for d in (today - _dt.timedelta(days=1), today)]
@@ -272,7 +271,7 @@ def daily_log_names(agent: Agent, session: Session) -> list[str]:
 # --------------------------------------------------------------------------- the pipeline
 
 
-def sources(agent: Agent) -> list[Any]:
+def sources(agent: AgentLike) -> list[Any]:
     """The context sources every registered ``register_context_sources`` factory builds,
     in plugin order (built once per agent)."""
     cache = agent.cache.context_sources
@@ -285,7 +284,7 @@ def sources(agent: Agent) -> list[Any]:
     return list(built)
 
 
-def load_merged(agent: Agent, session: Session) -> list[ContextFile]:
+def load_merged(agent: AgentLike, session: Session) -> list[ContextFile]:
     """Steps 1–2: every source's files, merged. No transform, filter or truncation: what
     is on disk (and in stores), for ``doctor`` and ``identity``."""
     groups = []
@@ -296,7 +295,7 @@ def load_merged(agent: Agent, session: Session) -> list[ContextFile]:
             raise
         except Exception as exc:  # one broken source must not hide the others
             warnings.warn(
-                f"context source {getattr(src, 'name', src)!r} failed and was skipped: "
+                f"context source {src.name!r} failed and was skipped: "
                 f"{type(exc).__name__}: {exc}",
                 ContextWarning,
                 stacklevel=2,
@@ -304,7 +303,7 @@ def load_merged(agent: Agent, session: Session) -> list[ContextFile]:
     return order_files(merge(groups))
 
 
-def apply_transforms(agent: Agent, session: Session, files: list[ContextFile]) -> list[ContextFile]:
+def apply_transforms(agent: AgentLike, session: Session, files: list[ContextFile]) -> list[ContextFile]:
     """Step 3: the ``transform_context_files`` chain, soulframe's own plugins first."""
     caller = agent.pm.hook.transform_context_files
     for impl in caller.get_hookimpls():
@@ -328,7 +327,7 @@ def apply_transforms(agent: Agent, session: Session, files: list[ContextFile]) -
     return files
 
 
-def truncation_policy(agent: Agent) -> Any:
+def truncation_policy(agent: AgentLike) -> Any:
     """The policy ``bootstrap.truncation`` names, built once per agent."""
     name = str(agent.config.get("bootstrap.truncation"))
     cached = agent.cache.truncation_policy
@@ -340,7 +339,7 @@ def truncation_policy(agent: Agent) -> Any:
     return policy
 
 
-def collect_context(agent: Agent, session: Session, mode: str | None = None) -> ContextResult:
+def collect_context(agent: AgentLike, session: Session, mode: str | None = None) -> ContextResult:
     """The context files ``session`` sees, merged, transformed, filtered and truncated.
 
     With ``mode``, only the files that prompt mode uses are kept (before truncation, so an
@@ -364,7 +363,7 @@ def collect_context(agent: Agent, session: Session, mode: str | None = None) -> 
         if mode is not None:
             from . import mode_files
 
-            files = mode_files.for_mode(files, mode, str(getattr(agent.spec, "type", "open")))
+            files = mode_files.for_mode(files, mode, agent.spec.type)
             missing = mode_files.missing_expected(
                 files, mode, lambda n: visible_in_session(n, session, agent.config)
             )

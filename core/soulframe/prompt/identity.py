@@ -27,7 +27,7 @@ import attrs
 from ..model import ContextFile, Identity, Session
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike
 
 FIELDS: tuple[str, ...] = ("name", "emoji", "avatar", "creature", "vibe")
 DEFAULT_NAME = "Assistant"
@@ -84,7 +84,7 @@ class IdentityReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "identity": {f: getattr(self.identity, f) for f in FIELDS},
+            "identity": {f: v for f, v in attrs.asdict(self.identity).items() if f in FIELDS},
             "sources": dict(self.sources),
             "warnings": list(self.warnings),
         }
@@ -168,7 +168,7 @@ def _only_template(text: str) -> bool:
 
 
 def explain_identity(
-    agent: Agent, files: Sequence[ContextFile] | None = None, *, session: Session | None = None
+    agent: AgentLike, files: Sequence[ContextFile] | None = None, *, session: Session | None = None
 ) -> IdentityReport:
     """Resolve the identity and say where every field came from."""
     identity_file: ContextFile | None = None
@@ -188,7 +188,7 @@ def explain_identity(
     for problem in parsed.problems:
         warnings.warn(problem, IdentityWarning, stacklevel=2)
 
-    spec_identity = dict(getattr(agent.spec, "identity", {}) or {})
+    spec_identity = dict(agent.spec.identity)
     chosen: dict[str, str | None] = {}
     sources: dict[str, str] = {}
     for field in FIELDS:
@@ -224,7 +224,7 @@ def explain_identity(
 
 
 def resolve_identity(
-    agent: Agent, files: Sequence[ContextFile] | None = None, *, session: Session | None = None
+    agent: AgentLike, files: Sequence[ContextFile] | None = None, *, session: Session | None = None
 ) -> Identity:
     """The agent's display identity (see the module docstring for the chain).
 

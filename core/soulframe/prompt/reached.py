@@ -28,8 +28,7 @@ from ..workspace import FileIdentities
 from .context import BOOTSTRAP_FILES, EXTRA_CONTEXT_FILES, MEMORY_FILES, visible_in_session
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..model import Session
+    from ..model import AgentLike, Session
 
 #: every name at the workspace root a prompt or a seed reads
 ROOT_NAMES: tuple[str, ...] = (*BOOTSTRAP_FILES, *EXTRA_CONTEXT_FILES, *MEMORY_FILES, "BOOT.md")
@@ -37,7 +36,7 @@ ROOT_NAMES: tuple[str, ...] = (*BOOTSTRAP_FILES, *EXTRA_CONTEXT_FILES, *MEMORY_F
 OWNERS_FILES: frozenset[str] = frozenset({"USER.md", *MEMORY_FILES})
 
 
-def hidden_names(agent: Agent, session: Session) -> frozenset[str]:
+def hidden_names(agent: AgentLike, session: Session) -> frozenset[str]:
     """The root files ``session`` may not see: the session filter's, and the owner's own
     files for a user who is not the owner."""
     from ..agentstore import effective_user, sees_owner_memory
@@ -55,14 +54,14 @@ class Reached:
     ``agent`` names its folders of private memory (looked up only for a symlink)."""
 
     def __init__(self, root: Path, hidden: Collection[str] | Callable[[], Collection[str]],
-                 agent: Agent | None = None) -> None:
+                 agent: AgentLike | None = None) -> None:
         self.root = root
         self._hidden = hidden
         self.agent = agent
         self._ids: FileIdentities | None = None
 
     @classmethod
-    def for_session(cls, agent: Agent, session: Session) -> Reached:
+    def for_session(cls, agent: AgentLike, session: Session) -> Reached:
         # what the session may not see is worked out only when a file needs judging
         return cls(agent.root, lambda: hidden_names(agent, session), agent)
 
@@ -116,7 +115,7 @@ class Reached:
         return None
 
 
-def private_memory_dirs(agent: Agent) -> tuple[str, ...]:
+def private_memory_dirs(agent: AgentLike) -> tuple[str, ...]:
     """The workspace folders of private memory: saved private sessions, entity pages and
     ``memory.extra_paths``."""
     from ..memory.entities import ENTITY_DIR

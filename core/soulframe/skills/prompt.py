@@ -159,10 +159,10 @@ def skills_block(skills: SkillSet, ctx: PromptContext) -> str | None:
     hot-reloaded skill shows at once; the text is cached per version.
     """
     snap = skills.snapshot()
-    prompt_mode = getattr(ctx, "mode", None)
+    prompt_mode = ctx.mode
     if not snap.skills or prompt_mode == "none":
         return None
-    names = {t.name for t in getattr(ctx, "tools", None) or ()}
+    names = {t.name for t in ctx.tools}
     has_read = "skill_read" in names
     has_search = "skill_search" in names
     mode: str = "pinned" if prompt_mode == "minimal" else choose_mode(

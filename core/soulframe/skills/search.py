@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from ..model import Skill, SoulframeError
+from ..model import Skill, SkillHit, SoulframeError
 from ..textsplit import has_unspaced, query_words, text_words
 from .loader import SkillWarning
 
@@ -241,36 +241,6 @@ def _top(scores: npt.NDArray[np.float64], candidates: npt.NDArray[np.intp], k: i
 
 
 log = logging.getLogger("soulframe.skills")
-
-
-@attrs.frozen
-class SkillHit:
-    """One ``skill_search`` result. ``score`` is the final score (BM25, or the 0.3/0.7
-    fusion when embeddings are on); ``text_score``/``vector_score`` are the channels'."""
-
-    name: str
-    description: str
-    location: str
-    tier: int
-    tier_name: str
-    score: float
-    text_score: float | None = None
-    vector_score: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        def r(x: float | None) -> float | None:
-            return None if x is None else round(x, 4)
-
-        return {
-            "name": self.name,
-            "description": self.description,
-            "location": self.location,
-            "tier": self.tier,
-            "tier_name": self.tier_name,
-            "score": r(self.score),
-            "text_score": r(self.text_score),
-            "vector_score": r(self.vector_score),
-        }
 
 
 # --------------------------------------------------------------------------- a skill set's search

@@ -50,9 +50,8 @@ from .loader import (
 from .prompt import SkillMode, choose_mode
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..model import PromptContext
-    from .search import SkillHit, SkillIndex
+    from ..model import AgentLike, PromptContext, Session, SkillHit
+    from .search import SkillIndex
     from .watch import SkillWatcher
 
 log = logging.getLogger("soulframe.skills")
@@ -112,7 +111,7 @@ class SkillSet:
     'memory-maintenance'
     """
 
-    def __init__(self, agent: Agent, user_id: str | None = None) -> None:
+    def __init__(self, agent: AgentLike, user_id: str | None = None) -> None:
         self.agent = agent
         self.config = agent.config
         #: the user whose view this is (see :meth:`for_user`); None: the agent's own view
@@ -164,12 +163,12 @@ class SkillSet:
                 view = self._views[user_id] = SkillSet(self.agent, user_id)
             return view
 
-    def for_session(self, session: Any) -> SkillSet:
+    def for_session(self, session: Session) -> SkillSet:
         """:meth:`for_user` for the session's user (the owner of a standalone workspace is
         the agent itself, as for per-user files)."""
         from ..agentstore import effective_user
 
-        user = getattr(session, "user_id", None)
+        user = session.user_id
         return self.for_user(effective_user(self.agent, user) if user else None)
 
     def snapshot(self) -> Snapshot:
