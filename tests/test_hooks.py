@@ -26,7 +26,7 @@ from soulframe import (
 from soulframe.agent import Agent
 from soulframe.cli import build_cli
 from soulframe.config import load_config
-from soulframe.model import WorkspaceTemplate
+from soulframe.model import CHAT_MODELS, STORES, WorkspaceTemplate
 from soulframe.plugins import make_plugin_manager
 from soulframe.tools import dispatch
 from soulframe.workspace import seed_workspace
@@ -177,7 +177,7 @@ def test_hook_register_stores(ws: Path) -> None:
         def register_stores(self):
             def factory(agent):
                 opened.append(agent.id)
-                return agent.registry("register_stores")["sqlite"].factory(agent)
+                return agent.registry(STORES)["sqlite"].factory(agent)
 
             return [Registration("mirror", factory=factory, description="sqlite, counted")]
 
@@ -383,7 +383,7 @@ def test_hook_register_chat_models(ws: Path) -> None:
             return [Registration("echo", factory=lambda agent: Echo())]
 
     agent = agent_with(ws, P(), **{"model.provider": "echo"})
-    model = agent.select("register_chat_models", "model.provider", "chat model").factory(agent)
+    model = agent.select(CHAT_MODELS).factory(agent)
     assert model.model_id == "echo-1"
 
 

@@ -7,12 +7,26 @@ import datetime as _dt
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+import attrs
 
 from . import plugins as _plugins
 from .agentcache import AgentCache
 from .config import Config, load_config
-from .model import AgentSpec, Registration, Session, SystemPrompt, ToolSpec, WorkspaceNotFoundError
+from .model import (
+    EMBEDDING_PROVIDERS,
+    STORES,
+    AgentSpec,
+    ConfigError,
+    R,
+    Registration,
+    Registry,
+    Session,
+    SystemPrompt,
+    ToolSpec,
+    WorkspaceNotFoundError,
+)
 from .workspace import Workspace, ensure_private_dir
 
 if TYPE_CHECKING:
@@ -73,8 +87,6 @@ class Agent:
         if isinstance(config, Config):
             cfg = config.evolve(**overrides) if overrides else config
             if workspace is not None:
-                import attrs
-
                 agents = list(cfg.agents)
                 idx = next((i for i, a in enumerate(agents) if a.id == agent_id), 0)
                 chosen = Path(workspace).expanduser()
@@ -139,29 +151,39 @@ class Agent:
 
     # ------------------------------------------------------------------ named registries
 
-    def registry(self, hook_name: str) -> dict[str, Registration]:
-        """The named registrations of a ``register_*`` hook, later plugins winning."""
+    def registry(self, which: Registry[R]) -> dict[str, R]:
+        """The registrations of ``which`` (e.g. :data:`soulframe.model.STORES`), later
+        plugins winning. A plain :class:`Registration` offered where a richer type is
+        expected (a store's) becomes one with the extra fields at their defaults; anything
+        else is a plugin error naming the plugin."""
         # cached on the instance: a functools.cache on the method would keep every Agent
         # (its store and connection pool with it) alive until the interpreter exits
-        cache: dict[str, dict[str, Registration]] = self.__dict__.setdefault("_registries", {})
-        if hook_name not in cache:
-            cache[hook_name] = _plugins.collect_named(self.pm, hook_name)
-        return cache[hook_name]
+        cache: dict[str, dict[str, Registration[object]]] = self.__dict__.setdefault("_registries", {})
+        if which.hook not in cache:
+            found: dict[str, Registration[object]] = {}
+            for name, item in _plugins.collect_named(self.pm, which.hook).items():
+                if not isinstance(item, Registration):
+                    raise ConfigError(
+                        f"{which.hook}: a plugin offered {item!r} (a {type(item).__name__}), not a "
+                        "soulframe.Registration")
+                if not isinstance(item, which.type):
+                    item = which.type(**attrs.asdict(item, recurse=False))
+                found[name] = item
+            cache[which.hook] = found
+        return cast("dict[str, R]", cache[which.hook])
 
-    def select(self, hook_name: str, key: str, kind: str, name: str | None = None) -> Registration:
-        """Pick the registration ``config[key]`` names, with a helpful error if none does."""
-        chosen = name if name is not None else str(self.config.get(key))
-        return _plugins.select(
-            self.registry(hook_name), chosen, key=key, kind=kind, origin=self.config.origin(key)
-            if self.config.origin(key) != "default" else "",
-        )
+    def select(self, which: Registry[R], name: str | None = None) -> R:
+        """Pick the registration ``config[which.key]`` names (or ``name``), with a helpful
+        error if none does."""
+        chosen = name if name is not None else str(self.config.get(which.key))
+        origin = self.config.origin(which.key)
+        return _plugins.select(self.registry(which), chosen, key=which.key, kind=which.kind,
+                               origin=origin if origin != "default" else "")
 
     @functools.cached_property
     def store(self) -> Store:
         """The storage backend named by ``store.backend`` (opened on first use)."""
-        reg = self.select("register_stores", "store.backend", "store")
-        store: Store = reg.factory(self)
-        return store
+        return self.select(STORES).factory(self)
 
     @functools.cached_property
     def embedder(self) -> EmbeddingProvider | None:
@@ -169,7 +191,7 @@ class Agent:
         available one), or ``None`` when semantic search is off."""
         from .embedding import resolve_provider
 
-        return resolve_provider(self, self.registry("register_embedding_providers"))
+        return resolve_provider(self, self.registry(EMBEDDING_PROVIDERS))
 
     # ------------------------------------------------------------------ capabilities
 
@@ -212,12 +234,12 @@ class Agent:
 
     def store_location(self) -> Path | None:
         """The file the selected store keeps this agent's memory in, as its registration
-        declares it (``Registration.location``), without opening the store; ``None`` for a
+        declares it (``StoreRegistration.location``), without opening the store; ``None`` for a
         store that declares none (a database server) or an unknown backend."""
         from .model import SoulframeError
 
         try:
-            reg = self.select("register_stores", "store.backend", "store")
+            reg = self.select(STORES)
         except SoulframeError:
             return None
         if reg.location is None:

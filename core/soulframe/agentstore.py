@@ -29,8 +29,8 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from .model import STORES, ServesContextFiles, SoulframeError
 from .model import ContextFileStore as ContextFileStore  # its home before model.py held it
-from .model import ServesContextFiles, SoulframeError
 
 if TYPE_CHECKING:
     from .model import AgentLike, Session
@@ -84,7 +84,7 @@ def context_store(agent: AgentLike) -> ContextFileStore:
     """The selected store's context files for ``agent``.
 
     A store offers them with a ``context_files(agent)`` method. Its registration may declare
-    the same callable (``Registration.context_files``), so they are reached without opening
+    the same callable (``StoreRegistration.context_files``), so they are reached without opening
     the store itself (the SQLite memory index loads sqlite-vec and numpy; per-user files
     need neither).
     """
@@ -94,8 +94,7 @@ def context_store(agent: AgentLike) -> ContextFileStore:
     get = None
     if not agent.store_is_open:
         try:
-            reg = agent.select("register_stores", "store.backend", "store")
-            get = reg.context_files
+            get = agent.select(STORES).context_files
         except SoulframeError:
             get = None
     if get is None:
@@ -115,13 +114,12 @@ def context_store(agent: AgentLike) -> ContextFileStore:
 def is_managed(agent: AgentLike) -> bool:
     """Whether agent-level files live in the store (managed mode) rather than on disk.
 
-    Decided without opening the store: its registration declares it (``Registration.managed``).
+    Decided without opening the store: its registration declares it (``StoreRegistration.managed``).
     """
     try:
-        reg = agent.select("register_stores", "store.backend", "store")
+        return agent.select(STORES).managed
     except SoulframeError:
         return False
-    return reg.managed
 
 
 def effective_user(agent: AgentLike, user_id: str | None) -> str | None:

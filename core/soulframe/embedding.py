@@ -181,7 +181,7 @@ class EmbeddingCache:
 # --------------------------------------------------------------------------- choosing
 
 
-def _registry(registrations: Mapping[str, Registration] | Iterable[Registration]) -> dict[str, Registration]:
+def _registry(registrations: Mapping[str, Registration[EmbeddingProvider]] | Iterable[Registration[EmbeddingProvider]]) -> dict[str, Registration[EmbeddingProvider]]:
     if isinstance(registrations, Mapping):
         return dict(registrations)
     return {r.name: r for r in registrations}
@@ -197,10 +197,10 @@ def _unavailable_reason(provider: Any) -> str:
     return "not available"
 
 
-def build_provider(agent: AgentLike, registration: Registration) -> EmbeddingProvider:
+def build_provider(agent: AgentLike, registration: Registration[EmbeddingProvider]) -> EmbeddingProvider:
     """Call a registration's ``factory(agent)``, turning a failure into a clear error."""
     try:
-        provider: EmbeddingProvider = registration.factory(agent)
+        provider = registration.factory(agent)
     except SoulframeError:
         raise
     except Exception as exc:
@@ -213,7 +213,7 @@ def build_provider(agent: AgentLike, registration: Registration) -> EmbeddingPro
 
 def resolve_provider(
     agent: AgentLike,
-    registrations: Mapping[str, Registration] | Iterable[Registration],
+    registrations: Mapping[str, Registration[EmbeddingProvider]] | Iterable[Registration[EmbeddingProvider]],
 ) -> EmbeddingProvider | None:
     """The provider ``embedding.provider`` selects, or ``None`` when semantic search is off.
 
@@ -267,7 +267,7 @@ def resolve_provider(
 
 def explain_providers(
     agent: AgentLike,
-    registrations: Mapping[str, Registration] | Iterable[Registration],
+    registrations: Mapping[str, Registration[EmbeddingProvider]] | Iterable[Registration[EmbeddingProvider]],
 ) -> list[dict[str, Any]]:
     """One row per registered provider: name, plugin, available, reason, model id,
     dimensions (for ``soulframe models list`` and ``doctor``). Builds each provider but

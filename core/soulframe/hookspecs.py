@@ -26,8 +26,8 @@ pytest's and pluggy's hookspecs are): a plugin author reads this file and nothin
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -41,14 +41,22 @@ if TYPE_CHECKING:
     from .memory.results import SyncReport
     from .model import (
         AgentLike,
+        ChatModel,
+        Chunker,
         ContextFile,
+        ContextSource,
         DoctorCheck,
+        EmbeddingProvider,
         Registration,
+        Reranker,
         Section,
         Session,
+        Settings,
         SkillSource,
+        StoreRegistration,
         SystemPrompt,
         ToolSpec,
+        TruncationPolicy,
         WorkspaceTemplate,
     )
 
@@ -81,7 +89,7 @@ def register_prompt_sections() -> Iterable[Section]:
 
 
 @hookspec
-def register_context_sources() -> Iterable[Registration]:
+def register_context_sources() -> Iterable[Registration[ContextSource]]:
     """Offer sources of context files (the workspace on disk, a store's per-user files,
     virtual files such as DELEGATION.md and TEAM.md).
 
@@ -135,7 +143,7 @@ def register_workspace_templates() -> Iterable[WorkspaceTemplate]:
 
 
 @hookspec
-def workspace_initialized(config: Any, root: Path, download: bool, echo: Callable[[str], None]) -> None:
+def workspace_initialized(config: Settings | None, root: Path, download: bool, echo: Callable[[str], None]) -> None:
     """Finish the set-up after ``soulframe init`` created or completed a workspace: fetch
     what soulframe needs to work at its default settings.
 
@@ -157,7 +165,7 @@ def workspace_initialized(config: Any, root: Path, download: bool, echo: Callabl
 
 
 @hookspec
-def register_truncation_policies() -> Iterable[Registration]:
+def register_truncation_policies() -> Iterable[Registration[TruncationPolicy]]:
     """Offer policies that fit context files and sections into their budgets.
 
     Called when an :class:`~soulframe.Agent` first builds a prompt.
@@ -171,7 +179,7 @@ def register_truncation_policies() -> Iterable[Registration]:
 
 
 @hookspec
-def register_token_estimators() -> Iterable[Registration]:
+def register_token_estimators() -> Iterable[Registration[Callable[[str], int]]]:
     """Offer token counters used for budgets and ``prompt --explain``.
 
     Called when an :class:`~soulframe.Agent` first counts tokens.
@@ -188,7 +196,7 @@ def register_token_estimators() -> Iterable[Registration]:
 
 
 @hookspec
-def register_stores() -> Iterable[Registration]:
+def register_stores() -> Iterable[StoreRegistration]:
     """Offer storage backends for the memory index and per-user context files.
 
     Called once per :class:`~soulframe.Agent`, before the store is opened.
@@ -206,7 +214,7 @@ def register_stores() -> Iterable[Registration]:
 
 
 @hookspec
-def register_embedding_providers() -> Iterable[Registration]:
+def register_embedding_providers() -> Iterable[Registration[EmbeddingProvider]]:
     """Offer embedding providers for memory and skill search.
 
     Called when memory or skill search first needs an embedder, and by ``soulframe models``.
@@ -237,7 +245,7 @@ def memory_indexed(agent: AgentLike, report: SyncReport) -> None:
 
 
 @hookspec
-def register_chunkers() -> Iterable[Registration]:
+def register_chunkers() -> Iterable[Registration[Chunker]]:
     """Offer ways to cut memory files into chunks for the index.
 
     Called when a memory sync first needs a chunker.
@@ -254,7 +262,7 @@ def register_chunkers() -> Iterable[Registration]:
 
 
 @hookspec
-def register_rerankers() -> Iterable[Registration]:
+def register_rerankers() -> Iterable[Registration[Reranker]]:
     """Offer re-rankers for memory search.
 
     Called when a search first needs the re-ranker that ``memory.reranker`` names.
@@ -308,7 +316,7 @@ def register_tools() -> Iterable[ToolSpec]:
 
 
 @hookspec
-def register_chat_models() -> Iterable[Registration]:
+def register_chat_models() -> Iterable[Registration[ChatModel]]:
     """Offer chat-model clients (used by memory flush, summoning and heartbeat).
 
     Called when a routine first needs a chat model, and by ``soulframe models``.
@@ -397,7 +405,7 @@ def prompt_built(agent: AgentLike, prompt: SystemPrompt) -> None:
 
 
 @hookspec
-def before_compaction(agent: AgentLike, session: Session, usage: Any) -> None:
+def before_compaction(agent: AgentLike, session: Session, usage: object) -> None:
     """Observe that a host is about to compact a session's history.
 
     Called when a host calls ``agent.before_compaction(session, usage)``; the memory-flush plugin uses
@@ -416,7 +424,7 @@ def before_compaction(agent: AgentLike, session: Session, usage: Any) -> None:
 
 
 @hookspec
-def session_ended(agent: AgentLike, session: Session, messages: Any) -> None:
+def session_ended(agent: AgentLike, session: Session, messages: Sequence[Mapping[str, object]]) -> None:
     """Observe that a host ended (or reset) a session.
 
     Called when a host calls ``agent.end_session(session, messages)`` at the end of a conversation; the

@@ -15,7 +15,7 @@ import datetime as _dt
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -477,34 +477,45 @@ class ToolSpec:
 # --------------------------------------------------------------------------- named registries
 
 
-@attrs.frozen
-class Registration:
-    """A named thing a plugin offers: a store, an embedding provider, a truncation policy,
-    a chat model or a context source.
+T = TypeVar("T", covariant=True)
 
-    ``factory(agent)`` builds the object when it is selected, for that
-    :class:`~soulframe.Agent` (its ``config``, workspace and id): one signature for every
-    registry, and nothing heavy is imported at plugin load time. ``extra`` names the pip extra that provides its dependencies, which
-    the unknown-name error shows to the user.
+
+@attrs.frozen
+class Registration(Generic[T]):
+    """A named thing a plugin offers: a store, an embedding provider, a truncation policy,
+    a token estimator, a chunker, a re-ranker, a chat model or a context source.
+
+    ``factory(agent)`` builds the object when it is selected, for that agent (its
+    ``config``, workspace and id): one signature for every registry, and nothing heavy is
+    imported at plugin load time. ``T`` is what it builds (``Registration[EmbeddingProvider]``);
+    the core checks the built object against that protocol. ``extra`` names the pip extra
+    that provides its dependencies, which the unknown-name error shows to the user. A store
+    registers a :class:`StoreRegistration`, which says more.
     """
 
     name: str
-    factory: Callable[..., Any]
+    factory: Callable[[AgentLike], T]
     description: str = ""
     extra: str | None = None
-    #: stores only: agent-level context files live in this store, not on disk (managed
-    #: mode); known without opening the store
-    managed: bool = False
-    #: stores only: ``context_files(agent) -> ContextFileStore`` reaches the per-user (and,
-    #: when managed, agent-level) context files without opening the memory index, which may
-    #: load numpy and a vector extension that per-user files do not need
-    context_files: Callable[[Any], Any] | None = None
-    #: stores only: ``location(agent) -> Path`` is the file the store keeps an agent's
-    #: memory in, known without opening it (``agents list`` and ``doctor`` look there
-    #: before an index exists); ``None`` for a store that is not a local file
-    location: Callable[[Any], Any] | None = None
     #: set by the core
     plugin: str = ""
+
+
+@attrs.frozen
+class StoreRegistration(Registration["Store"]):
+    """A store's registration (``register_stores``): what the core needs to know of a store
+    without opening it."""
+
+    #: agent-level context files live in this store, not on disk (managed mode)
+    managed: bool = False
+    #: ``context_files(agent)`` reaches the per-user (and, when managed, agent-level)
+    #: context files without opening the memory index, which may load numpy and a vector
+    #: extension that per-user files do not need
+    context_files: Callable[[AgentLike], ContextFileStore] | None = None
+    #: ``location(agent)`` is the file the store keeps an agent's memory in, known without
+    #: opening it (``agents list`` and ``doctor`` look there before an index exists);
+    #: ``None`` for a store that is not a local file
+    location: Callable[[AgentLike], Path] | None = None
 
 
 # --------------------------------------------------------------------------- doctor
@@ -538,7 +549,9 @@ class Finding:
                 "fix": self.fix.description if self.fix is not None else None}
 
 
-#: a doctor check: ``check(agent) -> Iterable[Finding]`` (see ``register_doctor_checks``)
+#: a doctor check: ``check(agent) -> Iterable[Finding]`` (see ``register_doctor_checks``);
+#: it receives the concrete ``soulframe.Agent`` and may read engine state (memory status,
+#: the skills snapshot) that :class:`AgentLike` does not promise, hence ``Any``
 DoctorCheck = Callable[[Any], "Iterable[Finding]"]
 
 
@@ -549,7 +562,8 @@ DoctorCheck = Callable[[Any], "Iterable[Finding]"]
 class ContextSource(Protocol):
     """Yields context files for one agent and session (workspace files, store, virtual)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def load(self, agent: AgentLike, session: Session) -> Sequence[ContextFile]: ...
 
@@ -859,7 +873,7 @@ class ContextFileStore(Protocol):
 class ServesContextFiles(Protocol):
     """A store that keeps per-user context files (and, when managed, the agent's own):
     needed by every session with a ``user_id`` that is not the workspace's owner. A store's
-    :class:`Registration` may offer the same callable as ``context_files`` so the files are
+    :class:`StoreRegistration` may offer the same callable as ``context_files`` so the files are
     reached without opening the store."""
 
     def context_files(self, agent: AgentLike) -> ContextFileStore: ...
@@ -1119,10 +1133,48 @@ class AgentLike(Protocol):
         """The agent's current moment: aware, in its time zone (``agents.timezone``)."""
         ...
 
-    def registry(self, hook_name: str) -> dict[str, Registration]: ...
+    def registry(self, which: Registry[R]) -> dict[str, R]:
+        """Every registration of ``which`` (e.g. :data:`STORES`), later plugins winning."""
+        ...
 
-    def select(self, hook_name: str, key: str, kind: str, name: str | None = None) -> Registration: ...
+    def select(self, which: Registry[R], name: str | None = None) -> R:
+        """The registration ``name`` (default: the one ``which.key`` configures names)."""
+        ...
 
     def tools(self, session: Session | None = None) -> list[ToolSpec]: ...
 
     def system_prompt(self, session: Session | None = None, **kw: Any) -> SystemPrompt: ...
+
+
+# --------------------------------------------------------------------------- named registries, typed
+
+
+R = TypeVar("R", bound="Registration[object]")
+
+
+@attrs.frozen
+class Registry(Generic[R]):
+    """One named registry: the hook plugins register through, the config key that names
+    the one chosen (``""``: every registration is used), what it is called in messages, and
+    the registration type it holds (``agent.registry(STORES)`` is a
+    ``dict[str, StoreRegistration]``)."""
+
+    hook: str
+    key: str
+    kind: str
+    type: type[R]
+
+
+CONTEXT_SOURCES: Registry[Registration[ContextSource]] = Registry(
+    "register_context_sources", "", "context source", Registration)
+TRUNCATION_POLICIES: Registry[Registration[TruncationPolicy]] = Registry(
+    "register_truncation_policies", "bootstrap.truncation", "truncation policy", Registration)
+TOKEN_ESTIMATORS: Registry[Registration[Callable[[str], int]]] = Registry(
+    "register_token_estimators", "prompt.tokenizer", "token estimator", Registration)
+STORES: Registry[StoreRegistration] = Registry("register_stores", "store.backend", "store", StoreRegistration)
+EMBEDDING_PROVIDERS: Registry[Registration[EmbeddingProvider]] = Registry(
+    "register_embedding_providers", "embedding.provider", "embedding provider", Registration)
+CHUNKERS: Registry[Registration[Chunker]] = Registry("register_chunkers", "memory.chunker", "chunker", Registration)
+RERANKERS: Registry[Registration[Reranker]] = Registry("register_rerankers", "memory.reranker", "re-ranker", Registration)
+CHAT_MODELS: Registry[Registration[ChatModel]] = Registry(
+    "register_chat_models", "model.provider", "chat model", Registration)

@@ -19,7 +19,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from .model import ConfigError, Registration, UnknownNameError
+from .model import ConfigError, R, UnknownNameError
 
 GROUP = "soulframe"
 OWN_DIST = "soulframe"
@@ -242,9 +242,7 @@ def collect_named(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> di
     return found
 
 
-def select(
-    registry: dict[str, Registration], name: str, *, key: str, kind: str, origin: str = ""
-) -> Registration:
+def select(registry: dict[str, R], name: str, *, key: str, kind: str, origin: str = "") -> R:
     """Pick ``name`` from a named registry, or explain what is available."""
     if name in registry:
         return registry[name]

@@ -21,7 +21,15 @@ import attrs
 
 from . import conversation as m
 from .http import RequestError
-from .model import ChatModel, ChatReply, SoulframeError, ToolCall, ToolContext, ToolSpec
+from .model import (
+    CHAT_MODELS,
+    ChatModel,
+    ChatReply,
+    SoulframeError,
+    ToolCall,
+    ToolContext,
+    ToolSpec,
+)
 
 if TYPE_CHECKING:
     from .model import AgentLike
@@ -147,8 +155,7 @@ def chat_model_for(agent: AgentLike, purpose: str = "") -> ChatModel:
             "no chat model configured: set [model] provider (openai, openai-compatible, "
             "anthropic, ...) and [model] name in soulframe.toml"
         )
-    registration = agent.select("register_chat_models", "model.provider", "chat model")
-    model: ChatModel = registration.factory(agent)
+    model = agent.select(CHAT_MODELS).factory(agent)
     from .calllog import LoggedChatModel
 
     return LoggedChatModel(model, agent, purpose or "other")

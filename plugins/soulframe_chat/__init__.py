@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from soulframe import hookimpl
 from soulframe.config import K, Key
-from soulframe.model import Registration
+from soulframe.model import ChatModel, Registration
 
 
 @hookimpl
-def register_chat_models() -> list[Registration]:
+def register_chat_models() -> list[Registration[ChatModel]]:
     from .models import registrations
 
     return registrations()

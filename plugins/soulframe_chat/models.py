@@ -43,5 +43,5 @@ def _factory(provider: str) -> Any:
     return factory
 
 
-def registrations() -> list[Registration]:
+def registrations() -> list[Registration[ChatModel]]:
     return [Registration(name, _factory(name), DESCRIPTIONS.get(name, "")) for name in PRESETS]

@@ -28,47 +28,47 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import click
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike, EmbeddingProvider
 
 
-def _local(agent: Agent) -> Any:
+def _local(agent: AgentLike) -> Any:
     from .local import LocalProvider
 
     return LocalProvider.from_config(agent.config)
 
 
-def _multilingual(agent: Agent) -> Any:
+def _multilingual(agent: AgentLike) -> Any:
     from .multilingual import MultilingualProvider
 
     return MultilingualProvider.from_config(agent.config)
 
 
-def _openai(agent: Agent) -> Any:
+def _openai(agent: AgentLike) -> Any:
     from .remote import OpenAIProvider
 
     return OpenAIProvider(agent.config)
 
 
-def _openai_compatible(agent: Agent) -> Any:
+def _openai_compatible(agent: AgentLike) -> Any:
     from .remote import OpenAIProvider
 
     return OpenAIProvider(agent.config, compatible=True)
 
 
-def _gemini(agent: Agent) -> Any:
+def _gemini(agent: AgentLike) -> Any:
     from .remote import GeminiProvider
 
     return GeminiProvider(agent.config)
 
 
-def _none(agent: Agent) -> Any:
+def _none(agent: AgentLike) -> Any:
     from .remote import NullProvider
 
     return NullProvider()
 
 
 @hookimpl
-def register_embedding_providers() -> list[Registration]:
+def register_embedding_providers() -> list[Registration[EmbeddingProvider]]:
     return [
         Registration("local", _local, "all-MiniLM-L6-v2 offline, in-process (NumPy, no torch); 384 dims"),
         Registration("multilingual", _multilingual,

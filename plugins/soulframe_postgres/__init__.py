@@ -22,17 +22,18 @@ factory and the commands.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from soulframe import hookimpl
-from soulframe.model import Registration, SkillSource
+from soulframe.model import SkillSource, StoreRegistration
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
+    from soulframe.model import AgentLike, Store
 
 
-def open_store(agent: Agent) -> Any:
+def open_store(agent: AgentLike) -> Store:
     """The ``postgres`` store for ``agent`` (``store.dsn`` or ``$SOULFRAME_DSN``)."""
     from .store import PostgresStore
 
@@ -52,9 +53,9 @@ def open_store(agent: Agent) -> Any:
 
 
 @hookimpl
-def register_stores() -> list[Registration]:
+def register_stores() -> list[StoreRegistration]:
     return [
-        Registration(
+        StoreRegistration(
             name="postgres",
             factory=open_store,
             description="managed mode: PostgreSQL + tsvector + pgvector; agents, per-user "

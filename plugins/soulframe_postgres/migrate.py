@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from soulframe.agentstore import BOOTSTRAP, agent_level_files
-from soulframe.model import ChunkInput, FileRecord, SoulframeError
+from soulframe.model import STORES, ChunkInput, FileRecord, SoulframeError
 
 if TYPE_CHECKING:
     from soulframe.agent import Agent
@@ -23,7 +23,7 @@ CACHE_BATCH = 500
 
 def _sqlite_store(agent: Agent) -> Any:
     try:
-        reg = agent.select("register_stores", "store.backend", "store", name="sqlite")
+        reg = agent.select(STORES, name="sqlite")
     except SoulframeError as exc:
         raise SoulframeError(f"cannot open the SQLite store to migrate from: {exc}") from None
     store = reg.factory(agent)

@@ -20,15 +20,15 @@ Nothing heavy is imported here: the driver, sqlite-vec and numpy load inside the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from soulframe import Registration, hookimpl
+from soulframe import StoreRegistration, hookimpl
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike, ContextFileStore, Store
 
 
-def default_path(agent: Agent) -> Path:
+def default_path(agent: AgentLike) -> Path:
     """``store.path`` if set, else ``<state_dir>/memory/<agent id>.sqlite``."""
     configured = agent.config.get("store.path")
     if configured:
@@ -36,7 +36,7 @@ def default_path(agent: Agent) -> Path:
     return Path(str(agent.config.get("state_dir"))).expanduser() / "memory" / f"{agent.state_key}.sqlite"
 
 
-def open_store(agent: Agent) -> Any:
+def open_store(agent: AgentLike) -> Store:
     from .store import SqliteStore
 
     options = agent.config.plugin_config("soulframe_sqlite")
@@ -48,7 +48,7 @@ def open_store(agent: Agent) -> Any:
     )
 
 
-def open_context_files(agent: Agent) -> Any:
+def open_context_files(agent: AgentLike) -> ContextFileStore:
     """Per-user context files of a standalone agent (``userfiles.py``), without opening
     the memory index (which loads sqlite-vec and numpy): ``soulframe prompt`` stays light."""
     from .userfiles import open_context_files as _open
@@ -57,9 +57,9 @@ def open_context_files(agent: Agent) -> Any:
 
 
 @hookimpl
-def register_stores() -> list[Registration]:
+def register_stores() -> list[StoreRegistration]:
     return [
-        Registration(
+        StoreRegistration(
             name="sqlite",
             factory=open_store,
             description="embedded SQLite: FTS5 keyword search, vectors in the same file (default)",

@@ -27,7 +27,7 @@ from soulframe.model import SoulframeError
 from .driver import sqlite_module
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike, AgentType
 
 FILE_NAME = "agents.sqlite"
 SCHEMA_KEY = "userfiles_schema_version"
@@ -47,11 +47,11 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
 )
 
 
-def default_path(agent: Agent) -> Path:
+def default_path(agent: AgentLike) -> Path:
     return Path(str(agent.config.get("state_dir"))).expanduser() / FILE_NAME
 
 
-def open_context_files(agent: Agent) -> SqliteContextFiles:
+def open_context_files(agent: AgentLike) -> SqliteContextFiles:
     return SqliteContextFiles(default_path(agent), agent.state_key, agent.spec.type,
                               workspace=str(agent.root))
 
@@ -59,7 +59,7 @@ def open_context_files(agent: Agent) -> SqliteContextFiles:
 class SqliteContextFiles:
     managed = False
 
-    def __init__(self, path: str | os.PathLike[str], agent_key: str, agent_type: str,
+    def __init__(self, path: str | os.PathLike[str], agent_key: str, agent_type: AgentType,
                  *, workspace: str | None = None) -> None:
         from soulframe.workspace import ensure_private_dir
 

@@ -12,42 +12,42 @@ Token estimators: ``estimate`` (per-script rates fitted to cl100k, no download) 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from soulframe import hookimpl
 from soulframe.model import Registration
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike, TruncationPolicy
 
 
-def _head_tail(agent: Agent) -> Any:
+def _head_tail(agent: AgentLike) -> Any:
     from .headtail import HeadTailPolicy
 
     return HeadTailPolicy(agent.config)
 
 
-def _fair(agent: Agent) -> Any:
+def _fair(agent: AgentLike) -> Any:
     from .fair import FairPolicy
 
     return FairPolicy(agent.config)
 
 
-def _estimate(agent: Agent) -> Any:
+def _estimate(agent: AgentLike) -> Any:
     from soulframe.prompt.tokens import estimate
 
     return estimate
 
 
-def _tiktoken(agent: Agent) -> Any:
+def _tiktoken(agent: AgentLike) -> Any:
     from soulframe.prompt.tokens import tiktoken_estimator
 
     return tiktoken_estimator()
 
 
 @hookimpl
-def register_truncation_policies() -> Iterable[Registration]:
+def register_truncation_policies() -> Iterable[Registration[TruncationPolicy]]:
     return [
         Registration("head-tail", _head_tail,
                      "seed 000/002: 70 % head + 20 % tail per file, total budget, section order"),
@@ -57,7 +57,7 @@ def register_truncation_policies() -> Iterable[Registration]:
 
 
 @hookimpl
-def register_token_estimators() -> Iterable[Registration]:
+def register_token_estimators() -> Iterable[Registration[Callable[[str], int]]]:
     return [
         Registration("estimate", _estimate, "chars/4, one token per CJK/kana/hangul character"),
         Registration("tiktoken", _tiktoken, "OpenAI cl100k, bundled offline", extra="tokens"),

@@ -23,10 +23,10 @@ from soulframe import hookimpl
 from soulframe.model import Registration, ToolSpec
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike, ContextSource
 
 
-def _source(agent: Agent) -> Any:
+def _source(agent: AgentLike) -> Any:
     from .source import StoreContextSource
 
     return StoreContextSource(agent)
@@ -35,7 +35,7 @@ def _source(agent: Agent) -> Any:
 # tryfirst: pluggy lists it last, so among agent-level files of the same name the store's
 # (managed mode) win over the workspace's
 @hookimpl(tryfirst=True)
-def register_context_sources() -> Iterable[Registration]:
+def register_context_sources() -> Iterable[Registration[ContextSource]]:
     return [Registration(
         "store", _source,
         "per-user context files (and, in managed mode, agent-level ones) from the store",

@@ -33,7 +33,7 @@ from soulframe.agentstore import (
 from soulframe.model import SoulframeError
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike
 
 #: never copied from the agent's own files into a user's: each user starts from the template
 #: (the workspace USER.md describes the owner; it must not reach other users)
@@ -47,7 +47,7 @@ class ContextFileReadOnlyError(SoulframeError):
 # --------------------------------------------------------------------------- seeding
 
 
-def templates(agent: Agent) -> dict[str, str]:
+def templates(agent: AgentLike) -> dict[str, str]:
     """Name -> content of the context-file templates plugins offer (3a's
     ``register_workspace_templates``)."""
     from soulframe.workspace import workspace_templates
@@ -56,7 +56,7 @@ def templates(agent: Agent) -> dict[str, str]:
             if not t.is_dir and t.name in CONTEXT_FILES}
 
 
-def seed_to_store(agent: Agent, *, files: ContextFileStore | None = None) -> list[str]:
+def seed_to_store(agent: AgentLike, *, files: ContextFileStore | None = None) -> list[str]:
     """SeedToStore (managed mode): a predefined agent's six agent-level files, where
     missing or empty; open agents get none. Returns the names written.
 
@@ -74,7 +74,7 @@ def seed_to_store(agent: Agent, *, files: ContextFileStore | None = None) -> lis
     return store.seed_agent_files({n: c for n, c in content.items() if c.strip()})
 
 
-def _workspace_content(agent: Agent, names: Sequence[str]) -> dict[str, str]:
+def _workspace_content(agent: AgentLike, names: Sequence[str]) -> dict[str, str]:
     """The non-empty workspace copies of ``names`` on disk, each judged by the file it
     reaches: they are copied to other users, so a name that is the owner's USER.md or
     MEMORY.md under another name (a symlink, a hard link), a hard link from elsewhere or
@@ -100,7 +100,7 @@ def _workspace_content(agent: Agent, names: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _agent_level_content(agent: Agent, store: ContextFileStore, names: Sequence[str]) -> dict[str, str]:
+def _agent_level_content(agent: AgentLike, store: ContextFileStore, names: Sequence[str]) -> dict[str, str]:
     """The agent's own current copy of ``names``: in managed mode the store's, else (an
     open agent keeps none there) the workspace's; in standalone mode the workspace's."""
     if store.managed:
@@ -111,7 +111,7 @@ def _agent_level_content(agent: Agent, store: ContextFileStore, names: Sequence[
     return _workspace_content(agent, names)
 
 
-def seed_user_files(agent: Agent, user_id: str, *, files: ContextFileStore | None = None) -> list[str]:
+def seed_user_files(agent: AgentLike, user_id: str, *, files: ContextFileStore | None = None) -> list[str]:
     """SeedUserFiles: a user's copies (open: all seven; predefined: USER.md and
     BOOTSTRAP.md), where missing or empty, in one transaction. Idempotent.
 
@@ -145,13 +145,13 @@ def _routes_to_user(store: ContextFileStore | None, user_id: str | None, name: s
     return store is not None and bool(user_id) and name in user_level_files(store.agent_type)
 
 
-def _store_or_none(agent: Agent, user_id: str | None) -> ContextFileStore | None:
+def _store_or_none(agent: AgentLike, user_id: str | None) -> ContextFileStore | None:
     if user_id or is_managed(agent):
         return context_store(agent)
     return None
 
 
-def read_context_file(agent: Agent, user_id: str | None, name: str) -> str | None:
+def read_context_file(agent: AgentLike, user_id: str | None, name: str) -> str | None:
     """The content a ``read_file`` of context file ``name`` returns for ``user_id``:
     the user's copy first, else the agent-level copy (store in managed mode, workspace
     otherwise); ``None`` when there is none."""
@@ -178,7 +178,7 @@ def read_context_file(agent: Agent, user_id: str | None, name: str) -> str | Non
 
 
 def write_context_file(
-    agent: Agent, user_id: str | None, name: str, content: str, *, from_chat: bool = True
+    agent: AgentLike, user_id: str | None, name: str, content: str, *, from_chat: bool = True
 ) -> WriteOutcome:
     """Route a write of context file ``name`` to the right copy (seed 000 §3, §7).
 

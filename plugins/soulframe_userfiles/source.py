@@ -24,7 +24,7 @@ from .rules import seed_to_store, seed_user_files
 CURATED = MEMORY_FILES[0]
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike
 
 
 class StoreContextSource:
@@ -43,13 +43,13 @@ class StoreContextSource:
 
     name = "store"
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: AgentLike) -> None:
         self.agent = agent
         self._seeded: set[str] = set()
         self._agent_seeded = False
         self._lock = threading.Lock()
 
-    def load(self, agent: Agent, session: Session) -> list[ContextFile]:
+    def load(self, agent: AgentLike, session: Session) -> list[ContextFile]:
         user_id = effective_user(agent, session.user_id)
         managed = is_managed(agent)
         if not user_id and not managed:

@@ -18,7 +18,7 @@ from soulframe.model import ContextFile, Registration, Session
 from .render import delegation_md, team_md
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike, ContextSource
 
 SOURCE_NAME = "virtual"
 VIRTUAL_NAMES = ("DELEGATION.md", "TEAM.md")
@@ -32,11 +32,11 @@ class VirtualFiles:
     files: tuple[ContextFile, ...]
     name: str = SOURCE_NAME
 
-    def load(self, agent: Agent, session: Session) -> Sequence[ContextFile]:
+    def load(self, agent: AgentLike, session: Session) -> Sequence[ContextFile]:
         return self.files
 
 
-def build(agent: Agent) -> VirtualFiles:
+def build(agent: AgentLike) -> VirtualFiles:
     spec = agent.spec
     inline_max = int(agent.config.get("delegation.inline_max_targets") or 15)
     files = []
@@ -51,7 +51,7 @@ def build(agent: Agent) -> VirtualFiles:
 
 
 @hookimpl
-def register_context_sources() -> list[Registration]:
+def register_context_sources() -> list[Registration[ContextSource]]:
     return [Registration(
         name=SOURCE_NAME,
         factory=build,

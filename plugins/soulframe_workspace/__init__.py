@@ -12,17 +12,17 @@ from soulframe.model import Registration, WorkspaceTemplate
 from .templates import default_templates
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike, ContextSource
 
 
-def _source(agent: Agent) -> Any:
+def _source(agent: AgentLike) -> Any:
     from .source import WorkspaceSource
 
     return WorkspaceSource(agent)
 
 
 @hookimpl
-def register_context_sources() -> Iterable[Registration]:
+def register_context_sources() -> Iterable[Registration[ContextSource]]:
     return [Registration("workspace", _source, "the bootstrap files, MEMORY.md and daily logs on disk")]
 
 

@@ -23,21 +23,19 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe.agentstore import sees_owner_memory
-from soulframe.model import ContextFile, PathEscapeError, Session
+from soulframe.memory.files import CURATED, DAILY_LOG
+from soulframe.model import ContextFile, PathEscapeError, Session, WorkspaceLike
 from soulframe.prompt.context import (
     BOOTSTRAP_FILES,
-    DAILY_LOG,
     EXTRA_CONTEXT_FILES,
-    MEMORY_FILES,
     ContextWarning,
     daily_log_names,
     visible_in_session,
 )
 from soulframe.prompt.reached import Reached
-from soulframe.workspace import Workspace
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe.model import AgentLike
 
 
 @attrs.frozen
@@ -143,7 +141,7 @@ def _plain_path(root: str, name: str) -> tuple[Path, os.stat_result] | object | 
     return Path(cur), st
 
 
-def read_file(ws: Workspace, name: str, cap: int, reached: Reached | None = None) -> FileRead | None:
+def read_file(ws: WorkspaceLike, name: str, cap: int, reached: Reached | None = None) -> FileRead | None:
     """Read workspace file ``name``; ``None`` when it does not exist. With ``reached``, a
     file that is another (private) file under this name, or a hard link from elsewhere, is
     skipped (privacy follows the file reached), judged with the ``stat`` taken here."""
@@ -199,10 +197,10 @@ class WorkspaceSource:
 
     name = "workspace"
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: AgentLike) -> None:
         self.agent = agent
 
-    def names(self, agent: Agent, session: Session) -> list[str]:
+    def names(self, agent: AgentLike, session: Session) -> list[str]:
         wanted = [*BOOTSTRAP_FILES, *EXTRA_CONTEXT_FILES]
         # memory is not even read for a session that may not see it (nor, when the
         # session's user is not the owner, the owner's curated memory)
@@ -211,8 +209,8 @@ class WorkspaceSource:
         wanted += daily_log_names(agent, session)
         return [n for n in wanted if visible_in_session(n, session, agent.config)]
 
-    def load(self, agent: Agent, session: Session) -> list[ContextFile]:
-        ws: Workspace = agent.workspace
+    def load(self, agent: AgentLike, session: Session) -> list[ContextFile]:
+        ws = agent.workspace
         cap = read_cap(agent.config)
         reached = Reached.for_session(agent, session)
         out: list[ContextFile] = []
@@ -237,7 +235,7 @@ class WorkspaceSource:
         return out
 
 
-def _public_log(ws: Workspace, name: str) -> bool:
+def _public_log(ws: WorkspaceLike, name: str) -> bool:
     """Daily logs reach group and heartbeat prompts: one reached through a link must be a
     public memory file itself (privacy follows the file reached), never MEMORY.md or
     USER.md under a daily log's name."""
@@ -263,7 +261,7 @@ def _single_link(path: Path) -> bool:
 
 def _memory_file_name(root: Path) -> str:
     """MEMORY.md, or memory.md when only the lower-case one exists."""
-    for name in MEMORY_FILES:
+    for name in CURATED:
         if (root / name).exists():
             return name
-    return MEMORY_FILES[0]
+    return CURATED[0]

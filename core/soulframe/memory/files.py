@@ -78,8 +78,23 @@ def _is_hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-#: the curated long-term memory; ``memory.md`` is accepted as its lower-case spelling
-CURATED = ("MEMORY.md", "memory.md")
+#: the curated long-term memory; ``memory.md`` is accepted as its lower-case spelling. This
+#: module is the one place that knows the memory files' names and rules: the prompt, the
+#: sections, the tools and the checks ask it.
+CURATED: tuple[str, ...] = ("MEMORY.md", "memory.md")
+#: a daily log, ``memory/YYYY-MM-DD.md``: the dated journal a prompt shows today's and
+#: yesterday's of
+DAILY_LOG = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+
+
+def is_curated(name: str) -> bool:
+    """``MEMORY.md`` (or ``memory.md``), the curated long-term memory."""
+    return name in CURATED
+
+
+def is_memory_context_file(name: str) -> bool:
+    """Whether a context file is private memory: the curated file or a daily log."""
+    return name in CURATED or DAILY_LOG.match(name) is not None
 
 
 def is_memory_path(rel: str) -> bool:
@@ -161,7 +176,7 @@ class Discovery:
             self.extra.append((str(raw).strip("/"), full))
 
     def root_memory(self) -> Path | None:
-        for name in ("MEMORY.md", "memory.md"):
+        for name in CURATED:
             p = self.root / name
             if p.is_file() and self._inside(p):
                 return p
@@ -182,7 +197,7 @@ class Discovery:
         return False
 
     def is_private(self, rel: str) -> bool:
-        if rel in ("MEMORY.md", "memory.md"):
+        if rel in CURATED:
             return True
         return not (rel.startswith("memory/") and len(rel) > 7)
 

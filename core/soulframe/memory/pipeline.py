@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ..model import Candidate, Chunk, Chunker, Reranker
+from ..model import CHUNKERS, RERANKERS, Candidate, Chunk, Chunker, Reranker
 
 if TYPE_CHECKING:
     from ..model import AgentLike
@@ -35,8 +35,7 @@ def chunker(agent: AgentLike) -> Chunker:
     cached = agent.cache.chunker
     if cached is not None and cached[0] == name:
         return cached[1]
-    reg = agent.select("register_chunkers", "memory.chunker", "chunker")
-    built: Chunker = reg.factory(agent)
+    built = agent.select(CHUNKERS).factory(agent)
     agent.cache.chunker = (name, built)
     return built
 
@@ -71,8 +70,7 @@ def reranker(agent: AgentLike) -> Reranker | None:
     cached = agent.cache.reranker
     if cached is not None and cached[0] == name:
         return cached[1]
-    reg = agent.select("register_rerankers", "memory.reranker", "re-ranker")
-    built: Reranker = reg.factory(agent)
+    built = agent.select(RERANKERS).factory(agent)
     agent.cache.reranker = (name, built)
     return built
 

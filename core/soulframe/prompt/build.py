@@ -238,7 +238,7 @@ def _fit(
     files_of: dict[str, list[str]] | None = None
     target = budget
     for _ in range(6):  # the note grows with each cut, so a few rounds may be needed
-        kept, cut = list(rendered), []
+        kept, cut = list(rendered), list[TruncationNotice]()
         if sum(r.tokens for r in kept) > target:
             out, cut = truncation_policy(agent).enforce_budget(kept, target, estimate)
             kept = list(out)

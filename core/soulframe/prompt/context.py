@@ -26,7 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import ConfigError, ContextFile, Session, SoulframeError, TruncationNotice
+from ..memory.files import CURATED, DAILY_LOG, is_memory_context_file
+from ..model import (
+    CONTEXT_SOURCES,
+    TRUNCATION_POLICIES,
+    ConfigError,
+    ContextFile,
+    ContextSource,
+    Session,
+    SoulframeError,
+    TruncationNotice,
+    TruncationPolicy,
+)
 
 if TYPE_CHECKING:
     from ..model import AgentLike, Settings
@@ -41,7 +52,8 @@ BOOTSTRAP_FILES: tuple[str, ...] = (
     "HEARTBEAT.md",
     "BOOTSTRAP.md",
 )
-MEMORY_FILES: tuple[str, ...] = ("MEMORY.md", "memory.md")
+#: the curated memory's names, as :mod:`soulframe.memory.files` (their owner) spells them
+MEMORY_FILES: tuple[str, ...] = CURATED
 #: more stable files seed 002 names (AGENTS.md's mode variants, CAPABILITIES.md,
 #: USER_PREDEFINED.md); which mode uses which is :mod:`soulframe.prompt.mode_files`
 EXTRA_CONTEXT_FILES: tuple[str, ...] = ("AGENTS_CORE.md", "AGENTS_TASK.md", "CAPABILITIES.md", "USER_PREDEFINED.md")
@@ -63,7 +75,6 @@ GROUP_EXCLUDED: frozenset[str] = frozenset({"USER.md", "BOOTSTRAP.md"})
 #: the instruction of `soulframe boot`, not something every prompt should carry and re-run
 NEVER_INJECTED: frozenset[str] = frozenset({"BOOT.md"})
 
-DAILY_LOG = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 
 # warnings.catch_warnings swaps process-wide state: two threads building prompts at once
 # must not restore each other's filters mid-collection
@@ -102,12 +113,11 @@ class ContextResult:
 # --------------------------------------------------------------------------- names
 
 
-def is_memory_file(name: str) -> bool:
-    """MEMORY.md (or memory.md) or a daily log ``memory/YYYY-MM-DD.md``: private memory."""
-    return name in MEMORY_FILES or DAILY_LOG.match(name) is not None
+#: MEMORY.md (or memory.md) or a daily log ``memory/YYYY-MM-DD.md``: private memory
+is_memory_file = is_memory_context_file
 
 
-def visible_in_session(name: str, session: Session, config: Any = None) -> bool:
+def visible_in_session(name: str, session: Session, config: Settings | None = None) -> bool:
     """Whether a file called ``name`` may be shown to ``session`` (the session filter).
 
     Plugins can ask this to avoid work for a file the session will never see (soul-evil
@@ -119,7 +129,7 @@ def visible_in_session(name: str, session: Session, config: Any = None) -> bool:
     if kind in ("subagent", "cron"):
         return name in MINIMAL_ALLOWLIST
     if kind == "heartbeat":
-        light = True if config is None else bool(config.get("prompt.heartbeat_light_context", True))
+        light = True if config is None else bool(config.get("prompt.heartbeat_light_context"))
         if light:
             return name in HEARTBEAT_ALLOWLIST
         return name not in MEMORY_FILES and name != "BOOTSTRAP.md"
@@ -131,7 +141,7 @@ def visible_in_session(name: str, session: Session, config: Any = None) -> bool:
     return True
 
 
-def filter_for_session(files: Iterable[ContextFile], session: Session, config: Any = None) -> list[ContextFile]:
+def filter_for_session(files: Iterable[ContextFile], session: Session, config: Settings | None = None) -> list[ContextFile]:
     return [f for f in files if visible_in_session(f.name, session, config)]
 
 
@@ -232,10 +242,10 @@ def where(config: Settings, key: str) -> str:
 def session_now(agent: AgentLike, session: Session) -> _dt.datetime:
     """The moment the prompt is for, in the agent's timezone (``session.now`` if set; a
     naive ``session.now`` is taken to be agent-local time)."""
-    tz = agent_timezone(agent)
     now = session.now
     if now is None:
-        return _dt.datetime.now(tz)
+        return agent.now()  # the agent's one clock
+    tz = agent_timezone(agent)
     if now.tzinfo is None:
         return now.replace(tzinfo=tz)
     return now.astimezone(tz)
@@ -271,14 +281,14 @@ def daily_log_names(agent: AgentLike, session: Session) -> list[str]:
 # --------------------------------------------------------------------------- the pipeline
 
 
-def sources(agent: AgentLike) -> list[Any]:
+def sources(agent: AgentLike) -> list[ContextSource]:
     """The context sources every registered ``register_context_sources`` factory builds,
     in plugin order (built once per agent)."""
     cache = agent.cache.context_sources
     if cache is not None:
         return list(cache)
     built = []
-    for reg in agent.registry("register_context_sources").values():
+    for reg in agent.registry(CONTEXT_SOURCES).values():
         built.append(reg.factory(agent))
     agent.cache.context_sources = built
     return list(built)
@@ -327,14 +337,13 @@ def apply_transforms(agent: AgentLike, session: Session, files: list[ContextFile
     return files
 
 
-def truncation_policy(agent: AgentLike) -> Any:
+def truncation_policy(agent: AgentLike) -> TruncationPolicy:
     """The policy ``bootstrap.truncation`` names, built once per agent."""
     name = str(agent.config.get("bootstrap.truncation"))
     cached = agent.cache.truncation_policy
     if cached is not None and cached[0] == name:
         return cached[1]
-    reg = agent.select("register_truncation_policies", "bootstrap.truncation", "truncation policy")
-    policy = reg.factory(agent)
+    policy = agent.select(TRUNCATION_POLICIES).factory(agent)
     agent.cache.truncation_policy = (name, policy)
     return policy
 

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..model import SoulframeError
+from ..model import TOKEN_ESTIMATORS, SoulframeError
 
 if TYPE_CHECKING:
     from ..model import AgentLike
@@ -121,12 +121,11 @@ def get_estimator(agent: AgentLike) -> Estimator:
     cached = _cache.get(agent)
     if cached is not None and cached[0] == name:
         return cached[1]
-    registry = agent.registry("register_token_estimators")
+    registry = agent.registry(TOKEN_ESTIMATORS)
     if name not in registry and name == "estimate":
         fn: Estimator = estimate
     else:
-        reg = agent.select("register_token_estimators", "prompt.tokenizer", "token estimator", name)
-        fn = reg.factory(agent)
+        fn = agent.select(TOKEN_ESTIMATORS, name).factory(agent)
     try:
         _cache[agent] = (name, fn)
     except TypeError:  # an agent-like object that cannot be weakly referenced

@@ -1,0 +1,98 @@
+"""The plugin contract is typed: every hookspec and registration field says what it takes
+and gives (no ``Any``), each registry hands back its own registration type, and a store's
+extra fields live in :class:`StoreRegistration`, not in every registration."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import attrs
+import pytest
+from soulframe import (
+    CHAT_MODELS,
+    STORES,
+    Registration,
+    SoulframeError,
+    StoreRegistration,
+    hookimpl,
+    hookspecs,
+)
+from soulframe.testing import make_agent
+
+#: aliases a hookspec may name that still hold ``Any``, with why
+ALLOWED_ANY = {
+    "DoctorCheck": "a doctor check runs on the concrete Agent and reads engine state (memory "
+                   "status, the skills snapshot) that AgentLike does not promise",
+}
+
+
+def names_in(annotation: str) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(annotation, mode="eval")) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(ast.parse(annotation, mode="eval")) if isinstance(n, ast.Attribute)}
+
+
+def test_no_hookspec_takes_or_returns_any() -> None:
+    found = []
+    for name in hookspecs.HOOK_NAMES:
+        fn = getattr(hookspecs, name)
+        for param, annotation in inspect.get_annotations(fn).items():
+            if "Any" in names_in(str(annotation)):
+                found.append(f"{name}({param}: {annotation})")
+    assert not found, found
+
+
+def test_the_aliases_hookspecs_name_hold_no_any_but_the_justified_ones() -> None:
+    import soulframe.model as model
+
+    source = inspect.getsource(model)
+    aliases = {node.targets[0].id: ast.unparse(node.value) for node in ast.parse(source).body
+               if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
+    spec_names = set().union(*(names_in(str(a)) for n in hookspecs.HOOK_NAMES
+                               for a in inspect.get_annotations(getattr(hookspecs, n)).values()))
+    with_any = {a for a in spec_names & set(aliases) if "Any" in names_in(aliases[a])}
+    assert with_any == set(ALLOWED_ANY)
+
+
+@pytest.mark.parametrize("cls", [Registration, StoreRegistration])
+def test_no_registration_field_is_any(cls: type) -> None:
+    hints = {f.name: str(f.type) for f in attrs.fields(cls)}
+    assert not [n for n, t in hints.items() if "Any" in names_in(t)], hints
+    assert "managed" not in {f.name for f in attrs.fields(Registration)}, "store-only fields live in StoreRegistration"
+
+
+def test_a_store_registry_holds_store_registrations_even_for_a_plain_registration(tmp_path: Path) -> None:
+    class Plain:
+        __name__ = "plainstore"
+
+        @hookimpl
+        def register_stores(self):
+            # a third-party store written against the old API: still a store, no shortcuts
+            return [Registration("plain", lambda agent: agent.registry(STORES)["sqlite"].factory(agent))]
+
+    agent = make_agent(tmp_path / "ws", plugins=[Plain()], store__backend="plain")
+    stores = agent.registry(STORES)
+    assert isinstance(stores["sqlite"], StoreRegistration) and stores["sqlite"].location is not None
+    plain = stores["plain"]
+    assert isinstance(plain, StoreRegistration) and plain.plugin == "plainstore"
+    assert (plain.managed, plain.context_files, plain.location) == (False, None, None)
+    assert agent.store_location() is None  # the plain store declares no file
+    agent.memory.sync()  # and it works as the store
+    assert agent.store.name == "sqlite"
+    agent.close()
+
+
+def test_a_plugin_offering_something_else_than_a_registration_is_told_so(tmp_path: Path) -> None:
+    class Wrong:
+        __name__ = "wrongmodel"
+
+        @hookimpl
+        def register_chat_models(self):
+            return [attrs.make_class("NotARegistration", {"name": attrs.field(default="gpt")})()]
+
+    agent = make_agent(tmp_path / "ws", plugins=[Wrong()], model__provider="gpt")
+    with pytest.raises(SoulframeError, match="register_chat_models: a plugin offered .*not a soulframe.Registration"):
+        agent.select(CHAT_MODELS)
+    agent.close()
+
