@@ -310,13 +310,14 @@ class Config:
     #: config uses it, so the plugins are loaded (and a broken one reported) once
     pm: Any = attrs.field(default=None, repr=False, eq=False)
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str) -> Any:
+        """The value of ``key``: the user's, else the default declared with the key (the one
+        place it is written; there is no per-call fallback). A key no loaded plugin
+        declares (its plugin is disabled) reads as ``None``."""
         if key in self.values:
             return self.values[key]
         spec = self.keys.get(key)
-        if spec is not None:
-            return spec.default
-        return default
+        return None if spec is None else spec.default
 
     def __getitem__(self, key: str) -> Any:
         if key not in self.values and key not in self.keys:

@@ -24,7 +24,7 @@ def setting(config: Any, key: str, default: Any = None) -> Any:
     if config is None:
         return default
     if not isinstance(config, Mapping):
-        value = config.get(key, default)
+        value = config.get(key)  # a Config: its declared default applies
         return default if value is None else value
     if key in config:
         value = config[key]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 import attrs
+from soulframe.memory.files import CURATED
 from soulframe.model import PathEscapeError, Session
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ MEMORY_TEMPLATE = MEMORY_PREFIX + "{path}"
 CONTEXT_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
                  "BOOTSTRAP.md", "MEMORY.md")
 #: root files whose content is never public: judged by identity wherever else they appear
-PRIVATE_ROOT = ("MEMORY.md", "memory.md", "USER.md")
+PRIVATE_ROOT = (*CURATED, "USER.md")
 #: most bytes one read returns (a runaway log must not fill the client's context)
 MAX_READ_BYTES = 1_000_000
 

@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from soulframe import Registration, ToolSpec, hookimpl
 from soulframe.config import K, Key
-from soulframe.model import Chunk, DoctorCheck, Session, SoulframeError
+from soulframe.model import Chunk, ContextFile, DoctorCheck, Session, SoulframeError
 
 if TYPE_CHECKING:
     import click
     from soulframe.agent import Agent
+    from soulframe.model import Chunker
 
 # the logger name is kept from when the flush lived with the chat clients: hosts filter on it
 log = logging.getLogger("soulframe.chat")
@@ -58,7 +59,7 @@ class LinesChunker:
 
 
 @hookimpl
-def register_chunkers() -> list[Registration]:
+def register_chunkers() -> list[Registration[Chunker]]:
     return [Registration(
         name="lines",
         factory=lambda agent: LinesChunker(int(agent.config.get("memory.chunk_max_chars"))),
@@ -137,20 +138,20 @@ def session_ended(agent: Agent, session: Any, messages: Any) -> None:
 
 
 @hookimpl
-def transform_context_files(files: list[Any]) -> list[Any]:
+def transform_context_files(files: list[ContextFile]) -> list[ContextFile]:
     """The prompt's MEMORY.md (and daily logs) leave out superseded entries
     (``- ~~old~~ (superseded by: new, date)``): the file keeps its history, the model
     sees only what is true now. Provenance comments (``<!-- src: … -->``) are left out
     too: they are for the person reading the file, not tokens for the model."""
     import attrs
+    from soulframe.memory.files import is_curated
     from soulframe.memory.provenance import strip
     from soulframe.memory.supersede import drop_superseded, is_superseded_chunk
 
     out = []
     for f in files:
-        name = getattr(f, "name", "")
-        content = getattr(f, "content", None)
-        if isinstance(content, str) and (name in ("MEMORY.md", "memory.md") or name.startswith("memory/")):
+        content = f.content
+        if is_curated(f.name) or f.name.startswith("memory/"):
             if is_superseded_chunk(content):
                 content = drop_superseded(content)
             f = attrs.evolve(f, content=strip(content)) if content != f.content or "src:" in content else f

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from soulframe.cli.doctor import quiet_logs as _quiet_logs
+from soulframe.memory.files import CURATED
 from soulframe.model import ConfigError, Finding, Fix
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def memory_size(agent: Agent) -> Iterable[Finding]:
     if not root.is_dir():
         return
     limit = int(agent.config.get("bootstrap.max_chars_per_file"))
-    names = [n for n in ("MEMORY.md", "memory.md") if (root / n).is_file()][:1]
+    names = [n for n in CURATED if (root / n).is_file()][:1]
     try:
         loaded = bootstrap_logs(agent)
     except ConfigError:  # a bad timezone: the timezone check reports it

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from soulframe.memory.files import is_curated
 from soulframe.model import ContextFile, PromptContext
 from soulframe.neutralise import neutralise, one_line
 
@@ -33,7 +34,9 @@ def disabled(ctx: PromptContext) -> frozenset[str]:
 
 
 def is_memory_file(name: str) -> bool:
-    return name in ("MEMORY.md", "memory.md") or name.startswith("memory/")
+    """The curated memory or a file under ``memory/``: shown by the memory sections, not as
+    project context (the names are :mod:`soulframe.memory.files`')."""
+    return is_curated(name) or name.startswith("memory/")
 
 
 def is_stable_file(ctx: PromptContext, f: ContextFile) -> bool:

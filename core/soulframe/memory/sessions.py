@@ -29,6 +29,7 @@ import attrs
 
 from ..conversation import text_of
 from ..model import Session, SoulframeError
+from .files import is_curated
 from .indexview import index_of
 from .textclean import strip_controls
 
@@ -422,7 +423,7 @@ def release(agent: AgentLike, entry_id: str) -> str:
             "(`soulframe context set` for a context file)"
         )
     text = entry.text if entry.text.endswith("\n") else entry.text + "\n"
-    heading = "# MEMORY.md\n\n" if target in ("MEMORY.md", "memory.md") else f"# {Path(target).stem}\n\n"
+    heading = "# MEMORY.md\n\n" if is_curated(target) else f"# {Path(target).stem}\n\n"
     agent.memory.append_to(target, text, heading=heading)
     try:
         q.drop(entry_id)

@@ -136,7 +136,7 @@ def choose_mode(
     """
     if prompt_mode == "task":
         return "search"
-    forced = config.get("skills.mode", "auto")
+    forced = config.get("skills.mode")
     if forced in ("inline", "search"):
         return forced  # type: ignore[no-any-return]
     tokens = sum(len(s.name) + len(s.description) for s in skills) / 4
