@@ -227,7 +227,7 @@ def test_hook_register_embedding_providers(ws: Path) -> None:
     agent = agent_with(ws, P(), **{"embedding.provider": "toy"})
     hits = agent.memory.search("ferns light")
     assert hits and hits[0].vector_score is not None
-    assert agent.memory.status()["model"] == "toy-64"
+    assert agent.memory.status().model == "toy-64"
 
 
 def test_hook_memory_indexed(ws: Path) -> None:

@@ -264,9 +264,9 @@ def test_bad_files_are_skipped_or_repaired_with_a_warning_naming_them(agent: Any
     assert not [w for w in again if "huge.md" in str(w.message)]
     # status names them as skipped, with the reason, not as "stale" forever
     st = agent.memory.status()
-    assert {x["path"]: x["reason"].split(" ")[0] for x in st["skipped_files"]} == {
+    assert {x.path: x.reason.split(" ")[0] for x in st.skipped_files} == {
         "memory/binary.md": "binary", "memory/huge.md": "larger"}
-    assert not {"memory/binary.md", "memory/huge.md"} & set(st["stale_files"])
+    assert not {"memory/binary.md", "memory/huge.md"} & set(st.stale_files)
 
 
 def test_a_file_growing_too_big_leaves_the_index(agent: Any, ws: Path) -> None:
@@ -305,14 +305,14 @@ def test_keyword_only_is_said_loudly_when_no_provider_is_available(ws: Path, tmp
     assert any("keyword-only" in str(w.message) for w in caught)
     assert results.to_dict()["mode"] == "keyword-only"
     status = a.memory.status()
-    assert status["mode"] == "keyword-only" and "keyword-only" in status["notice"]
+    assert status.mode == "keyword-only" and "keyword-only" in str(status.notice)
     a.close()
 
 
 def test_keyword_only_by_choice_is_said_in_results_and_status(agent: Any) -> None:
     results = agent.memory.search("lease")
     assert results.mode == "keyword-only" and "embedding.provider = none" in results.notice
-    assert agent.memory.status()["mode"] == "keyword-only"
+    assert agent.memory.status().mode == "keyword-only"
 
 
 def test_snippet_is_centred_on_the_match_not_the_first_line(agent: Any, ws: Path) -> None:
@@ -478,11 +478,11 @@ def test_status_reports_files_chunks_backend_and_stale_files(agent: Any, ws: Pat
     quiet(agent.memory.sync)
     (ws / "memory" / "2026-08-05.md").write_text("# new\n\n- not yet indexed\n")
     st = quiet(agent.memory.status, deep=True)
-    assert (st["files"], st["indexed_files"], st["chunks"]) == (4, 3, 3)
-    assert st["stale_files"] == ["memory/2026-08-05.md"]
-    assert st["health"] == "ok" and st["problems"] == []
-    assert "numpy" in st["vector_backend"] and "FTS5" in st["text_backend"]
-    assert st["provider"] is None and st["mode"] == "keyword-only"
+    assert (st.files, st.indexed_files, st.chunks) == (4, 3, 3)
+    assert st.stale_files == ("memory/2026-08-05.md",)
+    assert st.health == "ok" and st.problems == ()
+    assert "numpy" in str(st.vector_backend) and "FTS5" in str(st.text_backend)
+    assert st.provider is None and st.mode == "keyword-only"
 
 
 def test_a_model_change_is_detected_and_everything_re_embedded(ws: Path, tmp_path: Path) -> None:
@@ -501,7 +501,7 @@ def test_a_model_change_is_detected_and_everything_re_embedded(ws: Path, tmp_pat
     assert sorted(r2.changed) == ["MEMORY.md", "memory/2026-08-01.md", "memory/2026-08-02.md"]
     hits = b.memory.search("Subaru Crosstrek", min_score=0, channels="vector")
     assert hits and hits[0].path == "MEMORY.md"
-    assert b.memory.status()["index_dimensions"] == 512
+    assert b.memory.status().index_dimensions == 512
     b.close()
 
 

@@ -50,7 +50,7 @@ def exercise(agent: Agent, workspace: Path) -> None:
     garage = next(r for r in agent.store.recalls(5) if "garage" in r.text)
     assert (garage.count, garage.queries) == (2, 2)
     status = mem.status(deep=True)
-    assert status["most_recalled"][0]["text"] == dentist.text
+    assert status.most_recalled is not None and status.most_recalled[0].text == dentist.text
 
 
 def test_recall_tracking_sqlite(workspace: Path, tmp_path: Path) -> None:

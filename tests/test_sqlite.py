@@ -192,7 +192,7 @@ def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: An
     assert len(report.added) == 30
     hits = quiet(b.memory.search, "zebra7", min_score=0)
     assert hits[0].path == "memory/2026-01-0007.md"
-    assert b.memory.status()["health"] == "ok"
+    assert b.memory.status().health == "ok"
     b.close()
 
 

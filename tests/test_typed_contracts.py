@@ -96,3 +96,29 @@ def test_a_plugin_offering_something_else_than_a_registration_is_told_so(tmp_pat
         agent.select(CHAT_MODELS)
     agent.close()
 
+
+
+def test_memory_status_is_typed_and_its_json_keeps_its_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from click.testing import CliRunner
+    from soulframe.cli import build_cli
+    from soulframe.memory.results import MemoryStatus
+
+    agent = make_agent(tmp_path / "ws")
+    (agent.root / "memory").mkdir(exist_ok=True)
+    (agent.root / "memory" / "2026-01-02.md").write_text("# 2026-01-02\n\n- the bins go out on Tuesday\n")
+    st = agent.memory.status()
+    assert isinstance(st, MemoryStatus) and st.health == "ok" and "memory/2026-01-02.md" in st.stale_files
+    agent.memory.sync()
+    assert agent.memory.status(deep=True).stale_files == ()
+    agent.close()
+    monkeypatch.setenv("SOULFRAME_STATE_DIR", str(tmp_path / "state"))
+    out = CliRunner().invoke(build_cli(), ["-w", str(tmp_path / "ws"), "memory", "status", "--deep", "--index", "--json"])
+    assert out.exit_code == 0, out.output
+    # the --json shape scripts read, key for key and in order, as it was while status was a dict
+    assert list(json.loads(out.output)) == [
+        "agent", "state_key", "workspace", "store", "location", "files", "indexed_files", "chunks",
+        "embedded_chunks", "provider", "model", "dimensions", "index_dimensions", "mode", "notice",
+        "vector_backend", "text_backend", "fusion", "stale_files", "skipped_files", "cached_embeddings",
+        "schema_version", "bytes", "health", "problems", "most_recalled", "reindexed", "provider_probe"]

@@ -487,8 +487,9 @@ class Registration(Generic[T]):
 
     ``factory(agent)`` builds the object when it is selected, for that agent (its
     ``config``, workspace and id): one signature for every registry, and nothing heavy is
-    imported at plugin load time. ``T`` is what it builds (``Registration[EmbeddingProvider]``);
-    the core checks the built object against that protocol. ``extra`` names the pip extra
+    imported at plugin load time. ``T`` is what it builds (``Registration[EmbeddingProvider]``),
+    so a type checker holds the factory to that protocol (and the contract suites in
+    :mod:`soulframe.testing` check the object at run time). ``extra`` names the pip extra
     that provides its dependencies, which the unknown-name error shows to the user. A store
     registers a :class:`StoreRegistration`, which says more.
     """

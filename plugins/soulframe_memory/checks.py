@@ -46,10 +46,9 @@ def memory_index(agent: Agent) -> Iterable[Finding]:
     else:
         with _quiet_logs():
             st = mem.status()
-        for problem in st["problems"]:
-            yield Finding("memory", "problem", f"index at {st['location']}: {problem}",
-                          st["location"])
-        stale = st["stale_files"]
+        for problem in st.problems:
+            yield Finding("memory", "problem", f"index at {st.location}: {problem}", st.location)
+        stale = st.stale_files
         if stale:
             shown = ", ".join(stale[:5]) + (" ..." if len(stale) > 5 else "")
             yield Finding("memory", "info",

@@ -340,54 +340,55 @@ def memory_status(state: State, deep: bool, reindex: bool, as_json: bool) -> Non
     with _progress("indexing") as progress:
         synced = mem.sync(progress=progress) if reindex else None
     st = mem.status(deep=deep)
-    if synced is not None:
-        st["reindexed"] = {"added": len(synced.added), "changed": len(synced.changed),
-                           "removed": len(synced.removed), "chunks": synced.chunks}
-    if deep:
-        st["provider_probe"] = _probe(mem)
+    probe = _probe(mem) if deep else None
     if as_json:
-        echo_json(st)
+        out = st.to_dict()
+        if synced is not None:
+            out["reindexed"] = {"added": len(synced.added), "changed": len(synced.changed),
+                                "removed": len(synced.removed), "chunks": synced.chunks}
+        if probe is not None:
+            out["provider_probe"] = probe
+        echo_json(out)
         return
     if synced is not None:
-        r = st["reindexed"]
-        click.echo(f"{'re-indexed':16} {r['added']} added, {r['changed']} changed, "
-                   f"{r['removed']} removed")
-    if deep:
-        click.echo(f"{'provider probe':16} {st['provider_probe']}")
+        click.echo(f"{'re-indexed':16} {len(synced.added)} added, {len(synced.changed)} changed, "
+                   f"{len(synced.removed)} removed")
+    if probe is not None:
+        click.echo(f"{'provider probe':16} {probe}")
     rows = [
-        ("agent", st["agent"]),
-        ("workspace", st["workspace"]),
-        ("store", f"{st['store']} ({st['location']})"),
-        ("files", f"{st['files']} found, {st['indexed_files']} indexed"),
-        ("chunks", f"{st['chunks']} ({st['embedded_chunks']} with vectors)"),
-        ("search", st["mode"]),
-        ("provider", st["provider"] or "none"),
-        ("model", st["model"] or "-"),
-        ("dimensions", st["dimensions"] or "-"),
-        ("vector backend", st["vector_backend"]),
-        ("text backend", st["text_backend"]),
-        ("fusion", st["fusion"]),
-        ("embedding cache", st["cached_embeddings"]),
-        ("stale files", len(st["stale_files"])),
-        ("skipped files", len(st["skipped_files"])),
-        ("health", st["health"]),
+        ("agent", st.agent),
+        ("workspace", st.workspace),
+        ("store", f"{st.store} ({st.location})"),
+        ("files", f"{st.files} found, {st.indexed_files} indexed"),
+        ("chunks", f"{st.chunks} ({st.embedded_chunks} with vectors)"),
+        ("search", st.mode),
+        ("provider", st.provider or "none"),
+        ("model", st.model or "-"),
+        ("dimensions", st.dimensions or "-"),
+        ("vector backend", st.vector_backend),
+        ("text backend", st.text_backend),
+        ("fusion", st.fusion),
+        ("embedding cache", st.cached_embeddings),
+        ("stale files", len(st.stale_files)),
+        ("skipped files", len(st.skipped_files)),
+        ("health", st.health),
     ]
     for key, value in rows:
         click.echo(f"{key:16} {value}")
-    for p in st["stale_files"][:20]:
+    for p in st.stale_files[:20]:
         click.echo(f"  stale: {p}")
-    for sk in st["skipped_files"][:20]:
-        click.secho(f"  skipped: {sk['path']}: {sk['reason']}", fg="yellow")
-    for p in st["problems"]:
+    for sk in st.skipped_files[:20]:
+        click.secho(f"  skipped: {sk.path}: {sk.reason}", fg="yellow")
+    for p in st.problems:
         click.secho(f"  problem: {p}", fg="red")
-    if st.get("most_recalled"):
+    if st.most_recalled:
         click.echo("most recalled   (recalls / distinct queries / days, last)")
-        for r in st["most_recalled"]:
-            when = time.strftime("%Y-%m-%d", time.localtime(r["last_recalled"]))
-            click.echo(f"  {r['count']:4} / {r['queries']:3} / {r['days']:2}  {when}  "
-                       f"{r['path']}#L{r['line']}  {r['text'][:70]}")
-    if st["notice"]:
-        click.secho(f"WARNING: {st['notice']}", fg="yellow", bold=True, err=True)
+        for r in st.most_recalled:
+            when = time.strftime("%Y-%m-%d", time.localtime(r.last_recalled))
+            click.echo(f"  {r.count:4} / {r.queries:3} / {r.days:2}  {when}  "
+                       f"{r.path}#L{r.line}  {r.text[:70]}")
+    if st.notice:
+        click.secho(f"WARNING: {st.notice}", fg="yellow", bold=True, err=True)
 
 
 @memory_group.command("watch")

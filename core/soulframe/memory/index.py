@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..model import FileRecord, Session, SoulframeError, UnknownNameError
 from .entities import ENTITY_DIR
 from .files import Discovery, MemoryFile
-from .results import MemoryDisabledError, MemoryExcerpt, SearchResults, SyncReport
+from .results import MemoryDisabledError, MemoryExcerpt, MemoryStatus, SearchResults, SyncReport
 from .sessions import PRIVATE_DIR
 
 if TYPE_CHECKING:
@@ -320,7 +320,7 @@ class MemoryIndex:
 
     # ------------------------------------------------------------------ status
 
-    def status(self, *, deep: bool = False, sync: bool = False) -> dict[str, Any]:
+    def status(self, *, deep: bool = False, sync: bool = False) -> MemoryStatus:
         """Files, chunks, provider, model, dimensions, vector backend, stale files and health."""
         from .status import status
 

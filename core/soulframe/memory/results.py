@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from ..model import SearchHit, SoulframeError
+from ..model import RecallStat, SearchHit, SoulframeError
 
 
 class MemoryWarning(UserWarning):
@@ -91,3 +91,67 @@ class MemoryExcerpt:
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self) | {"citation": self.citation}
+
+
+@attrs.frozen
+class SkippedFile:
+    """A memory file the index leaves out, and why (too big, binary, a link leading astray)."""
+
+    path: str
+    reason: str
+
+
+@attrs.frozen
+class MemoryStatus:
+    """What ``memory status`` reports (``MemoryIndex.status()``): the files, the index the
+    store keeps, the provider and how search runs, stale and skipped files, the store's
+    health. ``to_dict()`` is the ``--json`` shape."""
+
+    agent: str
+    #: the name the index is kept under: the id, plus a path hash for another workspace
+    state_key: str
+    workspace: str
+    store: str
+    location: str
+    files: int
+    #: from the store's ``stats()``
+    indexed_files: int | None
+    chunks: int | None
+    embedded_chunks: int | None
+    provider: str | None
+    model: str | None
+    dimensions: int | None
+    index_dimensions: int | None
+    mode: str
+    notice: str | None
+    vector_backend: str | None
+    text_backend: str | None
+    fusion: str
+    stale_files: tuple[str, ...]
+    skipped_files: tuple[SkippedFile, ...]
+    cached_embeddings: int | None
+    schema_version: int | None
+    bytes: int | None
+    problems: tuple[str, ...]
+    #: the most recalled entries (``deep`` only, and when the store tracks recalls)
+    most_recalled: tuple[RecallStat, ...] | None = None
+
+    @property
+    def health(self) -> str:
+        return "ok" if not self.problems else "problems"
+
+    def to_dict(self) -> dict[str, Any]:
+        values = attrs.asdict(self, recurse=False)
+        recalled = values.pop("most_recalled")
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            if key == "problems":
+                out["health"] = self.health
+            if key == "skipped_files":
+                value = [{"path": s.path, "reason": s.reason} for s in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[key] = value
+        if recalled is not None:
+            out["most_recalled"] = [r.to_dict() for r in recalled]
+        return out

@@ -3,15 +3,16 @@ and skipped files, and the store's health."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..model import TracksRecalls
+from .results import MemoryStatus, SkippedFile
 from .sync import _skip_reason
 
 if TYPE_CHECKING:
     from .indexview import IndexView
 
-def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> dict[str, Any]:
+def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> MemoryStatus:
     """Files, chunks, provider, model, dimensions, vector backend, stale files and health."""
     index._check_enabled()
     if sync:
@@ -20,7 +21,7 @@ def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> dict[
     found = index.files()
     stored = store.files()
     stale: list[str] = []
-    skipped: list[dict[str, str]] = [{"path": p, "reason": r} for p, r in index.skipped_paths]
+    skipped = [SkippedFile(p, r) for p, r in index.skipped_paths]
     model = index.model_key()
     max_bytes = int(index.config.get("memory.max_file_bytes"))
     for mf in found:
@@ -34,45 +35,43 @@ def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> dict[
             # would skip it again; say why instead
             reason = _skip_reason(mf.abspath, st.st_size, max_bytes)
             if reason is not None:
-                skipped.append({"path": mf.path, "reason": reason})
+                skipped.append(SkippedFile(mf.path, reason))
                 continue
         if old is None or old.mtime_ns != st.st_mtime_ns or old.size != st.st_size or (
             model is not None and old.model != model
         ):
             stale.append(mf.path)
     stale += sorted(set(stored) - {f.path for f in found})
+    # the store's counts are a mapping (Store.stats()); they are read here, once
     stats = store.stats()
     provider = index.embedder
-    problems = store.check(deep=deep)
-    out: dict[str, Any] = {
-        "agent": index.agent.id,
-        # the name the index is kept under: the id, plus a path hash for another workspace
-        "state_key": index.agent.state_key,
-        "workspace": str(index.agent.root),
-        "store": store.name,
-        "location": store.location,
-        "files": len(found),
-        "indexed_files": stats.get("files"),
-        "chunks": stats.get("chunks"),
-        "embedded_chunks": stats.get("embedded_chunks"),
-        "provider": provider.name if provider is not None else None,
-        "model": provider.model_id if provider is not None else None,
-        "dimensions": provider.dimensions if provider is not None else None,
-        "index_dimensions": stats.get("dimensions"),
-        "mode": "hybrid" if provider is not None else "keyword-only",
-        "notice": None if provider is not None else index.embedder_problem,
-        "vector_backend": stats.get("vector_backend"),
-        "text_backend": stats.get("text_backend"),
-        "fusion": str(index.config.get("memory.fusion")),
-        "stale_files": stale,
-        "skipped_files": skipped,
-        "cached_embeddings": stats.get("cached_embeddings"),
-        "schema_version": stats.get("schema_version"),
-        "bytes": stats.get("bytes"),
-        "health": "ok" if not problems else "problems",
-        "problems": problems,
-    }
+    recalled = None
     if deep:
-        recalled = store.recalls(10) if isinstance(store, TracksRecalls) else []
-        out["most_recalled"] = [r.to_dict() for r in recalled]
-    return out
+        recalled = tuple(store.recalls(10)) if isinstance(store, TracksRecalls) else ()
+    return MemoryStatus(
+        agent=index.agent.id,
+        state_key=index.agent.state_key,
+        workspace=str(index.agent.root),
+        store=store.name,
+        location=store.location,
+        files=len(found),
+        indexed_files=stats.get("files"),
+        chunks=stats.get("chunks"),
+        embedded_chunks=stats.get("embedded_chunks"),
+        provider=provider.name if provider is not None else None,
+        model=provider.model_id if provider is not None else None,
+        dimensions=provider.dimensions if provider is not None else None,
+        index_dimensions=stats.get("dimensions"),
+        mode="hybrid" if provider is not None else "keyword-only",
+        notice=None if provider is not None else index.embedder_problem,
+        vector_backend=stats.get("vector_backend"),
+        text_backend=stats.get("text_backend"),
+        fusion=str(index.config.get("memory.fusion")),
+        stale_files=tuple(stale),
+        skipped_files=tuple(skipped),
+        cached_embeddings=stats.get("cached_embeddings"),
+        schema_version=stats.get("schema_version"),
+        bytes=stats.get("bytes"),
+        problems=tuple(store.check(deep=deep)),
+        most_recalled=recalled,
+    )
