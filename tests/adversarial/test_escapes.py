@@ -373,7 +373,7 @@ def test_a_loop_or_a_bad_name_is_one_warning_and_the_rest_is_indexed(tmp_path: P
             assert len([w for w in said if "skipped" in w]) == 1, said
             a.refused()
             assert report.added == ["MEMORY.md", "memory/2026-01-02.md"] and [h.path for h in hits] == ["memory/2026-01-02.md"]
-            assert len(status["skipped_files"]) == 1
+            assert len(status.skipped_files) == 1
             if shape == "loop":
                 with pytest.raises(SoulframeError, match="symlink loop"):
                     agent.memory.get("memory/self.md")

@@ -47,7 +47,7 @@ def test_two_workspaces_opened_with_w_keep_their_own_documents(tmp_path: Path, p
                 text = " ".join(h.snippet for h in agent.memory.search(f"{mine} {theirs}", min_score=0.0))
                 att.leaked(theirs in text)
                 assert mine in text
-                assert agent.memory.status()["indexed_files"] == (2 if ws == a else 1)
+                assert agent.memory.status().indexed_files == (2 if ws == a else 1)
     with adversary.attempt("soulframe -w b memory search for a's note") as att:
         res = _run(b, pg_dsn, "memory", "search", "pgalphanote pgbetanote", "--json", "--min-score", "0")
         adversary.traceback("memory search", res.stderr)
