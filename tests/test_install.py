@@ -44,11 +44,15 @@ def throwaway_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _setuptools_builds_wheels() -> bool:
+    # asked of the metadata, not by importing setuptools: its distutils shim refuses to load in
+    # a process where another test already imported the standard library's distutils (via pip)
+    from importlib import metadata
+
     try:
-        import setuptools
-    except ImportError:
+        version = metadata.version("setuptools")
+    except metadata.PackageNotFoundError:
         return False
-    major, minor = (int(x) for x in setuptools.__version__.split(".")[:2])
+    major, minor = (int(x) for x in version.split(".")[:2])
     return (major, minor) >= (70, 1)
 
 

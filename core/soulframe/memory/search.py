@@ -136,6 +136,9 @@ def search(index: IndexView, query: str,
     from .widening import Widener
 
     widener = Widener(index, int(index.config.get("memory.hit_chars")))
+    from .calibration import probe_language
+
+    language = probe_language(query)  # the snippet's focus weighs passages on the vector channel's scale
     hits: list[SearchHit] = []
     for f in fused:
         if len(hits) >= k:
@@ -144,9 +147,9 @@ def search(index: IndexView, query: str,
             continue
         mine: list[Any] = []
         if id(f) in older:  # a superseded entry, asked for: its own line, even inside a hit
-            hits.append(_hit(index, f, terms, qv, mine))
+            hits.append(_hit(index, f, terms, qv, mine, language))
             continue
-        hit = widener.add(_hit(index, f, terms, qv, mine))
+        hit = widener.add(_hit(index, f, terms, qv, mine, language))
         if hit is not None:  # None: a better hit already cites all of its lines
             hits.append(hit)
             recalls.extend(mine)
@@ -301,10 +304,10 @@ def _adjust(index: IndexView, fused: list[Fused], k: int, session: Session | Non
 
 
 def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
-         recalls: list[Any] | None = None) -> SearchHit:
+         recalls: list[Any] | None = None, language: str = "en") -> SearchHit:
     ch = f.chunk
     first = best_lines(ch.text, terms)[0]
-    focus = _focus_line(index, ch.text, terms, qv) if qv is not None and f.vector_score is not None else None
+    focus = _focus_line(index, ch.text, terms, qv, language) if qv is not None and f.vector_score is not None else None
     if focus is None and first >= 0:
         focus = first
     text, _offset = snippet(ch.text, terms, focus=focus, prefer_focus=True)
@@ -341,7 +344,7 @@ def _provenance(index: IndexView, path: str, start: int, end: int) -> tuple[str,
     return of_lines(lines)
 
 
-def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any) -> int | None:
+def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language: str = "en") -> int | None:
     """The 0-based line of ``text`` the snippet should show: the line whose passage is
     closest to the question, weighed with the share of the question's terms the line holds
     (the fusion's own weights), so the snippet shows the best-matching passage whichever
@@ -368,7 +371,9 @@ def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any) -> int |
     for i, ln in enumerate(lines):
         if ln.strip() and not ln.lstrip().startswith("#"):
             where.setdefault(plain(ln), []).append(i)
-    background = (index._calibrator._known if index._calibrator is not None else {}).get(str(index.model_key()))
+    # the background the question was calibrated against (known: the vector channel just used it)
+    known = index._calibrator._known if index._calibrator is not None else {}
+    background = known.get((str(index.model_key()), language))
     tw = float(index.config.get("memory.text_weight"))
     w = tw / max(tw + float(index.config.get("memory.vector_weight")), 1e-9)
     best, best_score = None, -2.0
