@@ -13,7 +13,7 @@ import click
 from soulframe.cli import State, echo_json, pass_state
 from soulframe.model import SoulframeError
 
-from .importer import SOURCES
+from .names import SOURCES
 
 
 def add_commands(cli: click.Group) -> None:

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 from soulframe.model import ConfigError, SoulframeError
 
 from .history import HistoryWriter
+from .names import SOURCES
 from .report import ImportReport
 from .sources import READERS, Conversation, MemoryFileIn, Unreadable
 
 if TYPE_CHECKING:
     from soulframe import Agent
 
-SOURCES = ("chatgpt", "claude", "claude-code", "codex", "openclaw", "soulframe")
 Progress = Callable[[int, int], None] | None
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import shutil
-import subprocess
 import sys
 
 import click
@@ -40,6 +39,8 @@ def pip_command(args: list[str]) -> list[str]:
 
 
 def _pip(args: list[str], as_json: bool) -> int:
+    import subprocess  # here: every command registers this module, few run pip
+
     cmd = pip_command(args)
     # pip's own progress goes to the terminal; with --json it goes to stderr so stdout
     # holds only the report

@@ -12,6 +12,7 @@ picks the one ``prompt.tokenizer`` names.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import weakref
@@ -27,21 +28,33 @@ Estimator = Callable[[str], int]
 
 # Rates fitted to OpenAI's cl100k encoding on tests/data/tokens_corpus (one text per
 # language, written for it, plus code); docs/prompt.md has the per-language figures.
-_HAN = re.compile("[\u2e80-\u2fdf\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
-_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
-_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]")
-# CJK punctuation, full-width forms, bopomofo: about one token each
-_CJK_SYMBOL = re.compile("[\u3000-\u303f\u3100-\u312f\uff00-\uff65\uffa0-\uffef]")
-# Thai, Lao, Khmer, Myanmar and the Indic scripts, marks included (measured on Thai)
-_BRAHMIC = re.compile("[\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
-# Greek, Cyrillic, Armenian, Hebrew, Arabic, Georgian letters (measured on Russian)
-_ALPHABET = re.compile("[\u0370-\u058f\u0590-\u08ff\u10a0-\u10ff]")
+#
+# The non-Latin scripts, with their tokens per character. Compiled on first use: most
+# prompts are ASCII and never need them, and the wide ranges cost a light command ~5 ms
+# to compile. Chinese characters; kana; hangul; CJK punctuation, full-width forms and
+# bopomofo (about one token each); Thai, Lao, Khmer, Myanmar and the Indic scripts, marks
+# included (measured on Thai); Greek, Cyrillic, Armenian, Hebrew, Arabic, Georgian letters
+# (measured on Russian).
+_SCRIPTS = (
+    ("[\u2e80-\u2fdf\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]", 1.2),
+    ("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]", 1.05),
+    ("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff]", 1.4),
+    ("[\u3000-\u303f\u3100-\u312f\uff00-\uff65\uffa0-\uffef]", 1.0),
+    ("[\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]", 0.93),
+    ("[\u0370-\u058f\u0590-\u08ff\u10a0-\u10ff]", 0.6),
+)
+
+
+@functools.cache
+def _scripts() -> tuple[tuple[re.Pattern[str], float], ...]:
+    return tuple((re.compile(pattern), per) for pattern, per in _SCRIPTS)
+
+
 _LATIN_WORD = re.compile("[A-Za-z\u00c0-\u024f\u1e00-\u1eff]+")
 _SPACE = re.compile(r"\n\s*| {2,}|\t+")
 _PUNCT = re.compile(r"[!-/:-@\[-`{-~]+")
 _DIGITS = re.compile(r"[0-9]+")
 
-_PER_HAN, _PER_KANA, _PER_HANGUL, _PER_BRAHMIC, _PER_ALPHABET = 1.2, 1.05, 1.4, 0.93, 0.6
 #: a Latin word costs one token up to this many letters, then one per _WORD_TAIL more:
 #: English words are nearly all whole tokens; German or Vietnamese ones are not
 _ENGLISH_WORD, _OTHER_WORD, _WORD_TAIL = 9, 3, 3.5
@@ -65,10 +78,8 @@ def estimate(text: str) -> int:
         return 0
     n = 0.0
     if not text.isascii():  # most prompts are: skip six scans
-        n += (_PER_HAN * len(_HAN.findall(text)) + _PER_KANA * len(_KANA.findall(text))
-              + _PER_HANGUL * len(_HANGUL.findall(text)) + len(_CJK_SYMBOL.findall(text))
-              + _PER_BRAHMIC * len(_BRAHMIC.findall(text))
-              + _PER_ALPHABET * len(_ALPHABET.findall(text)))
+        for pattern, per in _scripts():
+            n += per * len(pattern.findall(text))
     latin = _LATIN_WORD.findall(text)
     if latin:
         extra = [0 if w.isascii() else len(w.encode()) - len(w) for w in latin]
