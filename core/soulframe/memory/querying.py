@@ -74,6 +74,14 @@ def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
     lines = text.split("\n")
     scores = []
     for line in lines:
+        # every word a term or a term's stem matches holds that stem as it stands in the
+        # lower-cased line; an ASCII line holding none scores nothing (most lines of a hit
+        # do not: splitting each into words was most of a search's snippet work)
+        if line.isascii():
+            lower = line.lower()
+            if not any(s in lower for s in stems):
+                scores.append((0, 0))
+                continue
         ws = words(line)
         # the query's own words first: a stem only stands in for a missing word ("apin0x19q"
         # and "apin0x11q" share the stem "apin0", but only one of them was asked for)
