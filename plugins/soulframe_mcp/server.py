@@ -65,6 +65,14 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[as_mcp_tool(t) for t in tools()])
 
+    def input_schema(name: str) -> dict[str, Any] | None:
+        # what the SDK checks a 2026-07-28 call's Mcp-Param-* headers against: without it,
+        # every tools/call first ran a whole tools/list (every tool built as an MCP type)
+        # to find one schema. The offer does not depend on the caller, so this is the same
+        # schema the listing gives
+        spec = next((t for t in tools() if t.name == name), None)
+        return dict(spec.parameters) if spec is not None else None
+
     workers: list[anyio.CapacityLimiter] = []
 
     def pool() -> anyio.CapacityLimiter:
@@ -197,6 +205,7 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
         instructions=(f"Identity, memory and skills of agent {agent.id!r}. Search memory with memory_search "
                       "before answering about prior work, decisions or preferences."),
         lifespan=lifespan,
+        get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
