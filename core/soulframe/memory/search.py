@@ -18,6 +18,7 @@ from .results import MemoryWarning, SearchResults
 if TYPE_CHECKING:
     from ..model import EmbeddingProvider
     from .indexview import IndexView
+    from .widening import Widener
 
 log = logging.getLogger("soulframe.memory")
 
@@ -147,9 +148,9 @@ def search(index: IndexView, query: str,
             continue
         mine: list[Any] = []
         if id(f) in older:  # a superseded entry, asked for: its own line, even inside a hit
-            hits.append(_hit(index, f, terms, qv, mine, language))
+            hits.append(_hit(index, f, terms, qv, mine, widener, language))
             continue
-        hit = widener.add(_hit(index, f, terms, qv, mine, language))
+        hit = widener.add(_hit(index, f, terms, qv, mine, widener, language))
         if hit is not None:  # None: a better hit already cites all of its lines
             hits.append(hit)
             recalls.extend(mine)
@@ -304,7 +305,8 @@ def _adjust(index: IndexView, fused: list[Fused], k: int, session: Session | Non
 
 
 def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
-         recalls: list[Any] | None = None, language: str = "en") -> SearchHit:
+         recalls: list[Any] | None = None, files: Widener | None = None,
+         language: str = "en") -> SearchHit:
     ch = f.chunk
     first = best_lines(ch.text, terms)[0]
     focus = _focus_line(index, ch.text, terms, qv, language) if qv is not None and f.vector_score is not None else None
@@ -325,15 +327,20 @@ def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
         score=round(f.score, 6), snippet=text,
         text_score=f.text_score, vector_score=f.vector_score,
         scope="user" if ch.scope else "agent", rerank_score=f.rerank_score,
-        provenance=() if ch.scope else _provenance(index, ch.path, ch.start_line, ch.end_line),
+        provenance=() if ch.scope else _provenance(index, ch.path, ch.start_line, ch.end_line, files),
     )
 
 
-def _provenance(index: IndexView, path: str, start: int, end: int) -> tuple[str, ...]:
+def _provenance(index: IndexView, path: str, start: int, end: int,
+                files: Widener | None = None) -> tuple[str, ...]:
     """The provenance notes on lines ``start``-``end`` of the workspace file (the index holds
-    the text without them); nothing when the file cannot be read."""
+    the text without them); nothing when the file cannot be read. ``files``: the search's
+    widener, which reads each file once for every hit in it (and for its own widening)."""
     from .provenance import of_lines
 
+    if files is not None:
+        lines = files.lines(path)
+        return () if lines is None else of_lines(line for line in lines[start - 1:end] if "src:" in line)
     try:
         with open(index.agent.workspace.resolve(path), encoding="utf-8", errors="replace") as fh:
             from itertools import islice

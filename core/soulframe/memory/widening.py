@@ -39,6 +39,11 @@ class Widener:
         self._files: dict[str, list[str] | None] = {}
         self._taken: dict[str, list[tuple[int, int]]] = {}
 
+    def lines(self, path: str) -> list[str] | None:
+        """The lines of the workspace file ``path``, read once per search; ``None`` when it
+        is gone or refused."""
+        return _lines(self.index, path, self._files)
+
     def add(self, h: SearchHit) -> SearchHit | None:
         if self.budget <= 0:
             return h
