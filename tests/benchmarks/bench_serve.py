@@ -235,6 +235,7 @@ async def _serve_clients(url: str, token: str, pid: int, phases: list[tuple[str,
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.timeout(300 + 2 * SOAK_S)  # the suite's 300 s would cut a 10-minute soak short
 def test_eight_clients_over_http(tmp_path: Path, bench: Any) -> None:
     from soulframe_embeddings.local import LocalProvider
 
@@ -274,11 +275,14 @@ def test_eight_clients_over_http(tmp_path: Path, bench: Any) -> None:
     print(f"  resident memory after warm-up {settled:6.1f} MB; over a {SOAK_S:.0f} s soak "
           f"{min(samples):6.1f}-{max(samples):6.1f} MB (drift {drift:4.1f} MB, target <= 10 MB)")
     assert not errors, errors[:5]
-    # Issue 29's bar: the server with 8 clients serves at least the in-process rate. It held
-    # (8x) while every in-process search walked the tree; now that a search checks only what
-    # could have changed, the server's per-request cost (HTTP, the SDK, typed results) is
-    # more than the search itself and it reaches about half. Printed as NOT YET until the
-    # request path is cheaper, so other work can land; errors, p99 and memory still fail.
+    # Issue 29's bar: the server with 8 clients serves at least the in-process rate. It holds
+    # (1.7-2.5x) only while other jobs load the machine, which slows the one-thread baseline
+    # more than the server; on a quiet machine one in-process search costs ~6 ms and the
+    # server spends ~10 ms of CPU per request (HTTP, the SDK, typed results and the search,
+    # nearly all of it Python taking turns at the interpreter lock), so it reaches 0.4-0.5x.
+    # Printed as NOT YET until the
+    # request path is cheaper (or served by more than one process), so other work can land;
+    # errors, p99 and memory still fail.
     bench.quality(f"serve --http, {CLIENTS} SDK clients, searches/s vs in-process (one thread)",
                   rate / baseline, 1.0, fmt="{:.2f}x")
     assert p99 <= 3 * p50, f"p99 {p99 * 1000:.0f} ms is {p99 / p50:.1f}x p50 {p50 * 1000:.0f} ms"
