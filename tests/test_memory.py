@@ -812,7 +812,10 @@ def test_cli_watch_reindexes_a_changed_file_end_to_end(ws: Path, tmp_path: Path)
     env = {**os.environ, "SOULFRAME_CONFIG": str(cfg), "PYTHONUNBUFFERED": "1"}
     p = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "watch",
                           "--debounce-ms", "300"], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True,
+                         # Ctrl-C as a terminal delivers it: a suite started in the background
+                         # by a non-interactive shell ignores SIGINT, and a child inherits that
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         assert p.stderr is not None and p.stdout is not None
