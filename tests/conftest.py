@@ -4,12 +4,11 @@ directory, so nothing reads or writes the real ~/.soulframe, ~/.agents or user c
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -65,16 +64,6 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-            check: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m soulframe ARGS`` in a subprocess, as a user would."""
-    full_env = {**os.environ, **(env or {})}
-    # no stdin, as under cron or CI: a command that would ask must not wait for an answer
-    return subprocess.run([sys.executable, "-m", "soulframe", *args], capture_output=True,
-                          stdin=subprocess.DEVNULL, text=True, env=full_env, cwd=cwd,
-                          check=check, timeout=300)
-
-
 @pytest.fixture
 def no_pip_config(monkeypatch: pytest.MonkeyPatch) -> None:
     """No pip configuration but what a test sets (PIP_CONFIG_FILE=/dev/null reads no file, no
@@ -87,7 +76,8 @@ def no_pip_config(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def cli():
-    """``cli("prompt", "--json")`` runs the real command line in a subprocess."""
+    """``cli("prompt", "--json")`` runs the real command line (in process; ``process=True``
+    for a subprocess, see tests/cli_runner.py)."""
     return run_cli
 
 

@@ -34,6 +34,10 @@ def make_dist(site: Path, dist: str, module: str, code: str, ep_name: str | None
 
 
 def pythonpath(site: Path) -> dict[str, str]:
+    """The environment that installs ``site``'s distributions. The CLI calls given it run
+    as a real process (``process=True``): only a new interpreter puts PYTHONPATH on sys.path
+    and finds the entry points there, and in this one the plugin's module would stay
+    imported into the next test."""
     return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
 
 
@@ -94,7 +98,7 @@ def test_disabling_an_unknown_name_is_an_error_with_a_hint(cli, workspace: Path)
 def test_broken_plugin_gives_one_warning_and_the_rest_works(cli, tmp_path: Path) -> None:
     site = tmp_path / "site"
     make_dist(site, "soulframe-broken", "soulframe_broken", "import no_such_module_anywhere\n")
-    out = cli("plugins", "--json", env=pythonpath(site))
+    out = cli("plugins", "--json", env=pythonpath(site), process=True)
     assert out.returncode == 0, out.stderr
     warnings_ = [line for line in out.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings_) == 1, out.stderr
@@ -113,7 +117,7 @@ def test_plugin_with_a_bad_hook_signature_is_skipped(cli, tmp_path: Path) -> Non
         def register_prompt_sections(not_an_argument_of_the_spec):
             return []
     """)
-    out = cli("plugins", "--json", env=pythonpath(site))
+    out = cli("plugins", "--json", env=pythonpath(site), process=True)
     assert out.returncode == 0, out.stderr
     assert "soulframe_badsig" in out.stderr and "not_an_argument_of_the_spec" in out.stderr
     assert "soulframe_badsig" not in {r["name"] for r in json.loads(out.stdout)}
@@ -142,7 +146,7 @@ def test_misspelled_hook_in_a_third_party_plugin_is_a_warning(cli, tmp_path: Pat
         def register_prompt_section():
             return []
     """)
-    out = cli("plugins", "--json", env=pythonpath(site))
+    out = cli("plugins", "--json", env=pythonpath(site), process=True)
     assert out.returncode == 0
     assert "unknown hook 'register_prompt_section'" in out.stderr
 
@@ -267,14 +271,14 @@ def test_plugins_command_reports_an_override(cli, tmp_path: Path) -> None:
         def register_prompt_sections():
             return [Section(name="time", order=8, zone="dynamic", render=lambda ctx: "## Time\\nteatime")]
     """)
-    out = cli("plugins", env=pythonpath(site))
+    out = cli("plugins", env=pythonpath(site), process=True)
     assert out.returncode == 0, out.stderr
     assert "overrides sections: time (replaces soulframe_sections's)" in out.stdout
-    rows = json.loads(cli("plugins", "--json", env=pythonpath(site), check=True).stdout)
+    rows = json.loads(cli("plugins", "--json", env=pythonpath(site), process=True, check=True).stdout)
     better = next(r for r in rows if r["name"] == "soulframe_better_time")
     assert better["overrides"] == ["sections: time (replaces soulframe_sections's)"]
     # and the prompt uses the replacement
-    prompt = cli("-w", str(tmp_path), "prompt", env=pythonpath(site), check=True)
+    prompt = cli("-w", str(tmp_path), "prompt", env=pythonpath(site), process=True, check=True)
     assert "teatime" in prompt.stdout
 
 
@@ -356,9 +360,9 @@ def _memory_ws(workspace: Path, extra: str = "") -> Path:
 def test_a_reranker_from_an_entry_point_reorders_memory_search(cli, workspace: Path, tidy_site) -> None:
     ws = _memory_ws(workspace)
     plain = json.loads(cli("-w", str(ws), "memory", "search", "boiler", "--json",
-                           env=tidy_site, check=True).stdout)
+                           env=tidy_site, process=True, check=True).stdout)
     (ws / "soulframe.toml").write_text((ws / "soulframe.toml").read_text() + 'reranker = "reverse"\n')
-    out = cli("-w", str(ws), "memory", "search", "boiler", "--json", env=tidy_site, check=True)
+    out = cli("-w", str(ws), "memory", "search", "boiler", "--json", env=tidy_site, process=True, check=True)
     reranked = json.loads(out.stdout)
     order = [r["path"] for r in plain]
     assert len(order) == 2
@@ -368,7 +372,7 @@ def test_a_reranker_from_an_entry_point_reorders_memory_search(cli, workspace: P
 
 def test_a_failing_reranker_leaves_search_working_and_says_so(cli, workspace: Path, tidy_site) -> None:
     ws = _memory_ws(workspace, 'reranker = "explode"\n')
-    out = cli("-w", str(ws), "memory", "search", "boiler", "--json", env=tidy_site)
+    out = cli("-w", str(ws), "memory", "search", "boiler", "--json", env=tidy_site, process=True)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert len(rows) == 2
@@ -378,18 +382,18 @@ def test_a_failing_reranker_leaves_search_working_and_says_so(cli, workspace: Pa
 
 def test_a_third_party_declares_config_keys_and_doctor_checks(cli, workspace: Path, tidy_site) -> None:
     (workspace / "soulframe.toml").write_text("[tidy]\nmax_age_days = 10\n")
-    out = cli("-w", str(workspace), "doctor", "--json", env=tidy_site)
+    out = cli("-w", str(workspace), "doctor", "--json", env=tidy_site, process=True)
     found = json.loads(out.stdout)["findings"]
     assert {"check": "tidy", "level": "warning", "message": "logs older than 10 days are waiting",
             "path": None, "fix": None} in found
-    shown = json.loads(cli("-w", str(workspace), "config", "show", "--json", env=tidy_site,
+    shown = json.loads(cli("-w", str(workspace), "config", "show", "--json", env=tidy_site, process=True,
                            check=True).stdout)
     assert shown["settings"]["tidy.max_age_days"]["value"] == 10
     # typed validation with the file and line, exactly as for soulframe's own keys
     (workspace / "soulframe.toml").write_text("[tidy]\n\nmax_age_days = 0\n")
-    bad = cli("-w", str(workspace), "doctor", env=tidy_site)
+    bad = cli("-w", str(workspace), "doctor", env=tidy_site, process=True)
     assert bad.returncode == 2
     assert f"{workspace / 'soulframe.toml'} line 3: tidy.max_age_days = 0 — expected a number ≥ 1" in bad.stderr
     (workspace / "soulframe.toml").write_text("[tidy]\nmax_age_day = 3\n")
-    typo = cli("-w", str(workspace), "doctor", env=tidy_site)
+    typo = cli("-w", str(workspace), "doctor", env=tidy_site, process=True)
     assert typo.returncode == 2 and "did you mean 'tidy.max_age_days'" in typo.stderr
