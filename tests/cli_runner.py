@@ -5,7 +5,7 @@ a loaded two-core machine, and hundreds of tests run the CLI. In process, each c
 the same ``soulframe.cli.main`` a user's shell runs, with what a subprocess would have
 given it rebuilt around the call and taken down after it:
 
-- stdin empty and not a terminal (as under cron or CI), stdout and stderr captured apart;
+- stdin empty (or ``input``) and not a terminal, stdout and stderr captured apart;
 - the environment (``env`` added to ``os.environ``) and the working directory (``cwd``),
   both restored afterwards, with whatever a command set in ``os.environ`` undone;
 - the interpreter's default warning filters (pytest's would show deprecation warnings a
@@ -42,31 +42,32 @@ _DEFAULT_FILTERS = [
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
-            check: bool = False, process: bool = False) -> subprocess.CompletedProcess[str]:
+            check: bool = False, input: str | None = None, process: bool = False,
+            ) -> subprocess.CompletedProcess[str]:
     """Run ``soulframe ARGS`` as a user would and return its exit code, stdout and stderr
     (a :class:`subprocess.CompletedProcess`; ``check=True`` raises
-    :class:`subprocess.CalledProcessError` on a non-zero exit)."""
+    :class:`subprocess.CalledProcessError` on a non-zero exit). ``input`` is piped to
+    stdin; without it stdin is empty, as under cron or CI, so a command that would ask
+    must not wait for an answer."""
     if process:
         full_env = {**os.environ, **(env or {})}
-        # no stdin, as under cron or CI: a command that would ask must not wait for an answer
         return subprocess.run([sys.executable, "-m", "soulframe", *args], capture_output=True,
-                              stdin=subprocess.DEVNULL, text=True, env=full_env, cwd=cwd,
-                              check=check, timeout=300)
-    done = _in_process(list(args), env or {}, cwd)
+                              input=input, stdin=subprocess.DEVNULL if input is None else None,
+                              text=True, env=full_env, cwd=cwd, check=check, timeout=300)
+    done = _in_process(list(args), env or {}, cwd, input)
     if check:
         done.check_returncode()
     return done
 
 
 def _in_process(args: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
-                ) -> subprocess.CompletedProcess[str]:
+                input: str | None) -> subprocess.CompletedProcess[str]:
     from click.testing import CliRunner
-
     from soulframe.cli import main
 
     runner = CliRunner()
     code = 0
-    with _like_a_new_process(env, cwd), runner.isolation() as (out, err, _):
+    with _like_a_new_process(env, cwd), runner.isolation(input=input) as (out, err, _):
         try:
             main(args)
         except SystemExit as exc:

@@ -6,13 +6,12 @@ resolve. The data is a small conversation of each format written for these tests
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 from soulframe.memory import conversations as cm
 from soulframe.model import SoulframeError
 
@@ -24,9 +23,7 @@ def _cli(tmp_path: Path, *args: str, provider: str = "none") -> subprocess.Compl
     cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n\n[embedding]\nprovider = "{provider}"\n')
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "eval", *args],
-                          env={**os.environ, "SOULFRAME_CONFIG": str(cfg)},
-                          capture_output=True, text=True, timeout=300)
+    return run_cli("-w", str(ws), "memory", "eval", *args, env={"SOULFRAME_CONFIG": str(cfg)})
 
 
 def test_both_formats_load_with_their_sessions_dates_and_categories() -> None:

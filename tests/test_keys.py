@@ -5,10 +5,7 @@ The model is a real HTTP server on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 from fakes.llm_server import FakeLLMServer, fail, say
@@ -24,8 +21,7 @@ def _model_config(ws: Path, srv: FakeLLMServer) -> None:
 
 
 def test_set_list_path_and_the_file_is_private(cli, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "soulframe", "keys", "set", "openai"], input=KEY + "\n",
-                          capture_output=True, text=True, env=os.environ.copy(), timeout=60)
+    done = cli("keys", "set", "openai", input=KEY + "\n")
     assert done.returncode == 0, done.stderr
     assert KEY not in done.stdout + done.stderr
     path = Path(cli("keys", "path", check=True).stdout.strip())

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -265,16 +263,14 @@ def test_http_port_in_use_is_a_clear_error(served_workspace: Path) -> None:
 
 def test_a_missing_workspace_is_named_on_stderr(tmp_path: Path) -> None:
     missing = tmp_path / "typo"
-    out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(missing), "serve"],
-                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    out = run_cli("-w", str(missing), "serve")
     # an error, not an empty agent served in silence; stdout is the protocol channel
     assert out.returncode == 2 and out.stdout == ""
     assert f"the workspace {missing} does not exist" in out.stderr and "soulframe init" in out.stderr
 
 
 def _status(workspace: Path) -> dict:
-    out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(workspace), "memory", "status", "--json"],
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = run_cli("-w", str(workspace), "memory", "status", "--json", check=True)
     return json.loads(out.stdout)
 
 

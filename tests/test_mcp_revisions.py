@@ -6,8 +6,6 @@ notification when another process writes memory."""
 from __future__ import annotations
 
 import datetime as _dt
-import subprocess
-import sys
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 import anyio
 import jsonschema
 import pytest
+from cli_runner import run_cli
 from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 
 from .mcp_servers import (
@@ -38,8 +37,9 @@ def served(workspace: Path, transport: str, *extra: str) -> AbstractContextManag
 
 
 def remember_from_another_process(workspace: Path, text: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(workspace), "memory", "remember", text],
-                         capture_output=True, text=True, timeout=120)
+    # the server is its own process (stdio or HTTP), so this command, run in the test's
+    # process, is another process writing to the workspace
+    out = run_cli("-w", str(workspace), "memory", "remember", text)
     assert out.returncode == 0, out.stderr
 
 

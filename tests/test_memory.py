@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from soulframe import hookimpl
@@ -602,14 +603,10 @@ def test_watch_reindexes_after_a_change(agent: Any, ws: Path) -> None:
 
 
 def _cli(ws: Path, state: Path, *args: str) -> Any:
-    import subprocess
-    import sys
 
     cfg = state.parent / "cli.toml"
     cfg.write_text(f'state_dir = "{state}"\n\n[embedding]\nprovider = "none"\n')
-    return subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), *args],
-                          env={**os.environ, "SOULFRAME_CONFIG": str(cfg)},
-                          capture_output=True, text=True, timeout=120)
+    return run_cli("-w", str(ws), *args, env={"SOULFRAME_CONFIG": str(cfg)})
 
 
 def test_cli_eval_reports_recall_per_channel(tmp_path: Path) -> None:
@@ -735,12 +732,7 @@ def test_citations_off_leaves_paths_but_no_line_citations(ws: Path, tmp_path: Pa
     cfg = tmp_path / "off.toml"
     cfg.write_text(f'state_dir = "{tmp_path / "state3"}"\n\n[embedding]\nprovider = "none"\n\n'
                    '[memory]\ncitations = "off"\n')
-    import subprocess
-    import sys
-
-    r = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "search", "lease"],
-                       env={**os.environ, "SOULFRAME_CONFIG": str(cfg)}, capture_output=True,
-                       text=True, timeout=120)
+    r = run_cli("-w", str(ws), "memory", "search", "lease", env={"SOULFRAME_CONFIG": str(cfg)})
     assert "MEMORY.md" in r.stdout and "#L" not in r.stdout, r.stdout + r.stderr
 
 

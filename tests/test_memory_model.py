@@ -4,13 +4,12 @@ including the acceptance test through the command line in a subprocess."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 from soulframe.agent import Agent
 from soulframe.config import load_config
 from soulframe.model import Session
@@ -31,11 +30,10 @@ def cli(ws: Path, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cfg = ws / "soulframe.toml"
     if not cfg.exists():
         cfg.write_text(f'state_dir = "{state}"\n')
-    env = {**os.environ, "SOULFRAME_CONFIG": str(cfg), "HF_HUB_OFFLINE": "1",
+    env = {"SOULFRAME_CONFIG": str(cfg), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "no_proxy": "*", "http_proxy": "http://127.0.0.1:9",
            "https_proxy": "http://127.0.0.1:9"}
-    return subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), *args], env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_cli("-w", str(ws), *args, env=env)
 
 
 def agent_for(ws: Path, state: Path, **overrides: Any) -> Agent:

@@ -5,7 +5,6 @@ grants, the ``db`` and ``skills`` commands, and migrating a standalone agent in.
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import run_cli
 from pg_fixtures import close_opened, closed_after_test
 from soulframe.model import ChunkInput, FileRecord, SoulframeError
 
@@ -68,9 +68,7 @@ def test_agent_type_comes_from_the_agents_table_once_registered(pg_dsn):
 
 
 def _cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
-    full = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "soulframe", *args], capture_output=True,
-                          text=True, env=full, cwd=cwd, timeout=120)
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 @pytest.mark.parametrize("dsn", [

@@ -6,11 +6,10 @@ missing expected files (seed 003 §2.4, §3.1) and sub-agent spawning in minimal
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 from soulframe import Session
 from test_prompt_helpers import NOW, example_agent
 
@@ -97,8 +96,7 @@ def test_the_cli_shows_the_task_variant(tmp_path: Path) -> None:
     ws.mkdir()
     (ws / "AGENTS.md").write_text("# AGENTS\nlong rules\n")
     (ws / "AGENTS_TASK.md").write_text("# AGENTS_TASK\nshort task rules\n")
-    out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "prompt", "--mode", "task"],
-                         capture_output=True, text=True, check=True).stdout
+    out = run_cli("-w", str(ws), "prompt", "--mode", "task", check=True).stdout
     assert "short task rules" in out and "long rules" not in out
 
 
@@ -136,8 +134,7 @@ def test_markers_follow_what_the_session_would_see(tmp_path: Path) -> None:
 def test_an_empty_workspace_prompt_lists_what_is_missing(tmp_path: Path) -> None:
     ws = tmp_path / "empty"
     ws.mkdir()
-    out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "prompt"],
-                         capture_output=True, text=True, check=True).stdout
+    out = run_cli("-w", str(ws), "prompt", check=True).stdout
     for name in ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md"):
         assert f"<!-- [MISSING] {name}: expected at {ws / name} -->" in out
     assert "[MISSING] HEARTBEAT.md" not in out

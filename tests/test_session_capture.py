@@ -5,10 +5,7 @@ with a chat model (a real HTTP server on 127.0.0.1) it is a summary."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from fakes.llm_server import FakeLLMServer, say
@@ -60,10 +57,8 @@ def test_save_session_summarises_with_the_chat_model(workspace: Path, tmp_path: 
     summary = "- Lisbon offsite: Alfama venue, 14-16 May, EUR 9,000\n- Priya books flights by 1 April"
     with FakeLLMServer([say(summary)]) as srv:
         ws = prepared(workspace, f'[model]\nprovider = "openai-compatible"\nname = "m"\nbase_url = "{srv.openai_base_url}"\n')
-        out = subprocess.run(
-            [sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "save-session", "--transcript", "-", "--json"],
-            input=json.dumps(TALK), capture_output=True, text=True, timeout=300,
-            env={**os.environ, "OPENAI_API_KEY": "k-1"})
+        out = run_cli("-w", str(ws), "memory", "save-session", "--transcript", "-", "--json",
+                      input=json.dumps(TALK), env={"OPENAI_API_KEY": "k-1"})
         assert out.returncode == 0, out.stderr
         sent = srv.requests[0].json["messages"]
     saved = json.loads(out.stdout)

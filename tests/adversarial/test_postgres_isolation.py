@@ -5,13 +5,12 @@ key that already holds another's memory)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 
 pytestmark = pytest.mark.postgres
 
@@ -26,8 +25,7 @@ def _ws(root: Path, name: str, notes: dict[str, str]) -> Path:
 
 
 def _run(ws: Path, dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), *args], capture_output=True,
-                          text=True, env={**os.environ, "SOULFRAME_DSN": dsn}, timeout=120)
+    return run_cli("-w", str(ws), *args, env={"SOULFRAME_DSN": dsn})
 
 
 def test_two_workspaces_opened_with_w_keep_their_own_documents(tmp_path: Path, pg_dsn: str, adversary: Any,
