@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from soulframe import Agent, Session, hookimpl
 from soulframe.model import ContextFile, Registration
-from soulframe.plugins import make_plugin_manager
 from soulframe.prompt.context import collect_context, heartbeat_has_tasks, merge
+from soulframe.testing import make_agent
 
 ALL_BOOTSTRAP = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"]
 NOW = dt.datetime(2026, 3, 15, 10, 0)
@@ -30,10 +30,9 @@ def write_all(ws: Path, *, memory: bool = True) -> None:
         (ws / "memory" / "2026-03-13.md").write_text("older note\n")
 
 
-def agent_for(ws: Path, *plugins: Any, **overrides: Any) -> Agent:
-    # the store's per-user source seeds templates for a new user; these tests bring their own
-    pm = make_plugin_manager(["soulframe_userfiles"], plugins=plugins) if plugins else None
-    return Agent.open(ws, pm=pm, timezone="UTC", **overrides)
+# the store's per-user source seeds templates for a new user; the tests that bring their own
+# per-user files leave it out
+OWN_USER_FILES = ["soulframe_userfiles"]
 
 
 def names(agent: Agent, session: Session) -> list[str]:
@@ -42,7 +41,7 @@ def names(agent: Agent, session: Session) -> list[str]:
 
 def test_main_session_sees_everything_in_seed_order(workspace: Path) -> None:
     write_all(workspace)
-    got = names(agent_for(workspace), Session.main(now=NOW))
+    got = names(make_agent(workspace, seed=False, timezone="UTC"), Session.main(now=NOW))
     assert got == [*ALL_BOOTSTRAP, "MEMORY.md", "memory/2026-03-14.md", "memory/2026-03-15.md"]
 
 
@@ -61,13 +60,13 @@ MATRIX = {
 @pytest.mark.parametrize("kind", sorted(MATRIX))
 def test_session_filter_matrix(workspace: Path, kind: str) -> None:
     write_all(workspace)
-    got = names(agent_for(workspace), Session(kind=kind, now=NOW))  # type: ignore[arg-type]
+    got = names(make_agent(workspace, seed=False, timezone="UTC"), Session(kind=kind, now=NOW))  # type: ignore[arg-type]
     assert got == MATRIX[kind]
 
 
 def test_heartbeat_without_light_context_still_gets_no_private_memory(workspace: Path) -> None:
     write_all(workspace)
-    agent = agent_for(workspace, prompt__heartbeat_light_context=False)
+    agent = make_agent(workspace, seed=False, timezone="UTC", prompt__heartbeat_light_context=False)
     got = names(agent, Session.heartbeat(now=NOW))
     # the daily logs are there to consolidate (seed 003 §2.5); MEMORY.md stays private
     assert got == ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
@@ -88,7 +87,8 @@ class LeakyTransform:
 @pytest.mark.parametrize("kind", ["subagent", "cron", "group"])
 def test_filter_runs_after_transforms_so_nothing_leaks(workspace: Path, kind: str) -> None:
     write_all(workspace)
-    result = collect_context(agent_for(workspace, LeakyTransform()), Session(kind=kind, now=NOW))  # type: ignore[arg-type]
+    result = collect_context(make_agent(workspace, seed=False, plugins=[LeakyTransform()], disabled=OWN_USER_FILES,
+                                        timezone="UTC"), Session(kind=kind, now=NOW))  # type: ignore[arg-type]
     assert "MEMORY.md" not in result.names
     if kind != "group":  # a group session reads the daily logs (seed 003 §1.2)
         assert not any(n.startswith("memory/") for n in result.names)
@@ -97,9 +97,9 @@ def test_filter_runs_after_transforms_so_nothing_leaks(workspace: Path, kind: st
 
 def test_lower_case_memory_md_is_read_when_it_is_the_only_one(workspace: Path) -> None:
     (workspace / "memory.md").write_text("lower-case memory\n")
-    result = collect_context(agent_for(workspace), Session.main(now=NOW))
+    result = collect_context(make_agent(workspace, seed=False, timezone="UTC"), Session.main(now=NOW))
     assert result.names == ["memory.md"]
-    assert collect_context(agent_for(workspace), Session.group(now=NOW)).names == []
+    assert collect_context(make_agent(workspace, seed=False, timezone="UTC"), Session.group(now=NOW)).names == []
 
 
 def test_daily_logs_follow_the_agent_timezone(workspace: Path) -> None:
@@ -117,12 +117,12 @@ def test_daily_logs_follow_the_agent_timezone(workspace: Path) -> None:
 def test_missing_and_empty_files_are_skipped(workspace: Path) -> None:
     (workspace / "SOUL.md").write_text("   \n\n")
     (workspace / "AGENTS.md").write_text("rules")
-    assert names(agent_for(workspace), Session.main(now=NOW)) == ["AGENTS.md"]
+    assert names(make_agent(workspace, seed=False, timezone="UTC"), Session.main(now=NOW)) == ["AGENTS.md"]
 
 
 def test_bootstrapping_only_while_bootstrap_md_has_content(workspace: Path) -> None:
     write_all(workspace, memory=False)
-    agent = agent_for(workspace)
+    agent = make_agent(workspace, seed=False, timezone="UTC")
     assert collect_context(agent, Session.main(now=NOW)).bootstrapping is True
     # the ritual ends by writing an empty BOOTSTRAP.md
     (workspace / "BOOTSTRAP.md").write_text("")
@@ -173,7 +173,8 @@ def test_per_user_files_override_agent_files_and_base_only_files_are_kept(worksp
     write_all(workspace, memory=False)
     (workspace / "BOOTSTRAP.md").unlink()
     users = UserFiles({"alice": {"USER.md": "Alice, prefers tea", "SOUL.md": "alice's soul"}})
-    agent = agent_for(workspace, users, VirtualFiles())
+    agent = make_agent(workspace, seed=False, plugins=[users, VirtualFiles()], disabled=OWN_USER_FILES,
+                       timezone="UTC")
     alice = collect_context(agent, Session.main(user_id="alice", now=NOW))
     by_name = {f.name: f for f in alice.files}
     assert by_name["USER.md"].content == "Alice, prefers tea"
@@ -196,7 +197,8 @@ def test_merge_user_scope_wins_whatever_the_source_order() -> None:
 
 def test_virtual_files_are_left_out_during_the_first_run(workspace: Path) -> None:
     write_all(workspace, memory=False)
-    agent = agent_for(workspace, VirtualFiles())
+    agent = make_agent(workspace, seed=False, plugins=[VirtualFiles()], disabled=OWN_USER_FILES,
+                       timezone="UTC")
     assert "TEAM.md" not in collect_context(agent, Session.main(now=NOW)).names
     (workspace / "BOOTSTRAP.md").unlink()
     assert "TEAM.md" in collect_context(agent, Session.main(now=NOW)).names
@@ -213,14 +215,15 @@ class BrokenTransform:
 def test_a_failing_transform_is_a_warning_not_a_traceback(workspace: Path) -> None:
     (workspace / "AGENTS.md").write_text("rules")
     with pytest.warns(UserWarning, match="broken.*boom"):
-        result = collect_context(agent_for(workspace, BrokenTransform()), Session.main(now=NOW))
+        result = collect_context(make_agent(workspace, seed=False, plugins=[BrokenTransform()],
+                                                disabled=OWN_USER_FILES, timezone="UTC"), Session.main(now=NOW))
     assert result.names == ["AGENTS.md"]
     assert any("boom" in w for w in result.warnings)
 
 
 def test_truncation_notices_reach_the_result(workspace: Path) -> None:
     (workspace / "AGENTS.md").write_text("A" * 30_000)
-    result = collect_context(agent_for(workspace), Session.main(now=NOW))
+    result = collect_context(make_agent(workspace, seed=False, timezone="UTC"), Session.main(now=NOW))
     (notice,) = result.notices
     assert notice.name == "AGENTS.md" and notice.original_chars == 30_000
     assert "[...truncated, read AGENTS.md for full content...]" in result.files[0].content
@@ -230,7 +233,7 @@ def test_unknown_truncation_policy_is_a_clear_error(workspace: Path) -> None:
     from soulframe.model import UnknownNameError
 
     with pytest.raises(UnknownNameError, match=r"bootstrap.truncation.*'hed-tail'.*did you mean 'head-tail'"):
-        collect_context(agent_for(workspace, bootstrap__truncation="hed-tail"), Session.main())
+        collect_context(make_agent(workspace, seed=False, timezone="UTC", bootstrap__truncation="hed-tail"), Session.main())
 
 
 # --------------------------------------------------------------------------- heartbeat

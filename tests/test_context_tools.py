@@ -5,21 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
 from soulframe.model import Session
+from soulframe.testing import make_agent
 from soulframe.tools import ToolError, dispatch
 from soulframe.workspace import seed_workspace
 
 
-def agent_for(workspace: Path, agent_type: str) -> Agent:
-    seed_workspace(workspace, agent_type=agent_type)
-    return Agent(load_config(search=False, workspace=workspace,
-                             overrides={"agent_type": agent_type, "embedding.provider": "none"}))
-
-
 def test_first_run_ends_when_the_agent_empties_bootstrap(workspace: Path) -> None:
-    agent = agent_for(workspace, "open")
+    agent = make_agent(workspace, agent_type="open")
     assert "FIRST RUN" in agent.system_prompt(Session.main()).text
     read = dispatch(agent, "context_read", {"name": "BOOTSTRAP.md"})
     assert read["exists"] and read["content"]
@@ -32,7 +25,7 @@ def test_first_run_ends_when_the_agent_empties_bootstrap(workspace: Path) -> Non
 
 
 def test_a_users_edit_is_theirs_and_shared_files_are_read_only(workspace: Path) -> None:
-    agent = agent_for(workspace, "predefined")
+    agent = make_agent(workspace, agent_type="predefined")
     alice, bob = Session.main(user_id="alice"), Session.main(user_id="bob")
     dispatch(agent, "context_write", {"name": "USER.md", "content": "# USER\n- Alice, tea\n"}, session=alice)
     assert "Alice, tea" in dispatch(agent, "context_read", {"name": "USER.md"}, session=alice)["content"]
@@ -43,7 +36,7 @@ def test_a_users_edit_is_theirs_and_shared_files_are_read_only(workspace: Path) 
 
 
 def test_context_tools_are_not_offered_in_group_or_subagent_sessions(workspace: Path) -> None:
-    agent = agent_for(workspace, "open")
+    agent = make_agent(workspace, agent_type="open")
     for session in (Session.group(), Session.subagent()):
         names = {t.name for t in agent.tools(session)}
         assert "context_write" not in names and "context_read" not in names

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from soulframe.config import load_config
 from soulframe.memory.provenance import strip as unmarked
 from soulframe.model import Session
+from soulframe.testing import make_agent
 from soulframe_chat.models import build_chat_model
 from soulframe_memory.flush import FlushSettings, maybe_flush, run_flush
 from soulframe_memory.flush_cycle import CycleState, advance_cycle, flush_threshold, should_flush
@@ -226,23 +227,10 @@ def test_a_plain_text_transcript_is_accepted(workspace):
 # --------------------------------------------------------------------------- the hook
 
 
-def make_agent(workspace: Path, tmp_path: Path, srv: FakeLLMServer, **overrides):
-    from soulframe.agent import Agent
-
-    config = load_config(
-        search=False,
-        workspace=workspace,
-        overrides={
-            "state_dir": str(tmp_path / "state"),
-            "timezone": "Asia/Tokyo",
-            "model.provider": "openai-compatible",
-            "model.name": "m",
-            "model.base_url": srv.openai_base_url,
-            "model.context_window": 100_000,
-            **overrides,
-        },
-    )
-    return Agent(config)
+def chat_model(srv: FakeLLMServer) -> dict[str, object]:
+    """Config for an agent whose chat model is ``srv`` (``make_agent(ws, **chat_model(srv))``)."""
+    return {"timezone": "Asia/Tokyo", "model.provider": "openai-compatible", "model.name": "m",
+            "model.base_url": srv.openai_base_url, "model.context_window": 100_000}
 
 
 def usage(total: int, **kw):
@@ -262,7 +250,7 @@ def test_before_compaction_flushes_once_per_cycle(workspace, tmp_path):
     with FakeLLMServer(
         responder=lambda r: write if len(srv.requests) % 2 else say("NO_REPLY")
     ) as srv:
-        agent = owned_by(make_agent(workspace, tmp_path, srv), "alice")
+        agent = owned_by(make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv)), "alice")
         session = Session.main(user_id="alice")
         threshold = 100_000 - 20_000 - 4_000
         agent.before_compaction(session, usage(threshold - 1))
@@ -271,7 +259,7 @@ def test_before_compaction_flushes_once_per_cycle(workspace, tmp_path):
         assert len(srv.requests) == 2  # the flush: a write, then NO_REPLY
         agent.before_compaction(session, usage(threshold + 500))
         # a fresh Agent (another process) reads the persisted cycle state
-        owned_by(make_agent(workspace, tmp_path, srv), "alice").before_compaction(session, usage(threshold + 900))
+        owned_by(make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv)), "alice").before_compaction(session, usage(threshold + 900))
         assert len(srv.requests) == 2
         # compaction happened (usage fell), then the window filled again: a new cycle
         agent.before_compaction(session, usage(20_000))
@@ -285,7 +273,7 @@ def test_before_compaction_flushes_once_per_cycle(workspace, tmp_path):
 
 def test_the_host_compaction_count_defines_the_cycle(workspace, tmp_path):
     with FakeLLMServer(responder=lambda r: say("NO_REPLY")) as srv:
-        agent = make_agent(workspace, tmp_path, srv)
+        agent = make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv))
         s = Session.main()
         agent.before_compaction(s, usage(90_000, compaction_count=0))
         agent.before_compaction(s, usage(95_000, compaction_count=0))
@@ -296,7 +284,7 @@ def test_the_host_compaction_count_defines_the_cycle(workspace, tmp_path):
 
 def test_two_concurrent_calls_in_one_cycle_flush_once(workspace, tmp_path):
     with FakeLLMServer(responder=lambda r: say("NO_REPLY", delay=0.3)) as srv:
-        agents = [make_agent(workspace, tmp_path, srv) for _ in range(2)]
+        agents = [make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv)) for _ in range(2)]
         threads = [
             threading.Thread(target=a.before_compaction, args=(Session.main(), usage(90_000)))
             for a in agents
@@ -311,11 +299,11 @@ def test_two_concurrent_calls_in_one_cycle_flush_once(workspace, tmp_path):
 
 def test_flush_disabled_or_without_messages_does_nothing(workspace, tmp_path):
     with FakeLLMServer() as srv:
-        make_agent(workspace, tmp_path, srv, **{"flush.enabled": False}).before_compaction(
+        make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv), **{"flush.enabled": False}).before_compaction(
             Session.main(), usage(99_000)
         )
         result = maybe_flush(
-            make_agent(workspace, tmp_path, srv), Session.main(), {"total_tokens": 99_000}
+            make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv)), Session.main(), {"total_tokens": 99_000}
         )
     assert srv.requests == []
     assert result.status == "no messages" and not result.ran
@@ -333,7 +321,7 @@ def test_no_model_configured_is_a_warning_not_a_crash(workspace, tmp_path):
 
 def test_a_flush_of_one_session_does_not_hold_up_another(workspace, tmp_path):
     with FakeLLMServer(responder=lambda r: say("NO_REPLY", delay=0.3)) as srv:
-        agent = make_agent(workspace, tmp_path, srv)
+        agent = make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv))
         threads = [
             threading.Thread(
                 target=agent.before_compaction, args=(Session.main(user_id=u), usage(90_000))
@@ -439,7 +427,7 @@ def test_a_flush_for_a_user_who_is_not_the_owner_cannot_touch_the_owners_memory(
         say("NO_REPLY"),
     ]
     with FakeLLMServer(script) as srv:
-        agent = owned_by(make_agent(workspace, tmp_path, srv), "alice")
+        agent = owned_by(make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv)), "alice")
         result = run_flush(workspace, model(srv), CONVERSATION, timezone="Asia/Tokyo", now=NOW,
                            agent=agent, session=Session.main(user_id="bob"))
         agent.close()

@@ -27,6 +27,7 @@ from soulframe.memory.provenance import strip as unmarked
 from soulframe.memory.querying import query_terms
 from soulframe.model import ConfigError, PathEscapeError, Registration, Session, SoulframeError
 from soulframe.plugins import make_plugin_manager
+from soulframe.testing import make_agent
 from soulframe.workspace import Workspace
 
 # --------------------------------------------------------------------------- helpers
@@ -73,16 +74,6 @@ def provider_plugin(provider: Any) -> Any:
     return Plugin()
 
 
-def make_agent(ws: Path, state: Path, provider: Any = None, **overrides: Any) -> Agent:
-    values = {"state_dir": str(state), "embedding.provider": "none"}
-    if provider is not None:
-        values["embedding.provider"] = provider.name
-    values.update({k.replace("__", "."): v for k, v in overrides.items()})
-    cfg = load_config(search=False, workspace=ws, overrides=values)
-    pm = make_plugin_manager(plugins=[provider_plugin(provider)] if provider is not None else [])
-    return Agent(cfg, pm=pm)
-
-
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
@@ -104,7 +95,7 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def agent(ws: Path, tmp_path: Path) -> Any:
-    a = make_agent(ws, tmp_path / "state")
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "state")
     yield a
     a.close()
 
@@ -296,7 +287,7 @@ def test_a_natural_language_question_finds_the_memory(agent: Any) -> None:
 
 
 def test_keyword_only_is_said_loudly_when_no_provider_is_available(ws: Path, tmp_path: Path) -> None:
-    a = make_agent(ws, tmp_path / "st", embedding__provider="auto",
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "st", embedding__provider="auto",
                    embedding__auto_order=["not-installed"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -422,7 +413,7 @@ def test_append_daily_uses_the_agent_time_zone(ws: Path, tmp_path: Path) -> None
     import datetime as dt
     from zoneinfo import ZoneInfo
 
-    a = make_agent(ws, tmp_path / "st", timezone="Pacific/Kiritimati")  # UTC+14
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "st", timezone="Pacific/Kiritimati")  # UTC+14
     try:
         path = a.memory.append_daily("hello")
         assert path.name == f"{dt.datetime.now(ZoneInfo('Pacific/Kiritimati')).date()}.md"
@@ -488,12 +479,14 @@ def test_status_reports_files_chunks_backend_and_stale_files(agent: Any, ws: Pat
 
 def test_a_model_change_is_detected_and_everything_re_embedded(ws: Path, tmp_path: Path) -> None:
     small, large = HashingProvider(256), HashingProvider(512)
-    a = make_agent(ws, tmp_path / "st", small)
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "st", plugins=[provider_plugin(small)],
+                   embedding__provider=small.name)
     r1 = a.memory.sync()
     assert r1.model == "hashing:hashing-256:256" and r1.embedded > 0 and r1.model_changed is None
     assert a.memory.search("Subaru Crosstrek", min_score=0, channels="vector")
     a.close()
-    b = make_agent(ws, tmp_path / "st", large)
+    b = make_agent(ws, seed=False, state_dir=tmp_path / "st", plugins=[provider_plugin(large)],
+                   embedding__provider=large.name)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         r2 = b.memory.sync()
@@ -508,7 +501,8 @@ def test_a_model_change_is_detected_and_everything_re_embedded(ws: Path, tmp_pat
 
 def test_reindexing_never_re_embeds_unchanged_text(ws: Path, tmp_path: Path) -> None:
     prov = HashingProvider(16)
-    a = make_agent(ws, tmp_path / "st", prov)
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "st", plugins=[provider_plugin(prov)],
+                   embedding__provider=prov.name)
     first = a.memory.sync()
     embedded = sum(prov.calls)
     assert first.embedded == embedded > 0
@@ -533,7 +527,8 @@ def test_an_embedding_failure_indexes_keyword_only_and_retries(ws: Path, tmp_pat
             return super().embed_documents(texts)
 
     prov = Flaky(16)
-    a = make_agent(ws, tmp_path / "st", prov)
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "st", plugins=[provider_plugin(prov)],
+                   embedding__provider=prov.name)
     r = quiet(a.memory.sync)
     assert any("embedding failed" in w for w in r.warnings) and len(r.added) == 3
     assert quiet(a.memory.search, "Subaru", min_score=0)  # keyword still works
@@ -563,7 +558,7 @@ def test_the_memory_indexed_hook_sees_the_report(ws: Path, tmp_path: Path) -> No
 
 
 def test_memory_disabled(ws: Path, tmp_path: Path) -> None:
-    a = make_agent(ws, tmp_path / "st", memory__enabled=False)
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "st", memory__enabled=False)
     with pytest.raises(SoulframeError, match="memory.enabled"):
         a.memory.search("lease")
     a.close()
@@ -720,12 +715,12 @@ def test_search_asks_for_at_least_one_result(agent: Any) -> None:
 def test_citations_off_leaves_paths_but_no_line_citations(ws: Path, tmp_path: Path) -> None:
     from soulframe.model import ToolContext
 
-    a = make_agent(ws, tmp_path / "state", memory__citations="off")
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "state", memory__citations="off")
     tool = next(t for t in a.tools() if t.name == "memory_search")
     out = quiet(tool.handler, ToolContext(agent=a, session=Session.main()), {"query": "lease"})
     assert out["results"] and all("citation" not in r and r["path"] for r in out["results"])
     a.close()
-    on = make_agent(ws, tmp_path / "state2", memory__citations="on")
+    on = make_agent(ws, seed=False, state_dir=tmp_path / "state2", memory__citations="on")
     out = quiet(tool.handler, ToolContext(agent=on, session=Session.main()), {"query": "lease"})
     assert out["results"][0]["citation"].startswith("MEMORY.md#L")
     on.close()
@@ -944,7 +939,8 @@ def test_a_keyword_hit_keeps_its_vector_score_outside_the_nearest_48(tmp_path: P
         if i == 60:
             text = "Dentist appointment moved to Tuesday, variant 30.2"
         (ws / "memory" / f"{day + dt.timedelta(days=i)}.md").write_text(f"# {day + dt.timedelta(days=i)}\n\n{text}\n")
-    agent = make_agent(ws, tmp_path / "state", AngleProvider(), memory__calibration="raw")
+    agent = make_agent(ws, seed=False, state_dir=tmp_path / "state", plugins=[provider_plugin(AngleProvider())],
+                       embedding__provider=AngleProvider.name, memory__calibration="raw")
     try:
         hits = agent.memory.search("dentist appointment", k=6)
         top = hits[0]

@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
-from soulframe.agent import Agent
-from soulframe.config import load_config
 from soulframe.model import Session
+from soulframe.testing import make_agent
 
 pytestmark = pytest.mark.model
 
@@ -34,12 +33,6 @@ def cli(ws: Path, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
            "TRANSFORMERS_OFFLINE": "1", "no_proxy": "*", "http_proxy": "http://127.0.0.1:9",
            "https_proxy": "http://127.0.0.1:9"}
     return run_cli("-w", str(ws), *args, env=env)
-
-
-def agent_for(ws: Path, state: Path, **overrides: Any) -> Agent:
-    values = {"state_dir": str(state), "embedding.provider": "local"}
-    values.update({k.replace("__", "."): v for k, v in overrides.items()})
-    return Agent(load_config(search=False, workspace=ws, overrides=values))
 
 
 def test_acceptance_remember_then_search_by_meaning_offline(tmp_path: Path) -> None:
@@ -89,7 +82,7 @@ def test_long_passages_are_embedded_whole_in_windows(tmp_path: Path, local_provi
     filler = " ".join(f"x{i:04d}y" for i in range(160))  # ~4 word pieces per token-dense word
     fact = "The spare key to the storage unit is hidden under the blue flowerpot."
     (ws / "memory" / "2026-03-01.md").write_text(f"# 2026-03-01\n\n{filler} {fact}\n")
-    a = agent_for(ws, state)
+    a = make_agent(ws, seed=False, state_dir=state, embedding__provider="local")
     windows = a.memory._windows(f"{filler} {fact}", local_provider)
     assert len(windows) >= 2
     assert all(local_provider.count_tokens(w) <= local_provider.max_tokens for w in windows)
@@ -105,7 +98,7 @@ def test_group_sessions_get_no_private_memory_by_meaning_either(tmp_path: Path) 
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text("# MEMORY.md\n\n- Her bank PIN hint: the cat's birthday.\n")
     (ws / "memory" / "2026-05-05.md").write_text("# 2026-05-05\n\n- Team lunch at the taqueria.\n")
-    a = agent_for(ws, state)
+    a = make_agent(ws, seed=False, state_dir=state, embedding__provider="local")
     for kind in ("group", "subagent"):
         hits = a.memory.search("banking password reminder", 10, Session(kind=kind), min_score=0)  # type: ignore[arg-type]
         assert all(h.path != "MEMORY.md" for h in hits), kind
@@ -126,7 +119,7 @@ def test_a_hit_found_by_meaning_alone_shows_the_passage_that_matched(tmp_path: P
     after = ["- Booked the dentist for Tuesday at 3pm; bring the insurance card."]
     (ws / "memory" / "2026-08-05.md").write_text(
         "# 2026-08-05\n\n" + "\n".join([*before, fact, *after]) + "\n")
-    a = agent_for(ws, state)
+    a = make_agent(ws, seed=False, state_dir=state, embedding__provider="local")
     hits = a.memory.search("child's birthday celebration", 1, min_score=0)
     assert hits and hits[0].text_score is None  # no word in common: meaning alone
     assert "Maya turned seven" in hits[0].snippet, hits[0].snippet

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from soulframe import Agent
 from soulframe.memory.noise import TEMPLATE_LINES, is_noise
+from soulframe.testing import make_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "plugins" / "soulframe_workspace" / "templates" / "MEMORY.md"
 
 
-def _agent(tmp_path: Path) -> Agent:
+def _heartbeat_log(tmp_path: Path) -> Agent:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text(TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
@@ -21,7 +22,7 @@ def _agent(tmp_path: Path) -> Agent:
         "# 2026-03-01\n\n- 09:15 heartbeat: OK\n- 09:45 heartbeat: OK\n"
         "- Booked the boiler service for Thursday\n- 10:15 heartbeat: OK\n"
         "- 10:45 heartbeat: needs attention — the backup disk is full\n", encoding="utf-8")
-    return Agent.open(ws, state_dir=str(tmp_path / "state"), embedding__provider="none")
+    return make_agent(ws, seed=False, state_dir=tmp_path / "state")
 
 
 def test_the_noise_list_is_the_template_s_own_text() -> None:
@@ -30,7 +31,7 @@ def test_the_noise_list_is_the_template_s_own_text() -> None:
 
 
 def test_template_boilerplate_is_never_returned(tmp_path: Path) -> None:
-    agent = _agent(tmp_path)
+    agent = _heartbeat_log(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for q in ("curated knowledge that should survive every session",
@@ -41,7 +42,7 @@ def test_template_boilerplate_is_never_returned(tmp_path: Path) -> None:
 
 
 def test_heartbeat_status_lines_are_never_returned(tmp_path: Path) -> None:
-    agent = _agent(tmp_path)
+    agent = _heartbeat_log(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         hits = agent.memory.search("heartbeat OK", min_score=0)

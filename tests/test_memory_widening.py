@@ -8,9 +8,10 @@ import warnings
 from pathlib import Path
 
 from soulframe import Agent
+from soulframe.testing import make_agent
 
 
-def _agent(tmp_path: Path, hit_chars: int) -> Agent:
+def _ferry_talk(tmp_path: Path, hit_chars: int) -> Agent:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True, exist_ok=True)
     turns = [f"{'Ada' if i % 2 else 'Ben'}: small talk line number {i:02d} about nothing much at all" for i in range(60)]
@@ -18,7 +19,7 @@ def _agent(tmp_path: Path, hit_chars: int) -> Agent:
     turns[29] = "Ben: so when do you sail now that the strike moved everything?"
     (ws / "memory" / "2024-05-16.md").write_text("# 2024-05-16\n\n" + "\n".join(turns) + "\n")
     (ws / "memory" / "2024-05-17.md").write_text("# 2024-05-17\n\nAda: ferry tickets printed\n")
-    return Agent.open(ws, state_dir=str(tmp_path / "state"), embedding__provider="none",
+    return make_agent(ws, seed=False, state_dir=tmp_path / "state",
                       memory__hit_chars=hit_chars, memory__chunk_max_chars=600)
 
 
@@ -29,8 +30,8 @@ def _hits(agent: Agent, q: str) -> list:
 
 
 def test_a_hit_grows_to_the_lines_around_its_chunk(tmp_path: Path) -> None:
-    plain = _hits(_agent(tmp_path / "a", 0), "ferry Santander")
-    wide = _hits(_agent(tmp_path / "b", 1300), "ferry Santander")
+    plain = _hits(_ferry_talk(tmp_path / "a", 0), "ferry Santander")
+    wide = _hits(_ferry_talk(tmp_path / "b", 1300), "ferry Santander")
     assert plain[0].path == wide[0].path == "memory/2024-05-16.md"
     assert wide[0].start_line <= plain[0].start_line and wide[0].end_line >= plain[0].end_line
     lines = (tmp_path / "b" / "ws" / "memory" / "2024-05-16.md").read_text().split("\n")
@@ -43,7 +44,7 @@ def test_a_hit_grows_to_the_lines_around_its_chunk(tmp_path: Path) -> None:
 
 
 def test_a_hit_whose_lines_a_better_hit_cites_gives_way(tmp_path: Path) -> None:
-    hits = _hits(_agent(tmp_path, 1300), "small talk line number")
+    hits = _hits(_ferry_talk(tmp_path, 1300), "small talk line number")
     seen: dict[str, set[int]] = {}
     for h in hits:
         own = set(range(h.start_line, h.end_line + 1))

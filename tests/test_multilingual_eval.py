@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from recall_support import check_docs, regenerates_identically
 from soulframe.agent import Agent
-from soulframe.config import load_config
 from soulframe.memory.evaluation import evaluate, load_golden
+from soulframe.testing import make_agent
 
 DATA = Path(__file__).parent / "data" / "multilingual_eval"
 LANGS = ("zh", "ja", "ko", "vi", "en")
@@ -47,10 +47,9 @@ def test_the_generator_is_deterministic(tmp_path: Path) -> None:
     assert regenerates_identically(DATA, tmp_path)
 
 
-def _agent(state: Path, provider: str) -> Agent:
-    config = load_config(search=False, workspace=DATA / "workspace",
-                         overrides={"state_dir": str(state), "embedding.provider": provider})
-    agent = Agent(config)
+def _indexed(state: Path, provider: str) -> Agent:
+    """An agent on the multilingual workspace with its memory indexed by ``provider``."""
+    agent = make_agent(DATA / "workspace", seed=False, state_dir=state, embedding__provider=provider)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agent.memory.sync()
@@ -75,7 +74,7 @@ def _split_ids(split: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def keyword_only(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    agent = _agent(tmp_path_factory.mktemp("ml-none"), "none")
+    agent = _indexed(tmp_path_factory.mktemp("ml-none"), "none")
     try:
         return _by_language(agent, ("keyword",))
     finally:
@@ -107,7 +106,7 @@ def model_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
     problem = _multilingual_available()
     if problem:
         pytest.skip(f"the multilingual model is not installed here: {problem}")
-    agent = _agent(tmp_path_factory.mktemp("ml-e5"), "multilingual")
+    agent = _indexed(tmp_path_factory.mktemp("ml-e5"), "multilingual")
     try:
         assert agent.memory.embedder is not None and agent.memory.embedder.name == "multilingual"
         yield agent

@@ -19,13 +19,7 @@ from soulframe.config import load_config
 from soulframe.memory.chunking import bytes_hash, chunk_text
 from soulframe.memory.provenance import strip as unmarked
 from soulframe.model import ChunkInput, FileRecord, SoulframeError
-from soulframe.testing import basis
-
-
-def agent_for(ws: Path, state: Path, **overrides: Any) -> Agent:
-    values = {"state_dir": str(state), "embedding.provider": "none"}
-    values.update({k.replace("__", "."): v for k, v in overrides.items()})
-    return Agent(load_config(search=False, workspace=ws, overrides=values))
+from soulframe.testing import basis, make_agent
 
 
 def write_workspace(ws: Path, files: int, lines: int = 12) -> None:
@@ -56,7 +50,7 @@ def quiet(fn: Any, *a: Any, **kw: Any) -> Any:
 def test_default_path_modes_and_wal(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     write_workspace(ws, 2)
-    a = agent_for(ws, tmp_path / "state")
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "state")
     quiet(a.memory.sync)
     # an agent on a workspace its config does not name gets an index of its own (see
     # test_the_configured_workspace_keeps_the_plain_index_name)
@@ -77,7 +71,7 @@ def test_store_path_overrides_the_default(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     write_workspace(ws, 1)
     target = tmp_path / "elsewhere" / "index.sqlite"
-    a = agent_for(ws, tmp_path / "state", store__path=str(target))
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "state", store__path=str(target))
     quiet(a.memory.sync)
     assert target.exists() and not (tmp_path / "state" / "memory" / "default.sqlite").exists()
     a.close()
@@ -170,7 +164,7 @@ def _corrupt_pages(db: Path) -> None:
 def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: Any) -> None:
     ws = tmp_path / "ws"
     write_workspace(ws, 30)
-    a = agent_for(ws, tmp_path / "state")
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "state")
     quiet(a.memory.sync)
     db = Path(a.store.location)
     a.close()
@@ -181,7 +175,7 @@ def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: An
     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     c.close()
     damage(db)
-    b = agent_for(ws, tmp_path / "state")
+    b = make_agent(ws, seed=False, state_dir=tmp_path / "state")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         report = b.memory.sync()
@@ -227,7 +221,7 @@ def test_kill_9_during_indexing_leaves_a_consistent_index(tmp_path: Path) -> Non
 
     ws, state = tmp_path / "ws", tmp_path / "state"
     write_workspace(ws, 1500, lines=30)
-    db = state / "memory" / f"{agent_for(ws, state).state_key}.sqlite"
+    db = state / "memory" / f"{make_agent(ws, seed=False, state_dir=state).state_key}.sqlite"
     proc = run_cli(ws, state, "memory", "index")
     indexed = 0
     deadline = time.monotonic() + 120
@@ -247,7 +241,7 @@ def test_kill_9_during_indexing_leaves_a_consistent_index(tmp_path: Path) -> Non
     proc.wait()
     files, _ = _consistent(db, ws)
     assert 50 <= files < 1500
-    a = agent_for(ws, state)
+    a = make_agent(ws, seed=False, state_dir=state)
     report = quiet(a.memory.sync)
     assert report.unchanged == files and len(report.added) == 1500 - files
     assert _consistent(db, ws)[0] == 1500
@@ -281,7 +275,7 @@ def test_two_processes_indexing_and_remembering_lose_nothing(tmp_path: Path) -> 
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
-    a = agent_for(ws, state)
+    a = make_agent(ws, seed=False, state_dir=state)
     today = a.now().date().isoformat()
     log = ws / "memory" / f"{today}.md"
     lines = log.read_text().splitlines()
@@ -300,9 +294,9 @@ def test_two_processes_indexing_and_remembering_lose_nothing(tmp_path: Path) -> 
 def test_a_search_does_not_wait_for_another_process_indexing(tmp_path: Path) -> None:
     ws, state = tmp_path / "ws", tmp_path / "state"
     write_workspace(ws, 5)
-    a = agent_for(ws, state)
+    a = make_agent(ws, seed=False, state_dir=state)
     quiet(a.memory.sync)
-    b = agent_for(ws, state)
+    b = make_agent(ws, seed=False, state_dir=state)
     (ws / "memory" / "2026-02-01.md").write_text("# x\n\n- the okapi arrived\n")
     with a.memory._sync_lock(blocking=True):  # "another process" is indexing
         started = time.monotonic()
@@ -319,7 +313,6 @@ def test_the_configured_workspace_keeps_the_plain_index_name(tmp_path: Path) -> 
     write_workspace(ws, 1)
     cfg = tmp_path / "soulframe.toml"
     cfg.write_text(f'workspace = "{ws}"\nstate_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n')
-    from soulframe.config import load_config
 
     a = Agent(load_config(cfg))
     assert a.state_key == "default"

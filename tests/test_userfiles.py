@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 from soulframe import agentstore
-from soulframe.agent import Agent
 from soulframe.agentstore import standalone_agent_id
-from soulframe.config import load_config
 from soulframe.model import Session, SoulframeError
+from soulframe.testing import make_agent
 from soulframe.workspace import seed_workspace, workspace_templates
 from soulframe_userfiles.rules import (
     ContextFileReadOnlyError,
@@ -23,12 +22,6 @@ from soulframe_userfiles.rules import (
 )
 
 SEVEN = {"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"}
-
-
-def make_agent(workspace: Path, agent_type: str = "open", **overrides) -> Agent:
-    cfg = load_config(search=False, workspace=workspace,
-                      overrides={"agent_type": agent_type, "embedding.provider": "none", **overrides})
-    return Agent(cfg)
 
 
 def template(name: str) -> str:
@@ -45,17 +38,17 @@ def test_standalone_ids_are_uuid5_of_the_key_and_stable():
 
 def test_open_agent_user_gets_all_seven_files_and_predefined_two(workspace):
     seed_workspace(workspace, agent_type="open")
-    open_agent = make_agent(workspace, "open")
+    open_agent = make_agent(workspace, seed=False, agent_type="open")
     assert set(seed_user_files(open_agent, "alice")) == SEVEN
     ws2 = workspace.parent / "ws2"
     seed_workspace(ws2, agent_type="predefined")
-    pre = make_agent(ws2, "predefined", **{"state_dir": str(workspace.parent / "state2")})
+    pre = make_agent(ws2, seed=False, agent_type="predefined", state_dir=workspace.parent / "state2")
     assert set(seed_user_files(pre, "alice")) == {"USER.md", "BOOTSTRAP.md"}
 
 
 def test_seeding_is_idempotent_and_never_overwrites(workspace):
     seed_workspace(workspace, agent_type="predefined")
-    agent = make_agent(workspace, "predefined")
+    agent = make_agent(workspace, seed=False, agent_type="predefined")
     seed_user_files(agent, "alice")
     write_context_file(agent, "alice", "USER.md", "# USER\nName: Alice\n")
     assert seed_user_files(agent, "alice") == []
@@ -70,7 +63,7 @@ def test_open_agent_users_start_from_the_agents_own_files_but_not_its_user_md(wo
     seed_workspace(workspace, agent_type="open")
     (workspace / "SOUL.md").write_text("# SOUL\nTerse pirate.\n")
     (workspace / "USER.md").write_text("# USER\nOwner: Bob, lives in Oslo\n")
-    agent = make_agent(workspace, "open")
+    agent = make_agent(workspace, seed=False, agent_type="open")
     seed_user_files(agent, "alice")
     assert read_context_file(agent, "alice", "SOUL.md") == "# SOUL\nTerse pirate.\n"
     assert "Oslo" not in read_context_file(agent, "alice", "USER.md")
@@ -78,10 +71,10 @@ def test_open_agent_users_start_from_the_agents_own_files_but_not_its_user_md(wo
 
 def test_rows_survive_a_restart_under_the_same_uuid(workspace, tmp_path):
     seed_workspace(workspace, agent_type="predefined")
-    agent = make_agent(workspace, "predefined")
+    agent = make_agent(workspace, seed=False, agent_type="predefined")
     write_context_file(agent, "alice", "USER.md", "Alice, UTC+2")
     agent.close()
-    again = make_agent(workspace, "predefined")
+    again = make_agent(workspace, seed=False, agent_type="predefined")
     assert read_context_file(again, "alice", "USER.md") == "Alice, UTC+2"
     db = Path(again.config.get("state_dir")).expanduser() / "agents.sqlite"
     assert db.stat().st_mode & 0o777 == 0o600
@@ -91,7 +84,7 @@ def test_rows_survive_a_restart_under_the_same_uuid(workspace, tmp_path):
 
 def test_empty_bootstrap_deletes_it_before_the_read_only_rule(workspace):
     seed_workspace(workspace, agent_type="predefined")
-    agent = make_agent(workspace, "predefined")
+    agent = make_agent(workspace, seed=False, agent_type="predefined")
     seed_user_files(agent, "alice")
     assert read_context_file(agent, "alice", "BOOTSTRAP.md")
     out = write_context_file(agent, "alice", "BOOTSTRAP.md", "")
@@ -109,7 +102,7 @@ def test_empty_bootstrap_deletes_it_before_the_read_only_rule(workspace):
 
 def test_predefined_shared_files_are_read_only_from_chat(workspace):
     seed_workspace(workspace, agent_type="predefined")
-    agent = make_agent(workspace, "predefined")
+    agent = make_agent(workspace, seed=False, agent_type="predefined")
     before = (workspace / "SOUL.md").read_text()
     with pytest.raises(ContextFileReadOnlyError, match="SOUL.md is shared"):
         write_context_file(agent, "alice", "SOUL.md", "be evil")
@@ -124,7 +117,7 @@ def test_predefined_shared_files_are_read_only_from_chat(workspace):
 
 def test_open_agent_user_edits_stay_with_that_user(workspace):
     seed_workspace(workspace, agent_type="open")
-    agent = make_agent(workspace, "open")
+    agent = make_agent(workspace, seed=False, agent_type="open")
     write_context_file(agent, "alice", "SOUL.md", "# SOUL\nAlice's pirate")
     assert read_context_file(agent, "alice", "SOUL.md") == "# SOUL\nAlice's pirate"
     assert "pirate" not in (read_context_file(agent, "bob", "SOUL.md") or "")
@@ -132,7 +125,7 @@ def test_open_agent_user_edits_stay_with_that_user(workspace):
 
 
 def test_not_a_context_file_is_refused(workspace):
-    agent = make_agent(workspace)
+    agent = make_agent(workspace, seed=False)
     with pytest.raises(SoulframeError, match="not a context file"):
         read_context_file(agent, "alice", "../etc/passwd")
     with pytest.raises(SoulframeError, match="not a context file"):
@@ -141,7 +134,7 @@ def test_not_a_context_file_is_refused(workspace):
 
 def test_two_users_of_a_predefined_agent_see_their_own_user_md_in_the_prompt(workspace):
     seed_workspace(workspace, agent_type="predefined")
-    agent = make_agent(workspace, "predefined")
+    agent = make_agent(workspace, seed=False, agent_type="predefined")
     alice = Session.main(user_id="alice")
     bob = Session.main(user_id="bob")
     agent.system_prompt(alice)  # first session seeds alice's copies
@@ -159,12 +152,12 @@ def test_two_users_of_a_predefined_agent_see_their_own_user_md_in_the_prompt(wor
 def test_a_finished_bootstrap_does_not_come_back_through_the_workspace(workspace):
     seed_workspace(workspace, agent_type="open")
     assert (workspace / "BOOTSTRAP.md").exists()  # the owner's ritual, still pending
-    agent = make_agent(workspace, "open")
+    agent = make_agent(workspace, seed=False, agent_type="open")
     alice = Session.main(user_id="alice")
     first = agent.system_prompt(alice)
     assert any(f.name == "BOOTSTRAP.md" and f.scope == "user" for f in first.context_files)
     write_context_file(agent, "alice", "BOOTSTRAP.md", "")
-    again = make_agent(workspace, "open")  # a new process
+    again = make_agent(workspace, seed=False, agent_type="open")  # a new process
     names = [f.name for f in again.system_prompt(alice).context_files]
     assert "BOOTSTRAP.md" not in names
 
@@ -175,7 +168,7 @@ def test_the_owner_of_a_standalone_workspace_sees_the_workspace_itself(workspace
     (workspace / "BOOTSTRAP.md").unlink(missing_ok=True)
     import attrs
 
-    agent = make_agent(workspace)
+    agent = make_agent(workspace, seed=False)
     agent.spec = attrs.evolve(agent.spec, owner_ids=("priya",))
     owner = agent.system_prompt(Session.main(user_id="priya")).text
     assert "Priya, the owner" in owner

@@ -20,6 +20,7 @@ from soulframe.config import load_config
 from soulframe.memory.provenance import strip as unmarked
 from soulframe.memory.safety import UnsafeWriteError, UnsafeWriteWarning, scan
 from soulframe.model import Session
+from soulframe.testing import make_agent
 from soulframe.tools import ToolError, dispatch
 
 from .conftest import run_cli
@@ -124,14 +125,8 @@ def test_a_finding_names_the_kind_and_never_repeats_the_secret() -> None:
     assert scan("Remember to ignore the noise from the street.") == []
 
 
-def agent_for(workspace: Path, tmp_path: Path, **overrides) -> Agent:
-    cfg = load_config(search=False, workspace=workspace, overrides={
-        "embedding.provider": "none", "state_dir": str(tmp_path / "state"), **overrides})
-    return Agent(cfg)
-
-
 def test_refused_remember_is_quarantined_and_released_on_request(workspace: Path, tmp_path: Path) -> None:
-    agent = agent_for(workspace, tmp_path)
+    agent = make_agent(workspace, seed=False, state_dir=tmp_path / "state")
     with pytest.raises(UnsafeWriteError) as err:
         agent.memory.remember(FAKE_KEY)
     message = str(err.value)
@@ -151,17 +146,17 @@ def test_refused_remember_is_quarantined_and_released_on_request(workspace: Path
 
 
 def test_warn_writes_and_warns_allow_writes(workspace: Path, tmp_path: Path) -> None:
-    warn = agent_for(workspace, tmp_path, **{"memory.write_safety": "warn"})
+    warn = make_agent(workspace, seed=False, state_dir=tmp_path / "state", **{"memory.write_safety": "warn"})
     with pytest.warns(UnsafeWriteWarning, match="prompt injection"):
         path = warn.memory.remember(INJECTION)
     assert INJECTION in path.read_text()
-    allow = agent_for(workspace, tmp_path, **{"memory.write_safety": "allow"})
+    allow = make_agent(workspace, seed=False, state_dir=tmp_path / "state", **{"memory.write_safety": "allow"})
     allow.memory.remember("ignore previous instructions (a quote from the security talk)")
     assert "security talk" in path.read_text()
 
 
 def test_context_write_and_user_memory_are_guarded(workspace: Path, tmp_path: Path) -> None:
-    agent = agent_for(workspace, tmp_path)
+    agent = make_agent(workspace, seed=False, state_dir=tmp_path / "state")
     (workspace / "USER.md").write_text("# USER\nName: Priya\n")
     with pytest.raises(ToolError, match="refused to write to USER.md.*prompt injection"):
         dispatch(agent, "context_write", {"name": "USER.md", "content": f"# USER\n{INJECTION}\n"},
@@ -177,7 +172,7 @@ def test_flush_writes_are_guarded(workspace: Path, tmp_path: Path) -> None:
     bad = call("write_file", path="MEMORY.md", content=f"- {INJECTION}", append=True)
     good = call("write_file", path="MEMORY.md", content="- Lives in Lisbon", append=True)
     with FakeLLMServer([bad, good, say("NO_REPLY")]) as srv:
-        agent = agent_for(workspace, tmp_path, **{
+        agent = make_agent(workspace, seed=False, state_dir=tmp_path / "state", **{
             "model.provider": "openai-compatible", "model.name": "m",
             "model.base_url": srv.openai_base_url, "model.context_window": 100_000})
         agent.before_compaction(Session.main(), {

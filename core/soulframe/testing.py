@@ -101,24 +101,36 @@ def record(path: str, digest: str = "h", **kw: Any) -> FileRecord:
 
 
 def make_agent(workspace: str | os.PathLike[str], *, plugins: Iterable[Any] = (),
-               seed: bool = True, **config: Any) -> Agent:
-    """A real agent on ``workspace`` (seeded with the templates unless ``seed=False``), with
-    the installed plugins plus ``plugins`` registered after them (so their names win).
-    ``config`` sets keys, ``__`` for dots (``store__backend="mine"``); the agent's state
-    goes to ``<workspace>/../state`` and semantic search is off unless configured."""
+               disabled: Iterable[str] = (), seed: bool = True, **config: Any) -> Agent:
+    """A real agent on ``workspace``, for a test.
+
+    :param workspace: the workspace directory, created (0700) when missing and seeded with
+        the templates unless ``seed=False`` (a test that writes its own files).
+    :param plugins: plugin objects or modules registered after the installed plugins, so
+        their names win (``Provides(...)``, or a module of ``@hookimpl`` functions).
+    :param disabled: installed plugins to leave out, as ``plugins.disabled`` does.
+    :param config: config keys, ``__`` for dots (``store__backend="mine"``) or dotted in a
+        ``**{...}``; a path value is given as text. The agent's state goes to
+        ``<workspace>-state`` beside the workspace unless ``state_dir`` is set, and
+        semantic search is off (``embedding.provider = "none"``) unless configured.
+
+    No config file is read (not ``$SOULFRAME_CONFIG``, the workspace's ``soulframe.toml``
+    or the user's config directory), so a test's agent is the same on every machine.
+    """
     from .agent import Agent
     from .config import load_config
     from .plugins import make_plugin_manager
     from .workspace import seed_workspace
 
     root = Path(workspace)
-    dotted = {k.replace("__", "."): v for k, v in config.items()}
+    dotted = {k.replace("__", "."): os.fspath(v) if isinstance(v, os.PathLike) else v
+              for k, v in config.items()}
     dotted.setdefault("state_dir", str(root.parent / f"{root.name}-state"))
     dotted.setdefault("embedding.provider", "none")
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     if seed:
         seed_workspace(root, agent_type=str(dotted.get("agent_type", "open")))
-    pm = make_plugin_manager(plugins=list(plugins))
+    pm = make_plugin_manager(list(disabled), plugins=list(plugins))
     cfg = load_config(search=False, workspace=root, overrides=dotted, pm=pm)
     return Agent(cfg, pm=pm)
 

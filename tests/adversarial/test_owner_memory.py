@@ -45,10 +45,6 @@ def ws(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Monke
     yield ws
 
 
-def _agent(ws: Path) -> Agent:
-    return Agent.open(config=ws / "soulframe.toml")
-
-
 def _cli(ws: Path, *args: str) -> Any:
     from soulframe.cli import build_cli
     from soulframe.plugins import make_plugin_manager
@@ -61,7 +57,7 @@ def _cli(ws: Path, *args: str) -> Any:
 
 
 def test_a_user_who_is_not_the_owner_gets_their_own_curated_memory_in_the_prompt(ws: Path, adversary: Any) -> None:
-    with _agent(ws) as agent:
+    with Agent.open(config=ws / "soulframe.toml") as agent:
         for user in ("bob", "carol"):
             for kind in ("main", "group", "subagent", "heartbeat"):
                 with adversary.attempt(f"{kind} prompt of {user} for the owner's MEMORY.md") as a:
@@ -80,7 +76,7 @@ def test_a_user_who_is_not_the_owner_gets_their_own_curated_memory_in_the_prompt
 
 
 def test_memory_get_and_search_give_a_user_their_own_curated_memory_only(ws: Path, adversary: Any) -> None:
-    with _agent(ws) as agent:
+    with Agent.open(config=ws / "soulframe.toml") as agent:
         got = agent.memory.get("MEMORY.md", session=Session.main(user_id="bob"))
         assert BOB in got.text
         for user, kind in (("bob", "main"), ("carol", "main"), ("bob", "group"), ("carol", "group")):
