@@ -29,7 +29,9 @@ def write_workspace(ws: Path, files: int, lines: int = 12) -> None:
         (ws / "memory" / f"2026-01-{i:04d}.md").write_text(f"# day {i}\n\n{body}\n")
 
 
-def run_cli(ws: Path, state: Path, *args: str, **kw: Any) -> subprocess.Popen[str]:
+def start_cli_process(ws: Path, state: Path, *args: str, **kw: Any) -> subprocess.Popen[str]:
+    """The command line as its own process, started and not waited for: the test kills it
+    (SIGKILL) mid-write, which only a real process can undergo."""
     cfg = ws / "soulframe.toml"
     if not cfg.exists():
         cfg.write_text(f'state_dir = "{state}"\n\n[embedding]\nprovider = "none"\n')
@@ -222,7 +224,7 @@ def test_kill_9_during_indexing_leaves_a_consistent_index(tmp_path: Path) -> Non
     ws, state = tmp_path / "ws", tmp_path / "state"
     write_workspace(ws, 1500, lines=30)
     db = state / "memory" / f"{make_agent(ws, seed=False, state_dir=state).state_key}.sqlite"
-    proc = run_cli(ws, state, "memory", "index")
+    proc = start_cli_process(ws, state, "memory", "index")
     indexed = 0
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.metadata as md
-import subprocess
-import sys
 
 import pytest
 import soulframe_quiet_hours as qh
+from click.testing import CliRunner
+from soulframe.cli import build_cli
+from soulframe.plugins import make_plugin_manager
 
 
 def test_window_crossing_midnight() -> None:
@@ -39,8 +40,8 @@ def test_installed_as_a_soulframe_plugin() -> None:
 
 
 def test_command_runs(tmp_path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "soulframe", "-w", str(tmp_path), "quiet-hours"],
-        capture_output=True, text=True, check=True,
-    )
+    # the whole command line with the installed plugins, in this process (click's runner)
+    cli = build_cli(make_plugin_manager())
+    out = CliRunner().invoke(cli, ["-w", str(tmp_path), "quiet-hours"])
+    assert out.exit_code == 0, out.output
     assert out.stdout.startswith("quiet hours 22:00-07:00:")
