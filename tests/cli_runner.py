@@ -11,7 +11,8 @@ given it rebuilt around the call and taken down after it:
 - the interpreter's default warning filters (pytest's would show deprecation warnings a
   user never sees) and a fresh once-per-location registry;
 - logging as a new process has it: the handler ``-v`` installs is removed, so the next
-  call's ``-v`` writes to that call's stderr;
+  call's ``-v`` writes to that call's stderr; the one module-level cache of file contents
+  (the bootstrap files' reads) starts empty;
 - an uncaught exception is exit code 1 with its traceback on stderr, as Python does.
 
 ``process=True`` runs a real subprocess instead. A test asks for it, with a comment saying
@@ -99,6 +100,11 @@ def _like_a_new_process(env: dict[str, str], cwd: str | os.PathLike[str] | None)
     logger = logging.getLogger("soulframe")
     saved_logger = (logger.level, logger.propagate, list(logger.handlers))
     os.environ.update(env)
+    # the bootstrap files' read cache (keyed by mtime, size and inode) lives as long as the
+    # process: a file rewritten in place within one clock tick would be served stale
+    source = sys.modules.get("soulframe_workspace.source")
+    if source is not None:
+        source.clear_cache()
     if cwd is not None:
         os.chdir(Path(cwd))
     try:
