@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from cli_runner import run_cli
+
 MEMORY = "# MEMORY.md\n\n- Works on the platform team.\n- Prefers tea to coffee.\n- Lives in Berlin.\n"
 FACT = "- The Lisbon office door code changes every Monday; ask Marta for it."
 SOUL = "# SOUL.md\n\nCalm, precise, kind.\n"
@@ -120,8 +122,7 @@ def make_workspace(root: Path, llm_url: str | None) -> tuple[Path, str]:
     from soulframe.config import load_config
 
     ws = root / "agent"
-    subprocess.run([sys.executable, "-m", "soulframe", "init", str(ws), "--no-download"], check=True,
-                   capture_output=True, text=True)
+    run_cli("init", str(ws), "--no-download", check=True)
     (ws / "SOUL.md").write_text(SOUL)
     (ws / "MEMORY.md").write_text(MEMORY)
     day = (dt.date.today() - dt.timedelta(days=5)).isoformat()
