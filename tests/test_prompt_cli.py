@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,46 @@ def test_a_bad_value_only_a_plugin_can_check_names_its_file_and_line(cli, tmp_pa
     # plugin can judge, "file:N: key"
     assert (f"soulframe.toml:{line}: {key} = " in out.stderr
             or f"soulframe.toml line {line}: {key} = " in out.stderr), out.stderr
+
+
+def _prompt_process(ws: str) -> tuple[str, bool]:
+    """`soulframe prompt` in its own interpreter: its output, and whether it imported PyYAML."""
+    code = (
+        "import sys\n"
+        "from soulframe.cli import main\n"
+        "try:\n"
+        f"    main(['-w', {ws!r}, 'prompt'])\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print('YAML=' + str('yaml' in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    text, _, last = out.stdout.rstrip("\n").rpartition("\n")
+    return text, last == "YAML=True"
+
+
+def test_skills_front_matter_is_parsed_once_and_an_edit_is_always_seen(ws: str) -> None:
+    # the first run parses the skills' YAML and keeps it in the state dir; the second needs
+    # no PyYAML; an edit between two runs (same size, same second) is in the next prompt
+    first, parsed = _prompt_process(ws)
+    assert parsed
+    assert "a 3-day forecast for a city" in first
+    memo = Path.home() / ".soulframe" / "state" / "skills-front-matter.json"
+    assert memo.stat().st_mode & 0o777 == 0o600
+    second, parsed = _prompt_process(ws)
+    assert (second, parsed) == (first, False)
+
+    skill = Path(ws) / "skills" / "weather" / "SKILL.md"
+    st = skill.stat()
+    text = skill.read_text(encoding="utf-8")
+    edited = text.replace("a 3-day forecast for a city", "a 5-day forecast for a city")
+    assert edited != text and len(edited) == len(text)
+    skill.write_text(edited, encoding="utf-8")
+    os.utime(skill, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime as before
+    third, parsed = _prompt_process(ws)
+    assert parsed
+    assert "a 5-day forecast for a city" in third
+    assert "a 3-day forecast for a city" not in third
+    fourth, parsed = _prompt_process(ws)
+    assert (fourth, parsed) == (third, False)

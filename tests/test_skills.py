@@ -392,3 +392,25 @@ class _OnlyWorkspace:
 from soulframe import hookimpl  # noqa: E402
 
 _OnlyWorkspace.register_skill_sources = staticmethod(hookimpl(_OnlyWorkspace.register_skill_sources))  # type: ignore[method-assign]
+
+
+def test_front_matter_memo_keeps_only_what_json_gives_back_exactly(tmp_path: Path) -> None:
+    from soulframe.skills.frontcache import FILE_NAME, FrontMatterMemo
+    from soulframe.skills.loader import split_front_matter
+
+    text = ("---\nname: a\ndescription: b\ncreated: 2026-01-02\n1: one\ntags: [x, y]\n---\nbody\n")
+    plain = "---\nname: a\ndescription: b\ntags: [x, y]\nn: 3\nok: true\n---\nbody\n"
+    memo = FrontMatterMemo(tmp_path / "state" / FILE_NAME)
+    first = (split_front_matter(text, memo), split_front_matter(plain, memo))
+    memo.save()
+    assert (tmp_path / "state" / FILE_NAME).stat().st_mode & 0o777 == 0o600
+    again = FrontMatterMemo(tmp_path / "state" / FILE_NAME)
+    assert again.get(plain.split("---")[1]) == (True, {"name": "a", "description": "b", "tags": ["x", "y"],
+                                                       "n": 3, "ok": True})
+    # a date and an int key would come back as strings from JSON: parsed each time instead
+    assert again.get(text.split("---")[1]) == (False, None)
+    meta, _ = split_front_matter(text, again)
+    assert meta["created"] == dt.date(2026, 1, 2) and meta[1] == "one"
+    assert (split_front_matter(text, again), split_front_matter(plain, again)) == first
+    (tmp_path / "state" / FILE_NAME).write_text("{not json", encoding="utf-8")
+    assert split_front_matter(plain, FrontMatterMemo(tmp_path / "state" / FILE_NAME)) == first[1]

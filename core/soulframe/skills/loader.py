@@ -19,11 +19,14 @@ import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..model import Skill
+
+if TYPE_CHECKING:
+    from .frontcache import FrontMatterMemo
 
 SKILL_FILE = "SKILL.md"
 #: the placeholder replaced with the skill's absolute directory when a skill is read
@@ -113,20 +116,28 @@ _YAML_FENCE = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 _JSON_FENCE = re.compile(r"^(?:{|})$", re.MULTILINE)
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+def split_front_matter(
+    text: str, memo: FrontMatterMemo | None = None
+) -> tuple[dict[str, Any], str]:
     """The front matter of a Markdown file as a dict, and the body after it: a ``---``
     fenced YAML block (PyYAML's safe loader) or a JSON object whose braces stand alone on
     their lines; ``({}, text)`` when there is none. The rules python-frontmatter follows
-    (whose YAML path this was), without importing it: PyYAML alone is ~2x lighter."""
+    (whose YAML path this was), without importing it: PyYAML alone is ~2x lighter. With
+    ``memo``, a YAML block parsed before (same text) is not parsed again, and PyYAML is
+    not imported at all when every block is known."""
     text = text.strip()
     if _YAML_FENCE.match(text):
         parts = _YAML_FENCE.split(text, 2)
         if len(parts) < 3:
             return {}, text
-        import yaml
+        known, data = memo.get(parts[1]) if memo is not None else (False, None)
+        if not known:
+            import yaml
 
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(parts[1], Loader=loader)  # noqa: S506 - a safe loader
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            data = yaml.load(parts[1], Loader=loader)  # noqa: S506 - a safe loader
+            if memo is not None:
+                memo.put(parts[1], data)
     elif _JSON_FENCE.match(text):
         parts = _JSON_FENCE.split(text, 2)
         if len(parts) < 3:
@@ -138,12 +149,19 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def parse_skill_text(
-    text: str, path: Path, *, tier: int = 0, tier_name: str = "", digest: str = ""
+    text: str,
+    path: Path,
+    *,
+    tier: int = 0,
+    tier_name: str = "",
+    digest: str = "",
+    memo: FrontMatterMemo | None = None,
 ) -> Skill | SkillProblem:
-    """Parse the text of a SKILL.md into a :class:`Skill`, or say why it is not one."""
+    """Parse the text of a SKILL.md into a :class:`Skill`, or say why it is not one
+    (``memo``: see :func:`split_front_matter`)."""
     shown = str(path)
     try:
-        metadata, body = split_front_matter(text)
+        metadata, body = split_front_matter(text, memo)
     except Exception as exc:  # yaml and json raise their own error types
         return SkillProblem(shown, _parse_error(exc, text))
     if not metadata and text.lstrip().startswith("{"):
@@ -218,10 +236,12 @@ class ScanResult:
 
 
 class SkillFileCache:
-    """Parsed SKILL.md files keyed by path, valid while the file's stat signature holds."""
+    """Parsed SKILL.md files keyed by path, valid while the file's stat signature holds;
+    with ``memo``, front matter parsed by an earlier process is reused (by content)."""
 
-    def __init__(self) -> None:
+    def __init__(self, memo: FrontMatterMemo | None = None) -> None:
         self._entries: dict[str, _Cached] = {}
+        self.memo = memo
 
     def load(
         self, path: Path, sig: FileSig, *, tier: int, tier_name: str, max_bytes: int
@@ -238,8 +258,7 @@ class SkillFileCache:
             result = attrs.evolve(result, tier=tier, tier_name=tier_name)
         return result
 
-    @staticmethod
-    def _read(path: Path, sig: FileSig, *, max_bytes: int) -> Skill | SkillProblem:
+    def _read(self, path: Path, sig: FileSig, *, max_bytes: int) -> Skill | SkillProblem:
         if sig[1] > max_bytes:
             return SkillProblem(
                 str(path),
@@ -255,7 +274,7 @@ class SkillFileCache:
                 str(path), f"{len(data):,} bytes is over skills.max_skill_file_bytes ({max_bytes:,})"
             )
         text = data.decode("utf-8", errors="replace")
-        return parse_skill_text(text, path, digest=hashlib.sha256(data).hexdigest())
+        return parse_skill_text(text, path, digest=hashlib.sha256(data).hexdigest(), memo=self.memo)
 
     def forget_missing(self, seen: Iterable[str]) -> None:
         keep = set(seen)

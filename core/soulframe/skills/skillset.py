@@ -217,6 +217,11 @@ class SkillSet:
         version = self._generation
         started = time.time_ns()
         sources = self.sources()
+        memo = self._files.memo
+        if memo is None:  # front matter parsed by earlier processes (see frontcache)
+            from .frontcache import FILE_NAME, FrontMatterMemo
+
+            memo = self._files.memo = FrontMatterMemo(self.agent.state_dir / FILE_NAME)
         max_bytes = int(self.config.get("skills.max_skill_file_bytes"))
         winners: dict[str, Skill] = {}
         shadowed: dict[str, list[Skill]] = {}
@@ -256,6 +261,7 @@ class SkillSet:
                 else:
                     winners[skill.name] = skill
         self._files.forget_missing(seen_files)
+        memo.save()
         final = {
             name: attrs.evolve(s, shadowed=tuple(x.tier_name for x in shadowed.get(name, ())))
             for name, s in winners.items()
