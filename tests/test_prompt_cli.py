@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_prompt_helpers import copy_fixture
 
-HEAVY = ("numpy", "sqlite_vec", "psycopg", "tokenizers", "safetensors", "mcp", "watchdog", "frontmatter",
+HEAVY = ("numpy", "sqlite_vec", "psycopg", "tokenizers", "safetensors", "mcp", "watchdog", "frontmatter", "platformdirs",
          "soulframe.memory.index")
 
 

@@ -511,11 +511,14 @@ def find_config_file(explicit: str | os.PathLike[str] | None, workspace: Path | 
         if not p.exists():
             raise ConfigError(f"$SOULFRAME_CONFIG={p}: no such file")
         return p
-    candidates: list[Path] = []
     if workspace is not None:
-        candidates += [workspace / "soulframe.toml", workspace / "soulframe.json"]
+        for c in (workspace / "soulframe.toml", workspace / "soulframe.json"):
+            if c.is_file():
+                return c
+    # looked up only when the workspace has no config: finding the user config dir
+    # imports platformdirs, a measurable part of `soulframe -w WS prompt`'s start-up
     ucd = user_config_dir()
-    candidates += [ucd / "soulframe.toml", ucd / "soulframe.json"]
+    candidates = [ucd / "soulframe.toml", ucd / "soulframe.json"]
     if workspace is None:
         # no -w: the default workspace is the workspace, and `soulframe init` puts users
         # there, so its soulframe.toml must not be silently ignored
