@@ -257,9 +257,15 @@ def test_light_commands_do_not_import_heavy_modules(args: list[str], tmp_path: P
     assert "HEAVY=" in out.stdout.splitlines(), out.stdout + out.stderr
 
 
-def test_version(cli) -> None:
+def test_version(cli, tmp_path: Path) -> None:
     out = cli("--version", check=True)
     assert out.stdout.startswith("soulframe, version ")
+    # after other options it is answered by the built CLI, with the same line
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    after = cli("-w", str(ws), "--version", check=True)
+    assert after.stdout == out.stdout
+    assert "--version" in cli("--help", check=True).stdout
 
 
 def test_plugins_command_reports_an_override(cli, tmp_path: Path) -> None:

@@ -57,6 +57,16 @@ def _version() -> str:
         return "0+unknown"
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version`` after other options (``soulframe -w WS --version``). Its own callback
+    rather than ``click.version_option(_version())``: that reads the distribution's metadata
+    whenever the CLI is built, a cost every other command paid for nothing."""
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"soulframe, version {_version()}")
+    ctx.exit()
+
+
 def build_cli(pm: PluginManager | None = None) -> click.Group:
     """A fresh CLI group with the core commands and every plugin's commands."""
     from .install import install_command, uninstall_command
@@ -75,7 +85,8 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
     @click.option("-v", "--verbose", count=True,
                   help="Log what happens on stderr (-v info, -vv debug; or SOULFRAME_LOG=debug). "
                   "Secrets are masked.")
-    @click.version_option(_version(), "--version", prog_name="soulframe")
+    @click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+                  callback=_print_version, help="Show the version and exit.")
     @click.pass_context
     def cli(ctx: click.Context, workspace: str | None, agent_id: str | None, config_path: str | None,
             verbose: int) -> None:
