@@ -168,3 +168,17 @@ def test_skills_front_matter_is_parsed_once_and_an_edit_is_always_seen(ws: str) 
     assert "a 3-day forecast for a city" not in third
     fourth, parsed = _prompt_process(ws)
     assert (fourth, parsed) == (third, False)
+
+
+def test_a_state_dir_that_cannot_be_created_still_gives_the_skills(tmp_path: Path) -> None:
+    # the front-matter memo lives in the state dir; without one the skills are parsed as before
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    ws = copy_fixture(tmp_path / "aria")
+    config = ws / "soulframe.toml"
+    config.write_text(f'state_dir = "{blocker / "state"}"\n' + config.read_text(encoding="utf-8"),
+                      encoding="utf-8")
+    for _ in range(2):
+        text, parsed = _prompt_process(str(ws))
+        assert parsed
+        assert "a 3-day forecast for a city" in text

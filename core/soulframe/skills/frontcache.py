@@ -44,9 +44,10 @@ def _exact_in_json(value: Any) -> bool:
 
 
 class FrontMatterMemo:
-    """YAML front-matter text -> parsed value, read from and written to ``path``."""
+    """YAML front-matter text -> parsed value, read from and written to ``path`` (``None``:
+    kept in memory only, for a state dir that cannot be created)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None) -> None:
         self.path = path
         self._entries: dict[str, str] | None = None  # digest -> JSON text; read on first use
         self._dirty = False
@@ -55,6 +56,8 @@ class FrontMatterMemo:
         if self._entries is None:
             entries: dict[str, str] = {}
             try:
+                if self.path is None:
+                    raise FileNotFoundError
                 data = json.loads(self.path.read_bytes())
                 if isinstance(data, dict) and data.get("version") == _VERSION:
                     got = data.get("entries")
@@ -94,7 +97,7 @@ class FrontMatterMemo:
 
     def save(self) -> None:
         """Write the memo if something was added (atomically, 0600); errors are ignored."""
-        if not self._dirty or self._entries is None:
+        if not self._dirty or self._entries is None or self.path is None:
             return
         self._dirty = False
         from ..workspace import atomic_write, ensure_private_dir

@@ -50,6 +50,8 @@ from .loader import (
 from .prompt import SkillMode, choose_mode
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..model import AgentLike, PromptContext, Session, SkillHit
     from .search import SkillIndex
     from .watch import SkillWatcher
@@ -221,7 +223,11 @@ class SkillSet:
         if memo is None:  # front matter parsed by earlier processes (see frontcache)
             from .frontcache import FILE_NAME, FrontMatterMemo
 
-            memo = self._files.memo = FrontMatterMemo(self.agent.state_dir / FILE_NAME)
+            try:
+                where: Path | None = self.agent.state_dir / FILE_NAME
+            except OSError:  # a state dir that cannot be created: parse, as without the memo
+                where = None
+            memo = self._files.memo = FrontMatterMemo(where)
         max_bytes = int(self.config.get("skills.max_skill_file_bytes"))
         winners: dict[str, Skill] = {}
         shadowed: dict[str, list[Skill]] = {}
