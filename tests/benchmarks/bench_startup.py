@@ -26,7 +26,7 @@ def test_light_commands_start_fast(tmp_path: Path, bench: Any) -> None:
         "version": [*sf, "--version"],
         "plugins": [*sf, "plugins"],
         "prompt": [*sf, "-w", str(agent.root), "prompt"],
-    }, runs=9, env=bytecode_env())
+    }, runs=9, env={**bytecode_env(), "SOULFRAME_HOME": str(tmp_path / "home")})  # state stays here
     for key, timing in t.items():
         bench.info(f"process: {key}", f"{timing.cpu * 1000:.1f} ms CPU, {timing.wall * 1000:.1f} ms wall (medians)")
     bench.info("soulframe --version", f"{t['version'].cpu / t['pass'].cpu:.1f}x python -c pass (CPU)")
