@@ -3,15 +3,22 @@ against ``TracksRecalls``, ``CountsTokens``, ``Describes`` ...), never by probin
 attribute with ``getattr``/``hasattr``: a probe is a contract nobody declared, which a
 third-party store or provider cannot know it must meet.
 
-Every ``getattr``/``hasattr`` left in the core is listed here with why it is not such a
-probe; a new one fails this test until it is replaced by a protocol or justified below."""
+The default plugins hold to the same rule: they are written against ``AgentLike``, the
+protocols and the value types, so what they read of an agent, a store, a section or a report
+is a declared attribute, read directly.
+
+Every ``getattr``/``hasattr`` left in the core or a default plugin is listed here with why it
+is not such a probe; a new one fails this test until it is replaced by a protocol or
+justified below."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parent.parent / "core" / "soulframe"
+ROOT = Path(__file__).resolve().parent.parent
+CORE = ROOT / "core" / "soulframe"
+PLUGINS = ROOT / "plugins"
 
 #: (module, the call as written) -> why it is not probing a plugin-provided feature
 ALLOWED: dict[tuple[str, str], str] = {
@@ -32,13 +39,47 @@ ALLOWED: dict[tuple[str, str], str] = {
 }
 
 
-def probes() -> dict[tuple[str, str], int]:
+#: the same for the default plugins (module relative to plugins/; their own tests excluded)
+ALLOWED_IN_PLUGINS: dict[tuple[str, str], str] = {
+    ("soulframe_embeddings/download.py", "getattr(exc, 'reason', exc)"):
+        "urllib: only URLError carries a reason; the message is redacted either way",
+    ("soulframe_mcp/changes.py", "getattr(session, '_connection', session)"):
+        "the MCP SDK builds a session object per request; its connection is what a subscription is keyed by",
+    ("soulframe_mcp/changes.py", "getattr(event, 'dest_path', '')"): "watchdog: only move events carry dest_path",
+    ("soulframe_mcp/resources.py", "getattr(os, 'O_NONBLOCK', 0)"): "a platform flag (absent on Windows)",
+    ("soulframe_mcp/resources.py", "getattr(os, 'O_NOCTTY', 0)"): "a platform flag (absent on Windows)",
+    ("soulframe_mcp/server.py", "getattr(params, 'cursor', None)"):
+        "the MCP SDK: a list request without paging has no params object to carry a cursor",
+    ("soulframe_mcp/server.py", "getattr(job, '__name__', job)"): "a background job's function name, for a log line",
+    ("soulframe_memory/flush.py", "hasattr(usage, name)"):
+        "the host's usage report (a mapping or any object), read under the names hosts use for it",
+    ("soulframe_memory/flush.py", "getattr(usage, name)"): "the same usage report, once the name is found",
+    ("soulframe_postgres/connection.py", "getattr(conn, 'broken', False)"):
+        "psycopg: a pool's connection and a plain one differ in whether they say they are broken",
+    ("soulframe_sqlite/driver.py", "hasattr(conn, 'enable_load_extension')"):
+        "a Python built without loadable SQLite extensions lacks the method",
+    ("soulframe_sqlite/driver.py", "hasattr(sqlean, 'connect')"): "the empty 0.1 placeholder wheel of sqlean-py",
+    ("soulframe_ui/server.py", "hasattr(value, '__html__')"): "markupsafe's protocol for already-escaped text",
+}
+
+
+def _probes_under(root: Path, skip_tests: bool) -> dict[tuple[str, str], int]:
     found: dict[tuple[str, str], int] = {}
-    for path in sorted(CORE.rglob("*.py")):
+    for path in sorted(root.rglob("*.py")):
+        if skip_tests and "tests" in path.relative_to(root).parts:
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
-                found[(path.relative_to(CORE).as_posix(), ast.unparse(node))] = node.lineno
+                found[(path.relative_to(root).as_posix(), ast.unparse(node))] = node.lineno
     return found
+
+
+def probes() -> dict[tuple[str, str], int]:
+    return _probes_under(CORE, skip_tests=False)
+
+
+def plugin_probes() -> dict[tuple[str, str], int]:
+    return _probes_under(PLUGINS, skip_tests=True)
 
 
 def test_the_core_probes_no_plugin_feature() -> None:
@@ -52,3 +93,18 @@ def test_every_allowed_probe_still_exists() -> None:
     """The list shrinks with the code: a justified probe that is gone leaves no stale entry."""
     stale = set(ALLOWED) - set(probes())
     assert not stale, f"no longer in the core, remove from ALLOWED: {sorted(stale)}"
+
+
+def test_the_default_plugins_probe_no_declared_feature() -> None:
+    """A plugin reads what ``AgentLike``, a protocol or a value type declares directly; an
+    optional feature of another plugin's object is a runtime_checkable protocol."""
+    new = {f"{module}:{line}: {call}" for (module, call), line in plugin_probes().items()
+           if (module, call) not in ALLOWED_IN_PLUGINS}
+    assert not new, ("getattr/hasattr in a default plugin: read the declared attribute, or check a "
+                     "runtime_checkable protocol with isinstance (or justify it in ALLOWED_IN_PLUGINS):\n"
+                     + "\n".join(sorted(new)))
+
+
+def test_every_allowed_plugin_probe_still_exists() -> None:
+    stale = set(ALLOWED_IN_PLUGINS) - set(plugin_probes())
+    assert not stale, f"no longer in the plugins, remove from ALLOWED_IN_PLUGINS: {sorted(stale)}"

@@ -65,6 +65,23 @@ def test_a_new_private_import_is_caught(tmp_path: Path) -> None:
     assert core_modules("y", hidden) - SURFACE == {"soulframe.skills.skillset"}
 
 
+def test_the_surface_lists_only_what_plugins_import() -> None:
+    """The list shrinks with the plugins: a module no plugin imports any more leaves it (the
+    public three stay, whether or not a default plugin needs them)."""
+    used: set[str] = set()
+    for path in (REPO / "plugins").rglob("*.py"):
+        used |= core_modules(str(path), path.read_text())
+    stale = SURFACE - used - {"soulframe", "soulframe.hookspecs", "soulframe.testing"}
+    assert not stale, f"no default plugin imports these any more, drop them from the surface: {sorted(stale)}"
+
+
+def test_plugins_need_no_agent_class() -> None:
+    """Plugins are typed against ``soulframe.AgentLike``; the engine's ``Agent`` class is not
+    part of what they may import (they build one, where they must, through ``soulframe.Agent``)."""
+    assert "soulframe.agent" not in SURFACE
+    assert "soulframe.agent" in CONTRACT["forbidden_modules"]
+
+
 def test_the_surface_and_the_import_linter_contract_agree() -> None:
     core = all_core_modules()
     forbidden = set(CONTRACT["forbidden_modules"])

@@ -10,7 +10,7 @@ from soulframe.model import ChatModel, Registration
 from .settings import PRESETS, model_table, resolve_settings
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 DESCRIPTIONS = {
     "openai": "OpenAI chat completions (api.openai.com)",
@@ -36,7 +36,7 @@ def build_chat_model(config: Any, provider: str | None = None) -> ChatModel:
 
 
 def _factory(provider: str) -> Any:
-    def factory(agent: Agent) -> ChatModel:
+    def factory(agent: AgentLike) -> ChatModel:
         return build_chat_model(agent.config, provider)
 
     factory.__name__ = f"build_{provider.replace('-', '_')}_chat_model"

@@ -18,12 +18,15 @@ so it cannot leak through a log line, an exception message or an attrs ``repr``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe.http import Secret, key_source, redact_endpoint, resolve_api_key
 
 from .errors import ChatConfigError
+
+if TYPE_CHECKING:
+    from soulframe import Settings
 
 
 @attrs.frozen
@@ -85,7 +88,7 @@ class ModelSettings:
         return PRESETS[self.provider].wire if self.provider in PRESETS else "openai"
 
 
-def model_table(config: Any) -> Mapping[str, Any]:
+def model_table(config: Mapping[str, Any] | Settings | None) -> Mapping[str, Any]:
     """The ``[model]`` table of a config: a plain mapping (``{"model": {...}}`` or the table
     itself), or soulframe's :class:`~soulframe.config.Config` (read key by key, so its
     defaults apply)."""
@@ -94,13 +97,11 @@ def model_table(config: Any) -> Mapping[str, Any]:
     if isinstance(config, Mapping):
         value = config.get("model", config)
         return value if isinstance(value, Mapping) else {}
-    get = getattr(config, "get", None)
     table: dict[str, Any] = {}
-    if callable(get):
-        for key in KNOWN_KEYS:
-            value = get(f"model.{key}")
-            if value is not None:
-                table[key] = value
+    for key in KNOWN_KEYS:
+        value = config.get(f"model.{key}")
+        if value is not None:
+            table[key] = value
     return table
 
 

@@ -19,7 +19,7 @@ from soulframe.model import SoulframeError
 from .guard import Guard, TokenError, allowed_hosts, make_token, write_token
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 
 def check_port(host: str, port: int) -> None:
@@ -57,7 +57,7 @@ def app_for(server: Any, *, token: str, host: str, allow_hosts: tuple[str, ...] 
     return Guard(app, token=token, hosts=hosts)
 
 
-def serve_http(agent: Agent, server: Any, *, host: str, port: int, allow_hosts: tuple[str, ...],
+def serve_http(agent: AgentLike, server: Any, *, host: str, port: int, allow_hosts: tuple[str, ...],
                say: Callable[[str], None]) -> None:
     import uvicorn
 

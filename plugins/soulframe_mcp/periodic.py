@@ -16,7 +16,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 log = logging.getLogger("soulframe.serve")
 
@@ -24,7 +24,7 @@ log = logging.getLogger("soulframe.serve")
 class PeriodicSync:
     """Sync ``agent``'s memory now and every ``interval`` seconds until :meth:`stop`."""
 
-    def __init__(self, agent: Agent, interval: float) -> None:
+    def __init__(self, agent: AgentLike, interval: float) -> None:
         self.agent = agent
         self.interval = max(0.0, float(interval))
         self.syncs = 0
@@ -32,7 +32,7 @@ class PeriodicSync:
         self._thread = threading.Thread(target=self._run, name="soulframe-memory-sync", daemon=True)
 
     @classmethod
-    def for_agent(cls, agent: Agent) -> PeriodicSync | None:
+    def for_agent(cls, agent: AgentLike) -> PeriodicSync | None:
         """None when memory is off (``memory.enabled = false``)."""
         if not agent.config.get("memory.enabled"):
             return None
@@ -51,7 +51,7 @@ class PeriodicSync:
         try:
             report = self.agent.memory.sync(blocking=False)
             self.syncs += 1
-            if getattr(report, "changed_anything", False):
+            if report.changed_anything:
                 log.info("memory sync: %s", report)
         except Exception as exc:  # the server goes on; the next search syncs again
             log.warning("memory sync failed: %s: %s", type(exc).__name__, exc)

@@ -28,7 +28,7 @@ from soulframe.memory.files import CURATED
 from soulframe.model import PathEscapeError, Session
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 CONTEXT_PREFIX = "soulframe://workspace/"
 MEMORY_PREFIX = "memory://"
@@ -69,7 +69,7 @@ def memory_uri(rel: str) -> str:
 class ResourceView:
     """What one server (one session kind and user) serves as resources."""
 
-    def __init__(self, agent: Agent, session: Session) -> None:
+    def __init__(self, agent: AgentLike, session: Session) -> None:
         from soulframe.agentstore import sees_owner_memory
 
         self.agent = agent

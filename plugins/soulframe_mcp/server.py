@@ -31,7 +31,8 @@ from .scope import NARROWER, ScopeError, prompt_kind, prompt_user
 from .typed import as_mcp_tool, as_result, tool_error
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    # the server owns the agent's lifetime (watchers, close): the whole agent, not AgentLike
+    from soulframe import Agent
     from soulframe.model import ToolSpec
 
 log = logging.getLogger("soulframe.serve")

@@ -27,7 +27,7 @@ from soulframe.model import Chunk, ContextFile, DoctorCheck, Session, SoulframeE
 
 if TYPE_CHECKING:
     import click
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
     from soulframe.model import Chunker
 
 # the logger name is kept from when the flush lived with the chat clients: hosts filter on it
@@ -68,7 +68,7 @@ def register_chunkers() -> list[Registration[Chunker]]:
 
 
 @hookimpl
-def before_compaction(agent: Agent, session: Session, usage: Any) -> None:
+def before_compaction(agent: AgentLike, session: Session, usage: Any) -> None:
     """Run the memory flush when it is due; a failure is a warning, never an exception in
     the host's compaction path."""
     from .flush import maybe_flush
@@ -119,7 +119,7 @@ def register_config_keys() -> dict[str, Key]:
 
 
 @hookimpl
-def session_ended(agent: Agent, session: Any, messages: Any) -> None:
+def session_ended(agent: AgentLike, session: Any, messages: Any) -> None:
     """Save a finished conversation (seed 003: the end of a session is kept on reset),
     unless memory.session.save_on_end is off: a group's to memory/, any other's as private
     memory (sessions/YYYY-MM-DD-<slug>.md, or the user's own)."""

@@ -15,7 +15,8 @@ from soulframe.memory.files import CURATED
 from soulframe.model import ConfigError, Finding, Fix
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    # a doctor check inspects the engine itself (discovered files, the full status)
+    from soulframe import Agent
 
 #: a memory file this full (of bootstrap.max_chars_per_file) gets a "prune soon" warning
 NEAR_LIMIT = 0.8

@@ -21,7 +21,7 @@ from soulframe.model import PathEscapeError, Session, SoulframeError
 from soulframe.workspace import ensure_private_dir
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 ARCHIVE = "memory/archive"
 
@@ -41,7 +41,7 @@ class DailyLog:
         return attrs.asdict(self)
 
 
-def _logs_in(agent: Agent, rel_dir: str, archived: bool) -> list[DailyLog]:
+def _logs_in(agent: AgentLike, rel_dir: str, archived: bool) -> list[DailyLog]:
     try:
         folder = agent.workspace.resolve(rel_dir)
     except PathEscapeError:
@@ -68,7 +68,7 @@ def _logs_in(agent: Agent, rel_dir: str, archived: bool) -> list[DailyLog]:
     return out
 
 
-def list_logs(agent: Agent, *, include_archived: bool = False) -> list[DailyLog]:
+def list_logs(agent: AgentLike, *, include_archived: bool = False) -> list[DailyLog]:
     """The daily logs in ``memory/`` (and ``memory/archive/``), oldest first."""
     logs = _logs_in(agent, "memory", False)
     if include_archived:
@@ -76,7 +76,7 @@ def list_logs(agent: Agent, *, include_archived: bool = False) -> list[DailyLog]
     return sorted(logs, key=lambda d: (d.date, d.path))
 
 
-def bootstrap_logs(agent: Agent) -> set[str]:
+def bootstrap_logs(agent: AgentLike) -> set[str]:
     """The daily logs the prompt loads now: today's and yesterday's (agent timezone)."""
     from soulframe.prompt.context import daily_log_names
 
@@ -97,7 +97,7 @@ class PruneResult:
         }
 
 
-def prune(agent: Agent, before: _dt.date, *, dry_run: bool = False) -> PruneResult:
+def prune(agent: AgentLike, before: _dt.date, *, dry_run: bool = False) -> PruneResult:
     """Move the daily logs dated before ``before`` into ``memory/archive/``. Never
     overwrites an archived file and never deletes anything."""
     today_and_yesterday = bootstrap_logs(agent)

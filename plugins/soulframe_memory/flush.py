@@ -39,7 +39,7 @@ from .flush_cycle import (
 from .flush_tools import MemoryFiles, file_tools
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 log = logging.getLogger("soulframe.chat")
 
@@ -199,7 +199,7 @@ def run_flush(
     timezone: str | None = None,
     now: dt.datetime | None = None,
     system_prompt: str | None = None,
-    agent: Agent = None,
+    agent: AgentLike | None = None,
     session: Session | None = None,
 ) -> FlushResult:
     """Run one flush turn over ``transcript`` and report what was written.
@@ -278,7 +278,7 @@ def _usage_value(usage: Any, *names: str) -> Any:
 
 
 def maybe_flush(
-    agent: Agent,
+    agent: AgentLike,
     session: Session | None,
     usage: Any,
     *,
@@ -334,7 +334,7 @@ def maybe_flush(
         if model is None:
             model = chat_model_for(agent, "flush")
         result = run_flush(
-            agent.workspace,
+            agent.workspace.root,
             model,
             transcript,
             settings=settings,
@@ -350,7 +350,7 @@ def maybe_flush(
         return result
 
 
-def _flush_system_prompt(agent: Agent, session: Session | None) -> str | None:
+def _flush_system_prompt(agent: AgentLike, session: Session | None) -> str | None:
     try:
         return str(agent.system_prompt(session or Session.main()).text)
     except Exception as exc:  # the prompt is a courtesy; a flush without it still saves memories

@@ -15,10 +15,10 @@ from soulframe.cli.doctor import unlink_fix
 from soulframe.model import Finding
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 
-def memory_files(agent: Agent) -> Iterable[Finding]:
+def memory_files(agent: AgentLike) -> Iterable[Finding]:
     if not agent.config.get("memory.enabled") or not agent.root.is_dir():
         return
     from soulframe.memory.files import Discovery

@@ -29,7 +29,6 @@ from soulframe import hookimpl
 from soulframe.model import SkillSource, StoreRegistration
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
     from soulframe.model import AgentLike, Store
 
 
@@ -67,7 +66,7 @@ def register_stores() -> list[StoreRegistration]:
 
 
 @hookimpl
-def register_skill_sources(agent: Agent) -> Iterable[SkillSource]:
+def register_skill_sources(agent: AgentLike) -> Iterable[SkillSource]:
     """In managed mode, tier 4 (global skills) comes from the ``skills`` table."""
     if str(agent.config.get("store.backend")) != "postgres":
         return []

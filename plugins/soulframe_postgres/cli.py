@@ -194,7 +194,7 @@ def db_migrate(ctx: click.Context, agent_id: str | None, all_agents: bool, dsn: 
     only filled where missing unless --overwrite). Predefined agents' shared files are
     copied from the workspace into the database too. The SQLite files are not changed.
     """
-    from soulframe.agent import Agent
+    from soulframe import Agent
 
     from .migrate import migrate_agent
 

@@ -9,31 +9,42 @@ Embeddings are copied as they are (no re-embedding); the embedding cache too.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from soulframe.agentstore import BOOTSTRAP, agent_level_files
 from soulframe.model import STORES, ChunkInput, FileRecord, SoulframeError
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 CACHE_BATCH = 500
 
 
-def _sqlite_store(agent: Agent) -> Any:
+@runtime_checkable
+class SqliteSource(Protocol):
+    """What the migration reads of the ``sqlite`` store besides the ``Store`` protocol: its
+    file and its open connection (the tables are copied with SQL, not row by row)."""
+
+    path: Path
+    conn: sqlite3.Connection
+
+
+def _sqlite_store(agent: AgentLike) -> Any:
     try:
         reg = agent.select(STORES, name="sqlite")
     except SoulframeError as exc:
         raise SoulframeError(f"cannot open the SQLite store to migrate from: {exc}") from None
     store = reg.factory(agent)
-    if not hasattr(store, "conn"):
+    if not isinstance(store, SqliteSource):
         raise SoulframeError(f"the 'sqlite' store of plugin {reg.plugin!r} has no SQLite "
                              "connection to read from")
     return store
 
 
-def migrate_agent(agent: Agent, dsn: str, *, origin: str = "store.dsn", overwrite: bool = False,
+def migrate_agent(agent: AgentLike, dsn: str, *, origin: str = "store.dsn", overwrite: bool = False,
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     from soulframe.embedding import vector_from_bytes
 
@@ -43,7 +54,7 @@ def migrate_agent(agent: Agent, dsn: str, *, origin: str = "store.dsn", overwrit
     src = _sqlite_store(agent)
     dst = PostgresStore(dsn, agent_key=agent.state_key, agent_type=agent.spec.type, origin=origin,
                         workspace=str(agent.root))
-    report: dict[str, Any] = {"agent": agent.id, "source": str(getattr(src, "path", "?")),
+    report: dict[str, Any] = {"agent": agent.id, "source": str(src.path),
                               "target": dst.location, "documents": 0, "chunks": 0, "vectors": 0,
                               "cached_embeddings": 0, "users": 0, "user_files": 0,
                               "agent_files": 0}

@@ -35,7 +35,7 @@ from .connection import Database
 from .schema import build_vector_index, query_cast, vector_expr
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 VISIBILITIES = ("public", "private", "internal")
 #: a published skill directory may hold at most this much text besides SKILL.md
@@ -439,7 +439,7 @@ def materialise(skill: ManagedSkill, cache_dir: Path) -> Path:
     return skill_md
 
 
-def managed_skill_source(agent: Agent) -> SkillSource:
+def managed_skill_source(agent: AgentLike) -> SkillSource:
     """Tier 4 in managed mode: the skills the agent may use, from the ``skills`` table.
 
     Without a user, "accessible" means to the agent: public skills, internal ones granted to

@@ -35,7 +35,7 @@ from .connection import Database
 from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
     from soulframe.model import Vector
 
 log = logging.getLogger("soulframe.postgres")
@@ -128,7 +128,7 @@ class PostgresStore:
                 "([[agents]] id = \"...\", workspace = ... in soulframe.toml, then --agent ID)"
             )
 
-    def context_files(self, agent: Agent = None) -> Any:
+    def context_files(self, agent: AgentLike | None = None) -> Any:
         """Agent-level and per-user context files of this agent (managed mode)."""
         from .userfiles import PostgresContextFiles
 

@@ -23,17 +23,24 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import conversation as m
-from soulframe.model import ChatModel, Session, Settings, SoulframeError, ToolContext, ToolSpec
+from soulframe.model import (
+    ChatModel,
+    Session,
+    Settings,
+    SoulframeError,
+    ToolContext,
+    ToolSpec,
+    WorkspaceLike,
+)
 from soulframe.neutralise import neutralise
 from soulframe.prompt.context import agent_now, heartbeat_has_tasks
 from soulframe.redaction import mask_for_model
 from soulframe.toolloop import ChatModelError, ToolEvent, chat_model_for, run_tool_loop
-from soulframe.workspace import Workspace
 
 from .heartbeat import log_run
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 BOOT_FILE = "BOOT.md"
 BOOT_OK = "BOOT_OK"
@@ -144,7 +151,7 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def read_boot_file(ws: Workspace) -> str | None:
+def read_boot_file(ws: WorkspaceLike) -> str | None:
     """BOOT.md's text, or None when there is none. A BOOT.md that leads out of the
     workspace (symlink), cannot be read or is too big is an error naming the file."""
     path = ws.resolve(BOOT_FILE)  # PathEscapeError for a symlink out of the workspace
@@ -165,7 +172,7 @@ def read_boot_file(ws: Workspace) -> str | None:
     return text
 
 
-def dispatching(agent: Agent, tools: Sequence[ToolSpec], session: Session) -> list[ToolSpec]:
+def dispatching(agent: AgentLike, tools: Sequence[ToolSpec], session: Session) -> list[ToolSpec]:
     """``tools`` with handlers that go through :func:`soulframe.tools.dispatch`: the model's
     arguments are checked against each schema, and a refusal is a message it can read."""
     from soulframe.tools import dispatch
@@ -182,7 +189,7 @@ def dispatching(agent: Agent, tools: Sequence[ToolSpec], session: Session) -> li
 
 
 def run_boot(
-    agent: Agent,
+    agent: AgentLike,
     model: ChatModel | None = None,
     *,
     session: Session | None = None,
@@ -201,7 +208,7 @@ def run_boot(
     :param max_iterations: model calls at most (default 10).
     """
     started = time.monotonic()
-    ws: Workspace = agent.workspace
+    ws = agent.workspace
     timezone = agent.spec.timezone or agent.config.get("timezone")
     deadline = started + (timeout if timeout is not None else DEFAULT_TIMEOUT_S)
     try:

@@ -24,7 +24,7 @@ def add_commands(cli: click.Group) -> None:
 def _agent(state: State, agent_id: str | None) -> Any:
     if agent_id is None or agent_id == state.agent_id:
         return state.agent()
-    from soulframe.agent import Agent
+    from soulframe import Agent
 
     return Agent(state.config(), agent_id=agent_id, pm=state.pm)
 

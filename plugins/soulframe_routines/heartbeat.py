@@ -23,10 +23,9 @@ from soulframe import conversation as m
 from soulframe.model import ChatModel, Session, SoulframeError
 from soulframe.prompt.context import agent_now
 from soulframe.toolloop import ChatModelError, chat_model_for
-from soulframe.workspace import Workspace
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 HEARTBEAT_OK = "HEARTBEAT_OK"
 HEARTBEAT_FILE = "HEARTBEAT.md"
@@ -112,7 +111,7 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def log_run(agent: Agent, moment: dt.datetime, entry: str) -> str | None:
+def log_run(agent: AgentLike, moment: dt.datetime, entry: str) -> str | None:
     """Append ``- HH:MM entry`` to the daily log through the core's memory API (locked,
     fsynced, ``# YYYY-MM-DD`` heading on a new file). Returns the workspace-relative path,
     or None when memory is disabled (``memory.enabled = false``): then nothing is written."""
@@ -123,7 +122,7 @@ def log_run(agent: Agent, moment: dt.datetime, entry: str) -> str | None:
     return str(agent.workspace.relative(path))
 
 
-def _model_note(agent: Agent, model: ChatModel | None) -> str:
+def _model_note(agent: AgentLike, model: ChatModel | None) -> str:
     """A clause for the "nothing to do" line when no chat model could answer a real task."""
     if model is not None:
         return ""
@@ -135,7 +134,7 @@ def _model_note(agent: Agent, model: ChatModel | None) -> str:
 
 
 def run_heartbeat(
-    agent: Agent,
+    agent: AgentLike,
     *,
     model: ChatModel | None = None,
     message: str = DEFAULT_MESSAGE,
@@ -147,7 +146,7 @@ def run_heartbeat(
     """One heartbeat run. ``force`` calls the model even when HEARTBEAT.md has no tasks
     (a pure liveness probe of the model)."""
     started = time.monotonic()
-    ws: Workspace = agent.workspace
+    ws = agent.workspace
     path = ws.root / HEARTBEAT_FILE
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
     idle: str | None = None

@@ -24,10 +24,10 @@ from soulframe import conversation as m
 from soulframe.agentstore import context_store, is_managed
 from soulframe.model import ChatModel, SoulframeError, WorkspaceTemplate
 from soulframe.toolloop import ChatModelError, chat_model_for
-from soulframe.workspace import Workspace, seed_workspace
+from soulframe.workspace import ensure_private_dir, seed_workspace
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 SUMMON_FILES: tuple[str, ...] = ("SOUL.md", "IDENTITY.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md")
 
@@ -157,13 +157,13 @@ def parse_files(text: str, expected: tuple[str, ...] = SUMMON_FILES) -> dict[str
 # --------------------------------------------------------------------------- templates
 
 
-def templates_for(agent: Agent) -> dict[str, WorkspaceTemplate]:
+def templates_for(agent: AgentLike) -> dict[str, WorkspaceTemplate]:
     """The embedded templates of the five files, as plugins offer them through
     ``register_workspace_templates`` (soulframe_workspace's, or a third party's)."""
     from soulframe.workspace import workspace_templates
 
     return {
-        t.name: t for t in workspace_templates(getattr(agent, "pm", None)) if t.name in SUMMON_FILES
+        t.name: t for t in workspace_templates(agent.pm) if t.name in SUMMON_FILES
     }
 
 
@@ -180,8 +180,8 @@ class _Target:
     write: Callable[[str, str], None]
 
 
-def _target(agent: Agent) -> _Target:
-    ws: Workspace = agent.workspace
+def _target(agent: AgentLike) -> _Target:
+    ws = agent.workspace
 
     def read_disk(name: str) -> str | None:
         path = ws.root / name
@@ -220,7 +220,7 @@ def _existing(target: _Target, templates: Mapping[str, WorkspaceTemplate]) -> li
 
 
 def summon(
-    agent: Agent,
+    agent: AgentLike,
     description: str,
     *,
     force: bool = False,
@@ -230,10 +230,10 @@ def summon(
     """Summon the five files for ``agent`` from ``description``."""
     if not description.strip():
         raise SoulframeError('describe the agent to summon, e.g. "sarcastic Rust reviewer"')
-    ws: Workspace = agent.workspace
+    ws = agent.workspace
     target = _target(agent)
     if target.name == "workspace":
-        ws.ensure()
+        ensure_private_dir(ws.root)
     templates = templates_for(agent)
     taken = _existing(target, templates)
     if taken and not force:

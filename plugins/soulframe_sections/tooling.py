@@ -130,16 +130,11 @@ def skills(ctx: PromptContext) -> str | None:
     """The skills block comes from the skill set (inline ``<available_skills>`` or
     search-mode instructions, decided there per seed 000 §9); nothing when there is none."""
     try:
-        skill_set: Any = ctx.agent.skills
-    except (ImportError, AttributeError):  # no skills module or plugin installed
+        skill_set = ctx.agent.skills
+    except ImportError:  # no skills module installed
         return None
-    view = getattr(skill_set, "for_session", None)
-    if view is not None:  # the session's user may have private or granted skills
-        skill_set = view(ctx.session)
-    block = getattr(skill_set, "prompt_block", None)
-    if block is None:
-        return None
-    text: str | None = block(ctx)
+    # the session's user may have private or granted skills
+    text = skill_set.for_session(ctx.session).prompt_block(ctx)
     return text
 
 

@@ -26,13 +26,13 @@ from soulframe import SkillSource, ToolContext, ToolSpec, hookimpl
 from soulframe.model import DoctorCheck
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 #: the built-in skills (package data: each a directory with a SKILL.md)
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 
 
-def _dir(agent: Agent, value: Any) -> Path | None:
+def _dir(agent: AgentLike, value: Any) -> Path | None:
     if value is None or not str(value).strip():
         return None
     path = Path(str(value)).expanduser()
@@ -41,7 +41,7 @@ def _dir(agent: Agent, value: Any) -> Path | None:
 
 
 @hookimpl
-def register_skill_sources(agent: Agent) -> Iterable[SkillSource]:
+def register_skill_sources(agent: AgentLike) -> Iterable[SkillSource]:
     cfg = agent.config
     sources = [
         # the workspace tiers must be in the workspace: a skills/ that is a symlink out of it

@@ -12,7 +12,8 @@ from soulframe.cli.doctor import quiet_logs as _quiet_logs
 from soulframe.model import Finding
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    # a doctor check inspects the engine itself (the skills snapshot and mode)
+    from soulframe import Agent
 
 #: at most this many per-file findings of one kind; the rest are counted in one line
 MAX_LISTED = 10

@@ -23,7 +23,7 @@ from soulframe.config import K, Key
 from soulframe.model import ContextFile, DoctorCheck, Finding, Session
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 
 class SoulEvilWarning(UserWarning):
@@ -31,7 +31,7 @@ class SoulEvilWarning(UserWarning):
 
 
 @hookimpl
-def transform_context_files(agent: Agent, session: Session, files: list[ContextFile]) -> list[ContextFile] | None:
+def transform_context_files(agent: AgentLike, session: Session, files: list[ContextFile]) -> list[ContextFile] | None:
     if not agent.config.get("soul_evil.enabled"):
         return None
     from soulframe.prompt.context import session_now, visible_in_session
@@ -75,7 +75,7 @@ def transform_context_files(agent: Agent, session: Session, files: list[ContextF
     return out
 
 
-def _read_alternate(agent: Agent, name: str) -> str | None:
+def _read_alternate(agent: AgentLike, name: str) -> str | None:
     from soulframe.model import PathEscapeError
 
     try:
@@ -120,7 +120,7 @@ def register_config_keys() -> dict[str, Key]:
     }
 
 
-def soul_evil(agent: Agent) -> Iterable[Finding]:
+def soul_evil(agent: AgentLike) -> Iterable[Finding]:
     """The alternate persona is enabled but can never be used."""
     if not agent.config.get("soul_evil.enabled"):
         return

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 from soulframe.workspace import ensure_private_dir
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 FILE_NAME = "soul_evil.jsonl"
 
 
-def audit_path(agent: Agent) -> Path:
+def audit_path(agent: AgentLike) -> Path:
     return Path(agent.state_dir) / "agents" / str(agent.state_key) / FILE_NAME
 
 
-def record(agent: Agent, entry: dict[str, Any]) -> Path:
+def record(agent: AgentLike, entry: dict[str, Any]) -> Path:
     path = audit_path(agent)
     ensure_private_dir(path.parent.parent)
     ensure_private_dir(path.parent)
@@ -37,7 +37,7 @@ def record(agent: Agent, entry: dict[str, Any]) -> Path:
     return path
 
 
-def read(agent: Agent, limit: int | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+def read(agent: AgentLike, limit: int | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """The recorded swaps, oldest first (the last ``limit``), and lines that were not JSON."""
     path = audit_path(agent)
     if not path.exists():

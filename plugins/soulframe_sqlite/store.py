@@ -38,7 +38,7 @@ from .driver import load_sqlite_vec, sqlite_module
 from .schema import LATEST, MIGRATIONS, SCHEMA_VERSION_KEY
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
     from soulframe.model import Vector
 
     from .vectors import VectorMatrix
@@ -733,7 +733,7 @@ class SqliteStore:
 
         return erase(self, texts, cache)
 
-    def context_files(self, agent: Agent) -> Any:
+    def context_files(self, agent: AgentLike) -> Any:
         """Per-user context files of a standalone agent (``userfiles.py``): kept in
         ``<state_dir>/agents.sqlite``, apart from this index, which may be rebuilt."""
         from .userfiles import open_context_files

@@ -27,7 +27,7 @@ from soulframe.memory.files import SKIP_DIRS
 from soulframe.model import SoulframeError
 
 if TYPE_CHECKING:
-    from soulframe import Agent
+    from soulframe import AgentLike
 
 FORMAT = "soulframe-export"
 FORMAT_VERSION = 1
@@ -48,7 +48,7 @@ def _version() -> str:
         return "0+unknown"
 
 
-def workspace_files(agent: Agent) -> Iterator[tuple[str, Path]]:
+def workspace_files(agent: AgentLike) -> Iterator[tuple[str, Path]]:
     root = agent.workspace.root
     state = Path(agent.state_dir).resolve()
     for dirpath, dirs, files in os.walk(root, followlinks=False):
@@ -64,7 +64,7 @@ def workspace_files(agent: Agent) -> Iterator[tuple[str, Path]]:
             yield p.relative_to(root).as_posix(), p
 
 
-def export(agent: Agent, out: Path, progress: Any = None) -> dict[str, Any]:
+def export(agent: AgentLike, out: Path, progress: Any = None) -> dict[str, Any]:
     """Write the archive to ``out`` (0600); returns the manifest."""
     entries = []
     blobs: list[tuple[str, bytes, int]] = []

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe.memory import provenance
+import soulframe.memory.provenance as provenance
 from soulframe.memory.files import SKIP_DIRS, confine_memory_path, day_of
 from soulframe.memory.querying import query_terms
 from soulframe.model import ErasingStore, SoulframeError
@@ -31,7 +31,7 @@ from soulframe.workspace import atomic_write
 from .tombstones import Tombstones, normalise
 
 if TYPE_CHECKING:
-    from soulframe import Agent
+    from soulframe import AgentLike
 
 #: a removed line shorter than this is not searched for elsewhere (``- ok`` would match
 #: half the diary); its own line is still removed
@@ -94,7 +94,7 @@ def core_text(line: str) -> str:
 # --------------------------------------------------------------------------- selecting
 
 
-def markdown_files(agent: Agent) -> Iterator[tuple[str, Path]]:
+def markdown_files(agent: AgentLike) -> Iterator[tuple[str, Path]]:
     """Every Markdown file of the workspace (hidden folders and links left out: the diary
     is handled on its own, a link may lead elsewhere)."""
     root = agent.workspace.root
@@ -110,7 +110,7 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8", errors="replace").splitlines()
 
 
-def select(agent: Agent, *, text: str | None = None, query: str | None = None,
+def select(agent: AgentLike, *, text: str | None = None, query: str | None = None,
            file: str | None = None, since: _dt.date | None = None, until: _dt.date | None = None,
            limit: int = 6) -> Plan:
     plan = Plan()
@@ -176,7 +176,7 @@ def _in_range(day: str, lo: _dt.date, hi: _dt.date) -> bool:
 # --------------------------------------------------------------------------- forgetting
 
 
-def forget(agent: Agent, plan: Plan) -> Result:
+def forget(agent: AgentLike, plan: Plan) -> Result:
     result = Result(entries=len(plan.entries))
     needles = plan.needles()
     low = [n.casefold() for n in needles]
@@ -239,7 +239,7 @@ def _shred(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-def _cache_hashes(agent: Agent, by_file: dict[str, set[str]], plan: Plan, low: list[str]) -> dict[str, list[str]]:
+def _cache_hashes(agent: AgentLike, by_file: dict[str, set[str]], plan: Plan, low: list[str]) -> dict[str, list[str]]:
     """The embedding-cache keys of the passages that held forgotten text (computed from the
     files before they change), less those the files still use afterwards."""
     if not low:
@@ -264,11 +264,11 @@ def _cache_hashes(agent: Agent, by_file: dict[str, set[str]], plan: Plan, low: l
             for c in chunk(agent, source, rel):
                 if bucket is gone and not any(n in c.text.casefold() for n in low):
                     continue
-                bucket.update(text_hash(w) for w in passage_windows(agent.memory, c.text, provider))
+                bucket.update(text_hash(w) for w in passage_windows(agent.config, c.text, provider))
     return {provider.model_id: sorted(gone - kept)}
 
 
-def _scrub_diary(agent: Agent, low: list[str], result: Result) -> None:
+def _scrub_diary(agent: AgentLike, low: list[str], result: Result) -> None:
     try:
         root = agent.workspace.resolve(DIARY_DIR)
     except SoulframeError:
@@ -304,7 +304,7 @@ def _scrub_state(state: Path, low: list[str], result: Result) -> None:
         _drop_lines(p, lambda line: _json_has(line, low), result, place)
 
 
-def _scrub_user_files(agent: Agent, low: list[str], result: Result) -> None:
+def _scrub_user_files(agent: AgentLike, low: list[str], result: Result) -> None:
     """Lines of per-user files (each user's MEMORY.md, daily logs, USER.md) kept in the
     store's context-file table, rewritten through its API."""
     from soulframe.agentstore import context_store

@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from soulframe.memory import provenance
+import soulframe.memory.provenance as provenance
 from soulframe.memory.safety import (
     Quarantine,
     UnsafeWriteError,
@@ -34,7 +34,7 @@ from .sources import Conversation, MemoryFileIn
 from .tombstones import Tombstones
 
 if TYPE_CHECKING:
-    from soulframe import Agent
+    from soulframe import AgentLike
 
 LABEL = {"chatgpt": "ChatGPT", "claude": "Claude", "claude-code": "Claude Code", "codex": "Codex"}
 
@@ -58,7 +58,7 @@ def one_line(text: str) -> str:
 
 
 class HistoryWriter:
-    def __init__(self, agent: Agent, report: ImportReport, *, dry_run: bool) -> None:
+    def __init__(self, agent: AgentLike, report: ImportReport, *, dry_run: bool) -> None:
         self.agent = agent
         self.report = report
         self.dry_run = dry_run

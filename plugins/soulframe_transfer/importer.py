@@ -14,12 +14,12 @@ from .report import ImportReport
 from .sources import READERS, Conversation, MemoryFileIn, Unreadable
 
 if TYPE_CHECKING:
-    from soulframe import Agent
+    from soulframe import AgentLike
 
 Progress = Callable[[int, int], None] | None
 
 
-def run_import(agent: Agent, source: str, path: Path, *, dry_run: bool = False,
+def run_import(agent: AgentLike, source: str, path: Path, *, dry_run: bool = False,
                progress: Progress = None) -> ImportReport:
     if not path.exists():
         raise SoulframeError(f"import {source}: {path}: no such file or directory")
@@ -44,7 +44,7 @@ def run_import(agent: Agent, source: str, path: Path, *, dry_run: bool = False,
     return report
 
 
-def _openclaw(agent: Agent, home: Path, writer: HistoryWriter, report: ImportReport) -> None:
+def _openclaw(agent: AgentLike, home: Path, writer: HistoryWriter, report: ImportReport) -> None:
     from . import openclaw
 
     data: dict[str, object] = {}
@@ -67,7 +67,7 @@ def _openclaw(agent: Agent, home: Path, writer: HistoryWriter, report: ImportRep
                             "imported: their daily logs and MEMORY.md are what OpenClaw kept of them")
 
 
-def _write_config(agent: Agent, values: dict[str, object], source: Path,
+def _write_config(agent: AgentLike, values: dict[str, object], source: Path,
                   writer: HistoryWriter, report: ImportReport) -> None:
     from soulframe.config import load_config
     from soulframe.workspace import atomic_write

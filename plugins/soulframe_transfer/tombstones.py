@@ -14,7 +14,7 @@ from soulframe.memory.provenance import strip
 from soulframe.workspace import ensure_private_dir
 
 if TYPE_CHECKING:
-    from soulframe import Agent
+    from soulframe import AgentLike
 
 _MARKER = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)?")
 
@@ -36,7 +36,7 @@ class Tombstones:
         self._hashes: set[str] | None = None
 
     @classmethod
-    def for_agent(cls, agent: Agent) -> Tombstones:
+    def for_agent(cls, agent: AgentLike) -> Tombstones:
         folder = ensure_private_dir(Path(agent.state_dir) / "forgotten")
         return cls(folder / f"{agent.state_key}.txt")
 

@@ -78,7 +78,7 @@ def dropped_notice(f: ContextFile, why: str) -> TruncationNotice:
 
 
 def section_priority(s: RenderedSection) -> int | None:
-    p = getattr(s, "truncate_priority", None)
+    p = s.truncate_priority
     return p if p is not None else DEFAULT_SECTION_PRIORITIES.get(s.name)
 
 

@@ -12,7 +12,8 @@ from soulframe.model import Session, TracksRecalls
 from .prompt_page import BadRequest
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    # the inspector shows the engine's own view (discovered files, the full status)
+    from soulframe import Agent
 
 CHANNELS = ("hybrid", "keyword", "vector")
 

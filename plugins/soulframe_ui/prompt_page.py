@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from soulframe.model import PROMPT_MODES, SESSION_KINDS, Session, SystemPrompt
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
 
 
 class BadRequest(ValueError):
@@ -43,7 +43,7 @@ def session_from(params: Mapping[str, str], prefix: str = "") -> tuple[Session, 
     return session, mode, budget
 
 
-def prompt_facts(agent: Agent, session: Session, mode: str | None, budget: int | None) -> dict[str, Any]:
+def prompt_facts(agent: AgentLike, session: Session, mode: str | None, budget: int | None) -> dict[str, Any]:
     """Everything the prompt page shows for one session: sections in prompt order with the
     cache boundary, tokens against the budget, the context files, and what was cut."""
     from soulframe.prompt.build import section_table

@@ -30,7 +30,8 @@ from . import memory_page, prompt_page, skills_page, upkeep_page
 from .prompt_page import BadRequest
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    # the inspector's pages show the engine's own view: the whole agent, not AgentLike
+    from soulframe import Agent
     from soulframe.plugins import PluginManager
 
 HERE = Path(__file__).parent

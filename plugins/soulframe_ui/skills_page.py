@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from soulframe import plugins as _plugins
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    # the inspector shows the engine's own view (the snapshot, shadowed skills, the mode)
+    from soulframe import Agent
 
 
 def skills_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:

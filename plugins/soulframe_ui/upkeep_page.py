@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from soulframe.model import PathEscapeError
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    from soulframe import AgentLike
     from soulframe.memory.safety import QuarantineEntry
 
 
-def upkeep_facts(agent: Agent) -> dict[str, Any]:
+def upkeep_facts(agent: AgentLike) -> dict[str, Any]:
     from soulframe.memory.consolidate import DIARY, UNDO_DIR
     from soulframe.memory.safety import Quarantine
 

@@ -212,12 +212,12 @@ def write_context_file(
         return WriteOutcome(name, "deleted", "agent", "workspace")
 
     # 2. a predefined agent's shared files are read-only from chat
-    agent_type = store.agent_type if store is not None else getattr(agent.spec, "type", "open")
+    agent_type = store.agent_type if store is not None else agent.spec.type
     if from_chat and not to_user and agent_type == "predefined":
-        if not (name == "SOUL.md" and getattr(agent.spec, "self_evolve", False)):
+        if not (name == "SOUL.md" and agent.spec.self_evolve):
             raise ContextFileReadOnlyError(
                 f"{name} is shared by every user of the predefined agent "
-                f"{getattr(agent, 'id', '?')!r} and cannot be changed from chat"
+                f"{agent.id!r} and cannot be changed from chat"
                 + ("; only USER.md and BOOTSTRAP.md are yours" if user_id else "")
             )
 

@@ -26,7 +26,8 @@ from soulframe.model import AgentSpec, ConfigError, SoulframeError
 from soulframe.workspace import ensure_private_dir
 
 if TYPE_CHECKING:
-    from soulframe.agent import Agent
+    # what the listing shows (discovered files, where the store keeps them) is the engine's own view
+    from soulframe import Agent
 
 #: the id rule of soulframe.config (an agent id becomes a file name in the state dir)
 AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
@@ -45,7 +46,7 @@ def describe_agents(config: Config, pm: Any = None) -> list[dict[str, Any]]:
 
 
 def describe_agent(config: Config, spec: AgentSpec, pm: Any = None, *, is_default: bool = False) -> dict[str, Any]:
-    from soulframe.agent import Agent
+    from soulframe import Agent
 
     root = Path(spec.workspace).expanduser().resolve()
     exists = root.is_dir()

@@ -193,7 +193,7 @@ class MemoryIndex:
         """The passages of a chunk that are embedded (see :mod:`.passages`)."""
         from .passages import passage_windows
 
-        return passage_windows(self, text, provider)
+        return passage_windows(self.config, text, provider)
 
     def embed_and_write(
         self,

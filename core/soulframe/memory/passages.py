@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING
 from ..model import CountsTokens
 
 if TYPE_CHECKING:
-    from ..model import EmbeddingProvider
-    from .indexview import IndexView
+    from ..model import EmbeddingProvider, Settings
 
 
-def passage_windows(index: IndexView, text: str, provider: EmbeddingProvider) -> list[str]:
-    """The passages of a chunk that are embedded (see the module docstring)."""
-    target = int(index.config.get("memory.embed_window_chars"))
+def passage_windows(config: Settings, text: str, provider: EmbeddingProvider) -> list[str]:
+    """The passages of a chunk that are embedded (see the module docstring); ``config`` gives
+    ``memory.embed_window_chars``, so a plugin reproducing the index's passages needs only
+    the agent's settings."""
+    target = int(config.get("memory.embed_window_chars"))
     counts = provider if isinstance(provider, CountsTokens) else None
     limit = counts.max_tokens if counts is not None else None
     out: list[str] = []

@@ -235,7 +235,7 @@ def embed_and_write(index: IndexView, pending: list[tuple[FileRecord, list[Any],
         owners: list[tuple[int, int]] = []
         for fi, (_rec, chunks, _new) in enumerate(pending):
             for ci, ch in enumerate(chunks):
-                for w in passage_windows(index, ch.text, provider):
+                for w in passage_windows(index.config, ch.text, provider):
                     windows.append(w)
                     owners.append((fi, ci))
         try:
