@@ -10,10 +10,14 @@ from pathlib import Path
 
 import attrs
 import pytest
+import soulframe
 from soulframe import (
     CHAT_MODELS,
     STORES,
+    Agent,
+    AgentLike,
     Registration,
+    Session,
     SoulframeError,
     StoreRegistration,
     hookimpl,
@@ -122,3 +126,45 @@ def test_memory_status_is_typed_and_its_json_keeps_its_shape(tmp_path: Path, mon
         "embedded_chunks", "provider", "model", "dimensions", "index_dimensions", "mode", "notice",
         "vector_backend", "text_backend", "fusion", "stale_files", "skipped_files", "cached_embeddings",
         "schema_version", "bytes", "health", "problems", "most_recalled", "reindexed", "provider_probe"]
+
+
+#: what docs/architecture.md promises plugins of an agent, and nothing of the engine
+PLUGIN_VIEW = {"id", "spec", "config", "root", "workspace", "state_dir", "state_key", "pm", "memory",
+               "skills", "store", "store_is_open", "embedder", "now", "registry", "select", "tools",
+               "system_prompt"}
+
+
+class OnlyAgentLike:
+    """An agent that offers only the plugin view: every member is the wrapped real agent's,
+    nothing else is reachable (what a third-party agent class would offer)."""
+
+    def __init__(self, agent: Agent) -> None:
+        self._agent = agent
+
+    def __getattr__(self, name: str) -> object:
+        if name not in PLUGIN_VIEW:
+            raise AttributeError(f"{name!r} is not part of what plugins see of an agent")
+        return getattr(self._agent, name)
+
+
+def test_the_engine_memo_is_not_part_of_what_plugins_see() -> None:
+    # AgentLike holds only what plugins may use; the engine's memo has its own protocol
+    assert {n for n in vars(AgentLike) if not n.startswith("_")} == PLUGIN_VIEW
+    assert not hasattr(soulframe, "AgentCache") and not hasattr(soulframe, "KeepsEngineCache")
+
+
+def test_the_engine_serves_an_agent_that_is_only_agent_like(tmp_path: Path) -> None:
+    """A prompt, its context files and memory chunks are built for any AgentLike, memoised
+    beside it, not only for ``soulframe.Agent`` (which keeps the memo itself)."""
+    from soulframe.memory.pipeline import chunk
+    from soulframe.prompt.build import build_system_prompt
+
+    real = make_agent(tmp_path / "ws")
+    (tmp_path / "ws" / "SOUL.md").write_text("# Soul\n\nSpeak plainly, like a lighthouse keeper.\n")
+    other = OnlyAgentLike(real)
+    first = build_system_prompt(other, Session.main())  # type: ignore[arg-type]
+    assert "lighthouse keeper" in first.text
+    assert build_system_prompt(other, Session.main()).text == first.text  # type: ignore[arg-type]
+    chunks = chunk(other, "# Notes\n\nThe boat is blue.\n", "MEMORY.md")  # type: ignore[arg-type]
+    assert any("boat is blue" in c.text for c in chunks)
+    assert first.text == real.system_prompt(Session.main()).text

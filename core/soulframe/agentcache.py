@@ -1,17 +1,22 @@
-"""What the engine builds once per agent and reuses on every prompt: :class:`AgentCache`.
+"""What the engine builds once per agent and reuses on every prompt: :class:`AgentCache`,
+reached through :func:`cache_of`.
 
-Its own module so that the agent protocol (:class:`soulframe.model.AgentLike`) can name it
-without importing the prompt or memory code that fills it."""
+The memo is the engine's, not part of what plugins may use of an agent: ``AgentLike`` does
+not name it. An agent that keeps one (``soulframe.Agent``) meets :class:`KeepsEngineCache`;
+any other ``AgentLike`` gets one kept beside it for as long as it lives, so engine code typed
+against ``AgentLike`` works with either."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
 
 if TYPE_CHECKING:
     from .model import (
+        AgentLike,
         Chunker,
         ContextFileStore,
         ContextSource,
@@ -56,3 +61,25 @@ class AgentCache:
     chunker: tuple[str, Chunker] | None = None
     #: memory.pipeline: (memory.reranker, the re-ranker it names)
     reranker: tuple[str, Reranker] | None = None
+
+
+@runtime_checkable
+class KeepsEngineCache(Protocol):
+    """An agent that holds the engine's memo itself (``soulframe.Agent``). Engine-only: not
+    exported from ``soulframe``, and no plugin reads it."""
+
+    cache: AgentCache
+
+
+#: the memo of each agent that keeps none itself, dropped with the agent
+_BESIDE: weakref.WeakKeyDictionary[AgentLike, AgentCache] = weakref.WeakKeyDictionary()
+
+
+def cache_of(agent: AgentLike) -> AgentCache:
+    """The engine's memo for ``agent``: its own, or one kept beside it."""
+    if isinstance(agent, KeepsEngineCache):
+        return agent.cache
+    try:
+        return _BESIDE.setdefault(agent, AgentCache())
+    except TypeError:  # an agent that cannot be weakly referenced: build afresh each time
+        return AgentCache()

@@ -29,6 +29,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from .agentcache import cache_of
 from .model import STORES, ServesContextFiles, SoulframeError
 from .model import ContextFileStore as ContextFileStore  # its home before model.py held it
 
@@ -88,7 +89,7 @@ def context_store(agent: AgentLike) -> ContextFileStore:
     the store itself (the SQLite memory index loads sqlite-vec and numpy; per-user files
     need neither).
     """
-    cached = agent.cache.context_store
+    cached = cache_of(agent).context_store
     if cached is not None:
         return cached
     get = None
@@ -107,7 +108,7 @@ def context_store(agent: AgentLike) -> ContextFileStore:
             )
         get = store.context_files
     files: ContextFileStore = get(agent)
-    agent.cache.context_store = files
+    cache_of(agent).context_store = files
     return files
 
 

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pluggy
 
-    from .agentcache import AgentCache
     from .memory.results import MemoryExcerpt, SearchResults, SyncReport
 
     Vector = npt.NDArray[np.float32]
@@ -1124,11 +1123,6 @@ class AgentLike(Protocol):
 
     @property
     def embedder(self) -> EmbeddingProvider | None: ...
-
-    @property
-    def cache(self) -> AgentCache:
-        """The engine's per-agent memo (not for plugins)."""
-        ...
 
     def now(self) -> _dt.datetime:
         """The agent's current moment: aware, in its time zone (``agents.timezone``)."""

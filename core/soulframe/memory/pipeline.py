@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ..agentcache import cache_of
 from ..model import CHUNKERS, RERANKERS, Candidate, Chunk, Chunker, Reranker
 
 if TYPE_CHECKING:
@@ -32,11 +33,11 @@ NO_RERANKER = "none"
 def chunker(agent: AgentLike) -> Chunker:
     """The chunker ``memory.chunker`` names, built once per agent."""
     name = str(agent.config.get("memory.chunker"))
-    cached = agent.cache.chunker
+    cached = cache_of(agent).chunker
     if cached is not None and cached[0] == name:
         return cached[1]
     built = agent.select(CHUNKERS).factory(agent)
-    agent.cache.chunker = (name, built)
+    cache_of(agent).chunker = (name, built)
     return built
 
 
@@ -67,11 +68,11 @@ def reranker(agent: AgentLike) -> Reranker | None:
     name = str(agent.config.get("memory.reranker"))
     if name == NO_RERANKER:
         return None
-    cached = agent.cache.reranker
+    cached = cache_of(agent).reranker
     if cached is not None and cached[0] == name:
         return cached[1]
     built = agent.select(RERANKERS).factory(agent)
-    agent.cache.reranker = (name, built)
+    cache_of(agent).reranker = (name, built)
     return built
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import plugins as _plugins
-from ..agentcache import SectionTable
+from ..agentcache import SectionTable, cache_of
 from ..model import (
     PROMPT_MODES,
     ConfigError,
@@ -102,7 +102,7 @@ def resolve_mode(agent: AgentLike, session: Session, override: str | None = None
 def section_table(agent: AgentLike) -> SectionTable:
     """Collected once per agent (and again if ``prompt.disabled_sections`` changes)."""
     disabled = tuple(agent.config.get("prompt.disabled_sections") or ())
-    cached = agent.cache.sections
+    cached = cache_of(agent).sections
     if cached is not None and cached.disabled == disabled:
         return cached
     found: dict[str, Section] = _plugins.collect_named(agent.pm, "register_prompt_sections")
@@ -124,7 +124,7 @@ def section_table(agent: AgentLike) -> SectionTable:
         sections=tuple(kept),
         by_mode={m: tuple(s for s in kept if m in s.modes) for m in PROMPT_MODES},
     )
-    agent.cache.sections = table
+    cache_of(agent).sections = table
     return table
 
 
@@ -134,10 +134,10 @@ def section_table(agent: AgentLike) -> SectionTable:
 def _memo_estimator(agent: AgentLike, estimate: Callable[[str], int]) -> Callable[[str], int]:
     """``estimate`` remembered per text: most sections render the same text build after
     build, and a warm build should not re-scan them."""
-    cached = agent.cache.token_memo
+    cached = cache_of(agent).token_memo
     if cached is None or cached[0] is not estimate:
         cached = (estimate, {})
-        agent.cache.token_memo = cached
+        cache_of(agent).token_memo = cached
     memo: dict[str, int] = cached[1]
 
     def memo_estimate(text: str) -> int:
@@ -158,11 +158,11 @@ def _identity(agent: AgentLike, files: Sequence[ContextFile]) -> Identity:
 
     f = next((f for f in files if f.name == "IDENTITY.md"), None)
     key = None if f is None else (f.scope, f.content)
-    cached = agent.cache.identity
+    cached = cache_of(agent).identity
     if cached is not None and cached[0] == key:
         return cached[1]
     identity = resolve_identity(agent, files)
-    agent.cache.identity = (key, identity)
+    cache_of(agent).identity = (key, identity)
     return identity
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..agentcache import cache_of
 from ..memory.files import CURATED, DAILY_LOG, is_memory_context_file
 from ..model import (
     CONTEXT_SOURCES,
@@ -284,13 +285,13 @@ def daily_log_names(agent: AgentLike, session: Session) -> list[str]:
 def sources(agent: AgentLike) -> list[ContextSource]:
     """The context sources every registered ``register_context_sources`` factory builds,
     in plugin order (built once per agent)."""
-    cache = agent.cache.context_sources
+    cache = cache_of(agent).context_sources
     if cache is not None:
         return list(cache)
     built = []
     for reg in agent.registry(CONTEXT_SOURCES).values():
         built.append(reg.factory(agent))
-    agent.cache.context_sources = built
+    cache_of(agent).context_sources = built
     return list(built)
 
 
@@ -340,11 +341,11 @@ def apply_transforms(agent: AgentLike, session: Session, files: list[ContextFile
 def truncation_policy(agent: AgentLike) -> TruncationPolicy:
     """The policy ``bootstrap.truncation`` names, built once per agent."""
     name = str(agent.config.get("bootstrap.truncation"))
-    cached = agent.cache.truncation_policy
+    cached = cache_of(agent).truncation_policy
     if cached is not None and cached[0] == name:
         return cached[1]
     policy = agent.select(TRUNCATION_POLICIES).factory(agent)
-    agent.cache.truncation_policy = (name, policy)
+    cache_of(agent).truncation_policy = (name, policy)
     return policy
 
 
