@@ -116,7 +116,7 @@ def test_a_postgres_schema_from_before_is_migrated_and_finds_chinese_words(pg_ds
                      "GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED")
     store.close()
     again = closed_after_test(PostgresStore(pg_dsn, agent_key="old"))
-    assert again.stats()["schema_version"] == LATEST
+    assert again.stats().schema_version == LATEST
     hits = again.search_text(query_terms("钢琴"), 5, include_private=True)
     assert [(h.path, h.start_line) for h in hits] == [("memory/2026-01-02.md", 3)]
     again.close()

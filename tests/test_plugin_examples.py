@@ -41,7 +41,7 @@ def test_the_whole_plugin_in_main_group_and_per_user_sessions(tmp_path: Path) ->
     write_memory(ws)
     check_sessions(agent)
     assert agent.store.name == "json" and agent.embedder is not None and agent.embedder.name == "hash"
-    assert Path(agent.store.location).is_file() and agent.store.stats()["dimensions"] == 16
+    assert Path(agent.store.location).is_file() and agent.store.stats().dimensions == 16
     assert "Bins go out on Tuesday" in agent.system_prompt(Session.main()).text
     assert "Bins go out on Tuesday" not in agent.system_prompt(Session.group()).text
     assert "Bins go out on Tuesday" in agent.system_prompt(Session.main(user_id="alice")).text

@@ -53,7 +53,7 @@ def test_migrations_are_numbered_and_run_once(pg_dsn):
             "memory_chunks", "memory_vectors", "skills", "skill_agent_grants",
             "skill_user_grants", "skill_versions", "embedding_cache"} <= tables
     assert a.agent_id != b.agent_id
-    assert a.stats()["schema_version"] == LATEST
+    assert a.stats().schema_version == LATEST
     a.close()
     b.close()
 

@@ -97,7 +97,7 @@ def test_migrations_are_recorded(tmp_path: Path) -> None:
     assert s.get_meta("schema_version") == str(LATEST)
     s.close()
     s = SqliteStore(tmp_path / "x.sqlite")  # reopening applies nothing twice
-    assert s.stats()["schema_version"] == LATEST
+    assert s.stats().schema_version == LATEST
     s.close()
 
 
@@ -110,7 +110,7 @@ def test_the_vec0_mirror_is_rebuilt_after_a_process_without_sqlite_vec_wrote(tmp
     with_vec.replace_file(FileRecord("a.md", "1"), [ChunkInput(1, 1, "first", "a", (basis(0),))])
     with_vec.close()
     without = SqliteStore(tmp_path / "x.sqlite", sqlite_vec=False)
-    assert "numpy" in without.stats()["vector_backend"] and "switched off" in without.stats()["vector_backend"]
+    assert "numpy" in without.stats().vector_backend and "switched off" in without.stats().vector_backend
     without.replace_file(FileRecord("b.md", "1"), [ChunkInput(1, 1, "second", "b", (basis(1),))])
     without.remove_files(["a.md"])
     assert [h.path for h in without.search_vector(basis(1), 5, include_private=True)] == ["b.md"]
@@ -135,7 +135,7 @@ def test_the_default_numpy_scan_neither_loads_sqlite_vec_nor_writes_its_mirror(t
         "s.replace_file(FileRecord('a.md', '1'), [ChunkInput(1, 1, 'first', 'a', (v,))])\n"
         "assert [h.path for h in s.search_vector(v, 5, include_private=True)] == ['a.md']\n"
         "tables = {r[0] for r in s.conn.execute('SELECT name FROM sqlite_master')}\n"
-        "print('sqlite_vec' in sys.modules, any(t.startswith('vec_') for t in tables), s.stats()['vector_backend'])\n"
+        "print('sqlite_vec' in sys.modules, any(t.startswith('vec_') for t in tables), s.stats().vector_backend)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -20,6 +20,7 @@ from soulframe import (
     Session,
     SoulframeError,
     StoreRegistration,
+    StoreStats,
     hookimpl,
     hookspecs,
 )
@@ -168,3 +169,21 @@ def test_the_engine_serves_an_agent_that_is_only_agent_like(tmp_path: Path) -> N
     chunks = chunk(other, "# Notes\n\nThe boat is blue.\n", "MEMORY.md")  # type: ignore[arg-type]
     assert any("boat is blue" in c.text for c in chunks)
     assert first.text == real.system_prompt(Session.main()).text
+
+
+def test_store_stats_are_typed_and_keep_their_keys(tmp_path: Path) -> None:
+    """``Store.stats()`` is a StoreStats read by attribute; its ``to_dict()`` is the mapping
+    the SQLite store returned while stats were a dict, key for key and in order."""
+    agent = make_agent(tmp_path / "ws")
+    (agent.root / "MEMORY.md").write_text("# Memory\n\n- the heron visits at dawn\n")
+    agent.memory.sync()
+    stats = agent.store.stats()
+    assert isinstance(stats, StoreStats)
+    assert stats.files >= 1 and stats.chunks >= 1 and stats.embedded_chunks == 0  # keyword-only agent
+    assert stats.extra == {"path": agent.store.location}
+    assert list(stats.to_dict()) == [
+        "files", "chunks", "vectors", "embedded_chunks", "dimensions", "cached_embeddings",
+        "vector_backend", "text_backend", "schema_version", "bytes", "path"]
+    st = agent.memory.status()
+    assert (st.indexed_files, st.chunks, st.vector_backend) == (stats.files, stats.chunks, stats.vector_backend)
+    agent.close()

@@ -787,10 +787,8 @@ class Store(Protocol):
     def put_many(self, model_id: str, items: Mapping[str, Vector]) -> None: ...
 
     # -- health -----------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
-        """Counts and backends: ``files``, ``chunks``, ``vectors``, ``dimensions``,
-        ``cached_embeddings``, ``vector_backend`` (how vectors are scanned),
-        ``text_backend``, ``schema_version``, ``bytes``."""
+    def stats(self) -> StoreStats:
+        """Counts and backends (:class:`StoreStats`)."""
         ...
 
     def check(self, deep: bool = False) -> list[str]:
@@ -1173,3 +1171,38 @@ CHUNKERS: Registry[Registration[Chunker]] = Registry("register_chunkers", "memor
 RERANKERS: Registry[Registration[Reranker]] = Registry("register_rerankers", "memory.reranker", "re-ranker", Registration)
 CHAT_MODELS: Registry[Registration[ChatModel]] = Registry(
     "register_chat_models", "model.provider", "chat model", Registration)
+
+
+# --------------------------------------------------------------------------- a store's counts
+
+
+@attrs.frozen(kw_only=True)
+class StoreStats:
+    """What ``Store.stats()`` reports: counts, the vector dimension and how the store searches.
+    ``memory status`` shows them; ``extra`` holds what only this store knows (SQLite: its
+    ``path``; PostgreSQL: ``users``, ``agent_id``, ``location``), for a person to read."""
+
+    files: int
+    chunks: int
+    #: passage vectors (a chunk has one or more)
+    vectors: int
+    #: chunks with at least one vector
+    embedded_chunks: int
+    #: the dimension most vectors have; ``None`` when there are none
+    dimensions: int | None
+    cached_embeddings: int
+    #: how vectors are scanned, in words (e.g. "sqlite-vec v0.1.6 vec0 KNN")
+    vector_backend: str
+    #: how keyword search runs, in words
+    text_backend: str
+    schema_version: int
+    #: the size on disk (or of the database); ``None`` when the store cannot tell
+    bytes: int | None = None
+    extra: Mapping[str, object] = attrs.field(factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        """The counts as the mapping ``stats()`` returned before it was typed: the fields
+        above, then ``extra``."""
+        out: dict[str, object] = attrs.asdict(self, recurse=False)
+        extra = out.pop("extra")
+        return out | dict(self.extra) if extra else out

@@ -67,6 +67,7 @@ from .model import (
     Session,
     SoulframeError,
     Store,
+    StoreStats,
     TracksRecalls,
 )
 
@@ -510,7 +511,7 @@ class StoreContract(ContextFileContract):
         store.replace_file(record("m.md", "1"), [ChunkInput(1, 1, "large", "a", (basis(3, 16),))])
         hits = store.search_vector(basis(3, 16), 5, include_private=True)
         assert [h.text for h in hits] == ["large"]
-        assert store.stats()["dimensions"] == 16
+        assert store.stats().dimensions == 16
 
     # ------------------------------------------------------------------ meta, cache, health
 
@@ -533,9 +534,11 @@ class StoreContract(ContextFileContract):
     def test_stats_and_check(self, store: Store) -> None:
         store.replace_file(record("m.md"), [ChunkInput(1, 1, "text", "a", (basis(0), basis(1)))])
         stats = store.stats()
-        assert (stats["files"], stats["chunks"], stats["vectors"], stats["dimensions"]) == (1, 1, 2, 8)
-        for key in ("vector_backend", "text_backend", "schema_version", "cached_embeddings"):
-            assert key in stats
+        assert isinstance(stats, StoreStats), f"stats() returns a StoreStats, not {type(stats).__name__}"
+        assert (stats.files, stats.chunks, stats.vectors, stats.embedded_chunks, stats.dimensions) == (1, 1, 2, 1, 8)
+        assert stats.vector_backend and stats.text_backend  # said in words, for `memory status`
+        assert isinstance(stats.schema_version, int) and isinstance(stats.cached_embeddings, int)
+        assert stats.bytes is None or stats.bytes > 0
         assert store.check() == []
         assert store.check(deep=True) == []
 
@@ -684,7 +687,7 @@ class EmbeddingProviderContract:
         write_memory(ws)
         check_sessions(agent)
         stats = agent.store.stats()
-        assert stats["vectors"] >= 2 and stats["dimensions"] == provider.dimensions
+        assert stats.vectors >= 2 and stats.dimensions == provider.dimensions
         hits = agent.memory.search("heron", session=Session.main())
         assert hits.mode == "hybrid", hits.notice
 

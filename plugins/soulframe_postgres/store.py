@@ -28,7 +28,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from soulframe.memory.recall import recall_key
-from soulframe.model import ChunkInput, FileRecord, Recall, RecallStat, SoulframeError, StoredChunk
+from soulframe.model import (
+    ChunkInput,
+    FileRecord,
+    Recall,
+    RecallStat,
+    SoulframeError,
+    StoredChunk,
+    StoreStats,
+)
 from soulframe.textsplit import index_grams
 
 from .connection import Database
@@ -396,7 +404,7 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ health
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StoreStats:
         def go(conn: Any) -> dict[str, Any]:
             a = (self.agent_id,)
 
@@ -422,12 +430,19 @@ class PostgresStore:
             }
 
         out = self.db.run(go, what="stats")
-        out["vector_backend"] = f"pgvector {out.pop('pgvector')} HNSW (cosine), per-dimension index"
-        out["text_backend"] = f"PostgreSQL {out.pop('server')} tsvector 'simple' + character pairs + GIN"
-        out["schema_version"] = self.schema_version
-        out["agent_id"] = str(self.agent_id)
-        out["location"] = self.location
-        return out
+        return StoreStats(
+            files=out["files"],
+            chunks=out["chunks"],
+            vectors=out["vectors"],
+            embedded_chunks=out["embedded_chunks"],
+            dimensions=out["dimensions"],
+            cached_embeddings=out["cached_embeddings"],
+            vector_backend=f"pgvector {out['pgvector']} HNSW (cosine), per-dimension index",
+            text_backend=f"PostgreSQL {out['server']} tsvector 'simple' + character pairs + GIN",
+            schema_version=self.schema_version,
+            bytes=out["bytes"],
+            extra={"users": out["users"], "agent_id": str(self.agent_id), "location": self.location},
+        )
 
     def check(self, deep: bool = False) -> list[str]:
         problems: list[str] = []

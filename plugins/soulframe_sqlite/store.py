@@ -31,7 +31,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from soulframe.memory.recall import recall_key
-from soulframe.model import ChunkInput, FileRecord, Recall, RecallStat, SoulframeError, StoredChunk
+from soulframe.model import (
+    ChunkInput,
+    FileRecord,
+    Recall,
+    RecallStat,
+    SoulframeError,
+    StoredChunk,
+    StoreStats,
+)
 from soulframe.textsplit import index_grams
 
 from .driver import load_sqlite_vec, sqlite_module
@@ -612,7 +620,7 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ health
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StoreStats:
         with self._lock:
             def one(sql: str) -> Any:
                 return self.conn.execute(sql).fetchone()[0]
@@ -636,19 +644,19 @@ class SqliteStore:
             )
             backend = f"numpy scan of float32 BLOBs in SQLite ({mirror})"
         dims = self.get_meta("vector_dims")
-        return {
-            "files": files,
-            "chunks": chunks,
-            "vectors": vectors,
-            "embedded_chunks": embedded,
-            "dimensions": int(dims) if dims else None,
-            "cached_embeddings": cached,
-            "vector_backend": backend,
-            "text_backend": f"FTS5 porter unicode61 + character pairs (SQLite {sqlite_version} via {self.driver})",
-            "schema_version": int(self.get_meta(SCHEMA_VERSION_KEY) or 0),
-            "bytes": size,
-            "path": str(self.path),
-        }
+        return StoreStats(
+            files=files,
+            chunks=chunks,
+            vectors=vectors,
+            embedded_chunks=embedded,
+            dimensions=int(dims) if dims else None,
+            cached_embeddings=cached,
+            vector_backend=backend,
+            text_backend=f"FTS5 porter unicode61 + character pairs (SQLite {sqlite_version} via {self.driver})",
+            schema_version=int(self.get_meta(SCHEMA_VERSION_KEY) or 0),
+            bytes=size,
+            extra={"path": str(self.path)},
+        )
 
     def check(self, deep: bool = False) -> list[str]:
         problems: list[str] = []

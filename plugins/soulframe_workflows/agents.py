@@ -109,9 +109,9 @@ def memory_summary(agent: Agent) -> dict[str, Any]:
     return out | {
         "index": "ok",
         "location": str(path),
-        "indexed_files": stats.get("files"),
-        "chunks": stats.get("chunks"),
-        "embedded_chunks": stats.get("embedded_chunks"),
+        "indexed_files": stats.files,
+        "chunks": stats.chunks,
+        "embedded_chunks": stats.embedded_chunks,
         "stale": len(stale),
     }
 

@@ -133,7 +133,7 @@ def test_hybrid_search_100k_postgres_beside_sqlite(pg_dsn, tmp_path: Path):
         print(line("postgres", pg_ms, pg_text, pg_vec))
         print(f"  pgvector HNSW recall@10 against SQLite's exact scan: {recall:.2f}")
         stats = pg.stats()
-        print(f"  postgres: {stats['vector_backend']}; {stats['text_backend']}")
+        print(f"  postgres: {stats.vector_backend}; {stats.text_backend}")
     finally:  # a slow or failing run must not leave connections open
         lite.close()
         pg.close()

@@ -42,7 +42,6 @@ def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> Memor
         ):
             stale.append(mf.path)
     stale += sorted(set(stored) - {f.path for f in found})
-    # the store's counts are a mapping (Store.stats()); they are read here, once
     stats = store.stats()
     provider = index.embedder
     recalled = None
@@ -55,23 +54,23 @@ def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> Memor
         store=store.name,
         location=store.location,
         files=len(found),
-        indexed_files=stats.get("files"),
-        chunks=stats.get("chunks"),
-        embedded_chunks=stats.get("embedded_chunks"),
+        indexed_files=stats.files,
+        chunks=stats.chunks,
+        embedded_chunks=stats.embedded_chunks,
         provider=provider.name if provider is not None else None,
         model=provider.model_id if provider is not None else None,
         dimensions=provider.dimensions if provider is not None else None,
-        index_dimensions=stats.get("dimensions"),
+        index_dimensions=stats.dimensions,
         mode="hybrid" if provider is not None else "keyword-only",
         notice=None if provider is not None else index.embedder_problem,
-        vector_backend=stats.get("vector_backend"),
-        text_backend=stats.get("text_backend"),
+        vector_backend=stats.vector_backend,
+        text_backend=stats.text_backend,
         fusion=str(index.config.get("memory.fusion")),
         stale_files=tuple(stale),
         skipped_files=tuple(skipped),
-        cached_embeddings=stats.get("cached_embeddings"),
-        schema_version=stats.get("schema_version"),
-        bytes=stats.get("bytes"),
+        cached_embeddings=stats.cached_embeddings,
+        schema_version=stats.schema_version,
+        bytes=stats.bytes,
         problems=tuple(store.check(deep=deep)),
         most_recalled=recalled,
     )
