@@ -27,10 +27,7 @@ from soulframe import (
 from soulframe.testing import make_agent
 
 #: aliases a hookspec may name that still hold ``Any``, with why
-ALLOWED_ANY = {
-    "DoctorCheck": "a doctor check runs on the concrete Agent and reads engine state (memory "
-                   "status, the skills snapshot) that AgentLike does not promise",
-}
+ALLOWED_ANY: dict[str, str] = {}
 
 
 def names_in(annotation: str) -> set[str]:

@@ -377,7 +377,9 @@ def register_doctor_checks() -> Iterable[DoctorCheck]:
 
     Called once per ``soulframe doctor`` run.
 
-    :returns: callables ``check(agent) -> Iterable[Finding]``: each yields
+    :returns: callables ``check(agent) -> Iterable[Finding]``, ``agent`` a
+        :class:`~soulframe.CheckedAgent` (``AgentLike`` with the memory files and status, the
+        skills snapshot and mode, and ``store_location()``): each yields
         :class:`~soulframe.model.Finding` objects (``check``, the area checked; ``level`` one of ``"problem"``,
         ``"warning"``, ``"info"``, ``message`` saying what is wrong and how to fix it, and the
         ``path`` concerned). The function's name is the check's name in the report.

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pluggy
 
-    from .memory.results import MemoryExcerpt, SearchResults, SyncReport
+    from .memory.results import MemoryExcerpt, MemoryStatus, SearchResults, SyncReport
 
     Vector = npt.NDArray[np.float32]
 else:  # keep numpy out of the import path of `soulframe prompt`
@@ -550,9 +550,8 @@ class Finding:
 
 
 #: a doctor check: ``check(agent) -> Iterable[Finding]`` (see ``register_doctor_checks``);
-#: it receives the concrete ``soulframe.Agent`` and may read engine state (memory status,
-#: the skills snapshot) that :class:`AgentLike` does not promise, hence ``Any``
-DoctorCheck = Callable[[Any], "Iterable[Finding]"]
+#: it receives a :class:`CheckedAgent`: ``AgentLike`` and the engine state a check reads
+DoctorCheck = Callable[["CheckedAgent"], "Iterable[Finding]"]
 
 
 # --------------------------------------------------------------------------- protocols
@@ -1206,3 +1205,61 @@ class StoreStats:
         out: dict[str, object] = attrs.asdict(self, recurse=False)
         extra = out.pop("extra")
         return out | dict(self.extra) if extra else out
+
+
+# --------------------------------------------------------------------------- what a doctor check reads
+
+
+class SkillProblemLike(Protocol):
+    """A SKILL.md that was skipped or cut: ``path`` names the file, ``message`` says why."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+class SkillsSnapshotLike(Protocol):
+    """The skills as loaded now: the winners and every problem found."""
+
+    @property
+    def skills(self) -> Sequence[Skill]: ...
+
+    @property
+    def problems(self) -> Sequence[SkillProblemLike]: ...
+
+
+class CheckedSkills(SkillsLike, Protocol):
+    """The skills, as a doctor check inspects them."""
+
+    def snapshot(self) -> SkillsSnapshotLike: ...
+
+    def mode(self, prompt_mode: str | None = None) -> Literal["inline", "search"]: ...
+
+
+class CheckedMemory(MemoryLike, Protocol):
+    """The memory index, as a doctor check inspects it."""
+
+    def files(self) -> Sequence[object]:
+        """The memory files discovered in the workspace now."""
+        ...
+
+    def status(self, *, deep: bool = False, sync: bool = False) -> MemoryStatus: ...
+
+
+class CheckedAgent(AgentLike, Protocol):
+    """What a doctor check (:data:`DoctorCheck`) receives: ``AgentLike``, with the memory and
+    skills a check inspects and where the store keeps the index. ``soulframe.Agent``
+    implements it."""
+
+    @property
+    def memory(self) -> CheckedMemory: ...
+
+    @property
+    def skills(self) -> CheckedSkills: ...
+
+    def store_location(self) -> Path | None:
+        """The file the selected store keeps the index in, without opening it (``None``
+        for a database server)."""
+        ...

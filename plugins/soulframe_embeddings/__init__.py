@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import click
-    from soulframe.model import AgentLike, EmbeddingProvider
+    from soulframe.model import AgentLike, DoctorCheck, EmbeddingProvider
 
 
 def _local(agent: AgentLike) -> Any:
@@ -105,7 +105,7 @@ def register_commands(cli: click.Group) -> None:
 
 
 @hookimpl
-def register_doctor_checks() -> list[Any]:
+def register_doctor_checks() -> list[DoctorCheck]:
     from .suggest import embedding_language
 
     return [embedding_language]

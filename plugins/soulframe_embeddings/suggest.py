@@ -12,9 +12,12 @@ words that are not plain ASCII - Chinese, Japanese, Korean, Thai, Cyrillic, acce
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from soulframe.model import Finding, SoulframeError
+
+if TYPE_CHECKING:
+    from soulframe import AgentLike
 
 #: how much memory text is sampled
 SAMPLE_CHARS = 200_000
@@ -81,7 +84,7 @@ def advice(config: Any, workspace: Any) -> str | None:
             f"(multilingual-e5-small; {step}); memory re-indexes with it on the next sync.")
 
 
-def embedding_language(agent: Any) -> Iterator[Finding]:
+def embedding_language(agent: AgentLike) -> Iterator[Finding]:
     """Memory mostly in languages the default model does not know: name the one that does."""
     message = advice(agent.config, agent.workspace)
     if message is not None:

@@ -15,14 +15,13 @@ from soulframe.memory.files import CURATED
 from soulframe.model import ConfigError, Finding, Fix
 
 if TYPE_CHECKING:
-    # a doctor check inspects the engine itself (discovered files, the full status)
-    from soulframe import Agent
+    from soulframe import CheckedAgent
 
 #: a memory file this full (of bootstrap.max_chars_per_file) gets a "prune soon" warning
 NEAR_LIMIT = 0.8
 
 
-def memory_index(agent: Agent) -> Iterable[Finding]:
+def memory_index(agent: CheckedAgent) -> Iterable[Finding]:
     """Can the index open, is it up to date, does search run with vectors."""
     if not agent.config.get("memory.enabled"):
         yield Finding("memory", "info", "memory is disabled (memory.enabled = false): no index, "
@@ -59,7 +58,7 @@ def memory_index(agent: Agent) -> Iterable[Finding]:
     yield from _semantic(agent)
 
 
-def _index_fix(agent: Agent) -> Fix:
+def _index_fix(agent: CheckedAgent) -> Fix:
     def apply() -> str:
         report = agent.memory.sync()
         return (f"indexed memory: {len(report.added)} added, {len(report.changed)} changed, "
@@ -68,7 +67,7 @@ def _index_fix(agent: Agent) -> Fix:
     return Fix("soulframe memory index", apply)
 
 
-def _semantic(agent: Agent) -> Iterable[Finding]:
+def _semantic(agent: CheckedAgent) -> Iterable[Finding]:
     provider_name = str(agent.config.get("embedding.provider"))
     mem = agent.memory
     with _quiet_logs():  # resolving the provider logs the same advice this finding gives
@@ -84,7 +83,7 @@ def _semantic(agent: Agent) -> Iterable[Finding]:
         yield Finding("memory", "problem", problem)
 
 
-def memory_size(agent: Agent) -> Iterable[Finding]:
+def memory_size(agent: CheckedAgent) -> Iterable[Finding]:
     """MEMORY.md and the daily logs loaded at bootstrap growing towards the per-file limit
     (seed 003 §8.4: keep each well under 20,000 characters). Files already over it are
     reported by the files and truncation checks."""
@@ -124,7 +123,7 @@ def memory_size(agent: Agent) -> Iterable[Finding]:
                       "truncated at bootstrap on the day; `soulframe memory logs` lists sizes")
 
 
-def _memory_files(agent: Agent) -> Iterable[Finding]:
+def _memory_files(agent: CheckedAgent) -> Iterable[Finding]:
     from .memory_links import memory_files
 
     return memory_files(agent)

@@ -12,14 +12,13 @@ from soulframe.cli.doctor import quiet_logs as _quiet_logs
 from soulframe.model import Finding
 
 if TYPE_CHECKING:
-    # a doctor check inspects the engine itself (the skills snapshot and mode)
-    from soulframe import Agent
+    from soulframe import CheckedAgent
 
 #: at most this many per-file findings of one kind; the rest are counted in one line
 MAX_LISTED = 10
 
 
-def skills(agent: Agent) -> Iterable[Finding]:
+def skills(agent: CheckedAgent) -> Iterable[Finding]:
     """SKILL.md files that were skipped, and skills the inline prompt block leaves out."""
     from soulframe.skills.prompt import Limits, render_inline
 

@@ -12,8 +12,9 @@ through the ``register_doctor_checks`` hook::
     def register_doctor_checks():
         return [memory_index]
 
-A check receives the :class:`~soulframe.Agent` and yields :class:`~soulframe.model.Finding`
-objects; one that raises is reported as a problem of its own, so one broken check never hides
+A check receives a :class:`~soulframe.CheckedAgent` (``soulframe.Agent`` implements it:
+``AgentLike`` with the memory files and status, the skills snapshot and mode, and where the
+store keeps its index) and yields :class:`~soulframe.model.Finding` objects; one that raises is reported as a problem of its own, so one broken check never hides
 the others. A check that calls code which logs the problem it reports wraps that call in
 :func:`quiet_logs`, so doctor does not say it twice.
 """
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..model import ConfigError, DoctorCheck, Finding, Fix, SoulframeError
+from ..model import CheckedAgent, ConfigError, DoctorCheck, Finding, Fix, SoulframeError
 from .state import State, echo_json, pass_state
 
 if TYPE_CHECKING:
@@ -168,7 +169,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.lstat().st_mode)
 
 
-def workspace_permissions(agent: Agent) -> Iterable[Finding]:
+def workspace_permissions(agent: CheckedAgent) -> Iterable[Finding]:
     root = agent.root
     if not root.is_dir():
         yield Finding("workspace", "problem", f"{root} does not exist; run `soulframe init`", str(root))
@@ -187,15 +188,18 @@ def workspace_permissions(agent: Agent) -> Iterable[Finding]:
             )
 
 
-def config_file_secrets(agent: Agent) -> Iterable[Finding]:
+def config_file_secrets(agent: CheckedAgent) -> Iterable[Finding]:
     """A config file holding an API key (or a password in a DSN) must be readable by its
     owner alone, as ssh insists for a private key."""
-    from ..config import keys_holding_secrets
+    from ..config import Config, keys_holding_secrets
 
-    path = agent.config.path
+    config = agent.config
+    if not isinstance(config, Config):  # settings that come from no soulframe.toml
+        return
+    path = config.path
     if path is None or not path.is_file():
         return
-    keys = keys_holding_secrets(agent.config)
+    keys = keys_holding_secrets(config)
     mode = stat.S_IMODE(path.stat().st_mode)
     if keys and mode & 0o077:
         shown = ", ".join(keys[:3]) + (" ..." if len(keys) > 3 else "")
@@ -207,7 +211,7 @@ def config_file_secrets(agent: Agent) -> Iterable[Finding]:
         )
 
 
-def bootstrap_files(agent: Agent) -> Iterable[Finding]:
+def bootstrap_files(agent: CheckedAgent) -> Iterable[Finding]:
     from ..model import PathEscapeError
     from ..prompt.context import BOOTSTRAP_FILES, MEMORY_FILES
 
@@ -267,7 +271,7 @@ def bootstrap_files(agent: Agent) -> Iterable[Finding]:
                           f"{name} is mode {mode:o}; it holds personal data — chmod 600 {path}", name)
 
 
-def truncation(agent: Agent) -> Iterable[Finding]:
+def truncation(agent: CheckedAgent) -> Iterable[Finding]:
     """Files the prompt of a main session would cut, and by how much."""
     from ..model import Session
     from ..prompt.context import load_merged, order_files, truncation_policy
@@ -294,7 +298,7 @@ def truncation(agent: Agent) -> Iterable[Finding]:
         yield Finding("truncation", "problem", f"{n.name} {msg}", n.name)
 
 
-def first_run_and_heartbeat(agent: Agent) -> Iterable[Finding]:
+def first_run_and_heartbeat(agent: CheckedAgent) -> Iterable[Finding]:
     from ..prompt.context import heartbeat_has_tasks
 
     boot = agent.root / "BOOTSTRAP.md"
@@ -309,7 +313,7 @@ def first_run_and_heartbeat(agent: Agent) -> Iterable[Finding]:
                       "HEARTBEAT.md")
 
 
-def identity(agent: Agent) -> Iterable[Finding]:
+def identity(agent: CheckedAgent) -> Iterable[Finding]:
     from ..prompt.identity import explain_identity
 
     report = explain_identity(agent)
@@ -321,7 +325,7 @@ def identity(agent: Agent) -> Iterable[Finding]:
                       "the agent is called 'Assistant'", "IDENTITY.md")
 
 
-def timezone(agent: Agent) -> Iterable[Finding]:
+def timezone(agent: CheckedAgent) -> Iterable[Finding]:
     from ..model import ConfigError
     from ..prompt.context import agent_timezone
 
@@ -346,7 +350,7 @@ def workspace_text_files(root: Path) -> Iterator[Path]:
                     yield p
 
 
-def secrets_in_files(agent: Agent) -> Iterable[Finding]:
+def secrets_in_files(agent: CheckedAgent) -> Iterable[Finding]:
     """A key or password written into a memory or context file by hand: each named with its
     file and line (never the secret). Prompts and tool results show it masked
     (``memory.mask_secrets``), the index never holds it, but the file does."""
