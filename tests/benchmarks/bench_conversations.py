@@ -38,8 +38,9 @@ PENDING: dict[str, str] = {
     "held hybrid recall@6 >= keyword + 0.05": "0.733 vs 0.699: the keyword channel is strong on "
     "real chat, and the vector channel (MiniLM) weak on its slang and fragments",
     "held multi-hop recall@6 >= 0.55": "0.532: evidence spread over sessions; no measured lever "
-    "(diversity per session, larger hits, two stages, passage re-scoring, dated passages) "
-    "lifted it further on the tune half",
+    "(diversity per session, MMR, merged adjacent hits, larger hits, two stages, passage "
+    "re-scoring, dated passages, keyword and vector feedback, question decomposition, channel "
+    "agreement) lifted it further on the tune half",
 }
 
 
