@@ -144,6 +144,29 @@ def test_the_default_numpy_scan_neither_loads_sqlite_vec_nor_writes_its_mirror(t
     assert "numpy" in backend and "not used" in backend
 
 
+def test_a_setting_beside_the_index_does_not_make_the_next_search_read_every_vector(tmp_path: Path) -> None:
+    """The first search with a model measures its calibration and keeps it in the meta table,
+    and a file touched without a change gets its new mtime recorded: neither changes what
+    is indexed, so neither may make the next search re-read the vectors table (at 100k
+    chunks that re-read cost more than the search). A change of content still does."""
+    from soulframe_sqlite.store import SqliteStore
+
+    store = SqliteStore(tmp_path / "x.sqlite")
+    store.replace_file(FileRecord("a.md", "1"), [ChunkInput(i + 1, i + 1, f"line {i}", f"h{i}", (basis(i),))
+                                                 for i in range(4)])
+    assert store.search_vector(basis(2), 1, include_private=True)[0].text == "line 2"
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    store.set_meta("calibration:local:test", '{"mean": 0.1}')
+    store.touch_file(FileRecord("a.md", "1", mtime_ns=5, size=9))
+    statements.clear()
+    assert store.search_vector(basis(3), 1, include_private=True)[0].text == "line 3"
+    assert not [s for s in statements if "FROM vectors" in s], statements
+    store.replace_file(FileRecord("b.md", "2"), [ChunkInput(1, 1, "moved here", "m", (basis(5),))])
+    assert store.search_vector(basis(5), 1, include_private=True)[0].path == "b.md"
+    store.close()
+
+
 # --------------------------------------------------------------------------- corruption
 
 

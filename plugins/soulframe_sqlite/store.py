@@ -85,6 +85,7 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._matrix: VectorMatrix | None = None
         self._count_cache: tuple[str | None, int] | None = None
+        self._df_cache: dict[str, int] = {}
         self._matrix_lock = threading.Lock()
         self._reader_lock = threading.Lock()
         self._read_conn: Any = None
@@ -224,14 +225,16 @@ class SqliteStore:
     # ------------------------------------------------------------------ transactions
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[None]:
+    def _write(self, *, bump: bool = True) -> Iterator[None]:
         """One write transaction. ``BEGIN IMMEDIATE`` takes the write lock up front, so two
-        processes queue (busy timeout) instead of failing at commit."""
+        processes queue (busy timeout) instead of failing at commit. ``bump``: the content
+        changed (files, chunks, vectors): readers holding the matrix must refresh."""
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
-                self._bump_generation()
+                if bump:
+                    self._bump_generation()
                 self.conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):
@@ -258,7 +261,10 @@ class SqliteStore:
         )
 
     def set_meta(self, key: str, value: str) -> None:
-        with self._write():
+        # a setting beside the index (the model's calibration, the chunker's name), not a
+        # change of its content: no generation bump, so the in-memory vector matrix is not
+        # reloaded (a first search that measured the calibration reloaded all of it)
+        with self._write(bump=False):
             self._set_meta(key, value)
 
     # ------------------------------------------------------------------ files
@@ -310,7 +316,7 @@ class SqliteStore:
                 self._mirror_insert(vec_rows, dims)
 
     def touch_file(self, record: FileRecord) -> None:
-        with self._write():
+        with self._write(bump=False):  # the same content under a new mtime: nothing to reload
             self.conn.execute(
                 "UPDATE files SET mtime_ns = ?, size = ? WHERE scope = ? AND path = ?",
                 (record.mtime_ns, record.size, record.scope or "", record.path),
@@ -478,12 +484,7 @@ class SqliteStore:
         total = self._chunk_count(conn)
         if total < self.TERM_BUDGET_MIN_CHUNKS:
             return unique
-        df = {
-            t: conn.execute(
-                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_or_query([t]),)
-            ).fetchone()[0]
-            for t in unique
-        }
+        df = {t: self._document_frequency(conn, t) for t in unique}
         kept: list[str] = []
         postings = 0
         for t in sorted(unique, key=lambda t: df[t]):
@@ -499,7 +500,25 @@ class SqliteStore:
         if self._count_cache is None or self._count_cache[0] != gen:
             n = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
             self._count_cache = (gen, int(n))
+            self._df_cache = {}
         return self._count_cache[1]
+
+    #: document frequencies kept per generation (terms recur across questions); bounded
+    DF_CACHE_MAX = 4096
+
+    def _document_frequency(self, conn: Any, term: str) -> int:
+        """How many chunks hold ``term``, remembered until the index changes (counting a
+        common term's postings was ~0.4 ms per term per search at 100k chunks). Called
+        after :meth:`_chunk_count`, which empties the cache when the generation moved."""
+        n = self._df_cache.get(term)
+        if n is None:
+            n = int(conn.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_or_query([term]),)
+            ).fetchone()[0])
+            if len(self._df_cache) >= self.DF_CACHE_MAX:
+                self._df_cache.clear()
+            self._df_cache[term] = n
+        return n
 
     def _vectors(self) -> VectorMatrix:
         """The in-memory matrix, refreshed if any process changed the index."""
@@ -508,9 +527,10 @@ class SqliteStore:
         with self._lock:
             if self._matrix is None:
                 self._matrix = VectorMatrix()
-            gen = self.get_meta("generation")
-            dims = self.get_meta("vector_dims")
-            self._matrix.refresh(self.conn, gen, int(dims) if dims else None)
+            meta = dict(self.conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('generation', 'vector_dims')").fetchall())
+            gen, dims = meta.get("generation"), meta.get("vector_dims")
+            self._matrix.refresh(self.conn, None if gen is None else str(gen), int(dims) if dims else None)
             return self._matrix
 
     def search_vector(
