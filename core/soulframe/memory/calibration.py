@@ -207,4 +207,11 @@ class Calibrator:
 
 def calibrate_hits(hits: Sequence[Any], background: Background) -> list[Any]:
     """Vector hits (``StoredChunk``) with their cosine replaced by the calibrated score."""
-    return [attrs.evolve(h, score=background.calibrate(h.score)) for h in hits]
+    from ..model import StoredChunk
+
+    calibrate = background.calibrate
+    # built directly, not with attrs.evolve (which inspects the class for every hit: a
+    # search calibrates ~100 candidates)
+    return [StoredChunk(h.id, h.path, h.start_line, h.end_line, h.text, calibrate(h.score),
+                        h.private, h.day, h.scope) if type(h) is StoredChunk
+            else attrs.evolve(h, score=calibrate(h.score)) for h in hits]

@@ -105,9 +105,12 @@ def snippet(
     ``focus`` wins over the term match (the caller weighed both channels already).
     """
     lines = text.split("\n")
-    first, _ = best_lines(text, terms)
-    if (first < 0 or prefer_focus) and focus is not None and 0 <= focus < len(lines):
-        first = focus
+    if prefer_focus and focus is not None and 0 <= focus < len(lines):
+        first = focus  # the caller weighed the term match already: no need to find it again
+    else:
+        first, _ = best_lines(text, terms)
+        if first < 0 and focus is not None and 0 <= focus < len(lines):
+            first = focus
     if first < 0:
         first = next(
             (i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), 0
