@@ -18,7 +18,7 @@ import urllib.request
 from typing import Any
 
 from soulframe import Agent, Session
-from soulframe.tools import ToolError, dispatch, export_tools
+from soulframe.kit import ToolError, dispatch, export_tools
 
 
 def chat(base_url: str, api_key: str | None, model: str, messages: list[dict[str, Any]],

@@ -1,7 +1,22 @@
 """soulframe — the identity, memory and skills layer of personal AI agents.
 
-Plugins write ``from soulframe import hookimpl``. The rest of the public API is imported
-lazily so that ``import soulframe`` stays cheap.
+This package is the front door: the value types and protocols every plugin shares
+(``Session``, ``ContextFile``, ``Registration``, ``Store``, ``EmbeddingProvider``,
+``AgentLike``, …), the engine's ``Agent`` and ``Config``, the configuration keys ``K`` and
+``Key``, the errors, and ``hookimpl``. Plugins write ``from soulframe import hookimpl``.
+
+The public API is six modules, listed with what each holds in docs/api.md:
+
+- ``soulframe`` (this package),
+- ``soulframe.hookspecs`` (every hook a plugin can implement),
+- ``soulframe.kit`` (helpers: HTTP with secret masking, redaction, the tool loop,
+  conversation text, neutralising, workspace files, prompt helpers),
+- ``soulframe.memorykit`` (the rules memory and store plugins share with the engine),
+- ``soulframe.cli`` (extending the ``soulframe`` command line),
+- ``soulframe.testing`` (contract suites and ``make_agent`` for a plugin's tests).
+
+Everything else is the engine's and may change. ``Agent``, ``Config``, ``K`` and ``Key`` are
+imported on first use so that ``import soulframe`` stays cheap.
 """
 
 from __future__ import annotations
@@ -14,28 +29,37 @@ from .model import (
     CHUNKERS,
     CONTEXT_SOURCES,
     EMBEDDING_PROVIDERS,
+    PROMPT_MODES,
     RERANKERS,
+    SESSION_KINDS,
     STORES,
     TOKEN_ESTIMATORS,
     TRUNCATION_POLICIES,
     AgentLike,
     AgentSpec,
+    AgentType,
     ChatModel,
+    ChatReply,
     CheckedAgent,
     Chunk,
     Chunker,
     ChunkInput,
+    ConfigError,
     ContextFile,
     ContextFileStore,
     ContextSource,
     CountsTokens,
     Describes,
+    DoctorCheck,
     EmbeddingProvider,
     ErasingStore,
     ExplainsUnavailability,
     FileRecord,
+    Finding,
+    Fix,
     Identity,
     MemoryLike,
+    PathEscapeError,
     PromptContext,
     RebuildsWhenCorrupt,
     Recall,
@@ -59,43 +83,57 @@ from .model import (
     StoreRegistration,
     StoreStats,
     SystemPrompt,
+    ToolCall,
     ToolContext,
     ToolSpec,
     TracksRecalls,
+    TruncationNotice,
     TruncationPolicy,
+    Vector,
     WorkspaceLike,
     WorkspaceNotFoundError,
+    WorkspaceTemplate,
 )
 
 if TYPE_CHECKING:
     from .agent import Agent
-    from .config import Config
+    from .config import Config, K, Key
 
 __all__ = [
     "Agent",
     "AgentLike",
     "AgentSpec",
+    "AgentType",
     "CHAT_MODELS",
     "CHUNKERS",
     "CONTEXT_SOURCES",
     "ChatModel",
+    "ChatReply",
     "CheckedAgent",
     "Chunk",
     "ChunkInput",
     "Chunker",
     "Config",
+    "ConfigError",
     "ContextFile",
     "ContextFileStore",
     "ContextSource",
     "CountsTokens",
     "Describes",
+    "DoctorCheck",
     "EMBEDDING_PROVIDERS",
     "EmbeddingProvider",
     "ErasingStore",
     "ExplainsUnavailability",
     "FileRecord",
+    "Finding",
+    "Fix",
     "Identity",
+    "K",
+    "Key",
     "MemoryLike",
+    "PROMPT_MODES",
+    "PathEscapeError",
     "PromptContext",
     "RERANKERS",
     "RebuildsWhenCorrupt",
@@ -105,6 +143,7 @@ __all__ = [
     "Registry",
     "RenderedSection",
     "Reranker",
+    "SESSION_KINDS",
     "STORES",
     "SearchHit",
     "Section",
@@ -123,12 +162,16 @@ __all__ = [
     "SystemPrompt",
     "TOKEN_ESTIMATORS",
     "TRUNCATION_POLICIES",
+    "ToolCall",
     "ToolContext",
     "ToolSpec",
     "TracksRecalls",
+    "TruncationNotice",
     "TruncationPolicy",
+    "Vector",
     "WorkspaceLike",
     "WorkspaceNotFoundError",
+    "WorkspaceTemplate",
     "hookimpl",
 ]
 
@@ -139,8 +182,8 @@ def __getattr__(name: str) -> Any:
         from .agent import Agent
 
         return Agent
-    if name == "Config":
-        from .config import Config
+    if name in ("Config", "K", "Key"):
+        from . import config
 
-        return Config
+        return getattr(config, name)
     raise AttributeError(f"module 'soulframe' has no attribute {name!r}")

@@ -727,3 +727,20 @@ class SectionContract:
             for s in prompt.sections:
                 if s.name == section.name:
                     assert prompt.mode in section.modes
+
+
+__all__ = [
+    "ContextFileContract",
+    "EmbeddingProviderContract",
+    "Provides",
+    "RecallLogContract",
+    "SectionContract",
+    "StoreContract",
+    "basis",
+    "check_recall_log",
+    "check_sessions",
+    "make_agent",
+    "record",
+    "unit",
+    "write_memory",
+]

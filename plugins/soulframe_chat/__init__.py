@@ -12,9 +12,7 @@ is imported here: a client module is loaded when a model is built.
 
 from __future__ import annotations
 
-from soulframe import hookimpl
-from soulframe.config import K, Key
-from soulframe.model import ChatModel, Registration
+from soulframe import ChatModel, K, Key, Registration, hookimpl
 
 
 @hookimpl

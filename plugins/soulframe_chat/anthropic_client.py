@@ -6,9 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from soulframe.conversation import check_conversation, parse_arguments, text_of, tool_calls_of
-from soulframe.http import redact_endpoint
-from soulframe.model import ChatReply, ToolCall, ToolSpec
+from soulframe import ChatReply, ToolCall, ToolSpec
+from soulframe.kit import (
+    check_conversation,
+    parse_arguments,
+    redact_endpoint,
+    text_of,
+    tool_calls_of,
+)
 
 from .errors import ChatModelError
 from .settings import ModelSettings

@@ -7,6 +7,6 @@ without importing this plugin; they are re-exported here for the clients and the
 
 from __future__ import annotations
 
-from soulframe.toolloop import ChatConfigError, ChatModelError
+from soulframe.kit import ChatConfigError, ChatModelError
 
 __all__ = ["ChatConfigError", "ChatModelError"]

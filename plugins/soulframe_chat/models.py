@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import ChatModel, Registration
+from soulframe import ChatModel, Registration
 
 from .settings import PRESETS, model_table, resolve_settings
 

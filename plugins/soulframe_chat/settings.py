@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe.http import Secret, key_source, redact_endpoint, resolve_api_key
+from soulframe.kit import Secret, key_source, redact_endpoint, resolve_api_key
 
 from .errors import ChatConfigError
 

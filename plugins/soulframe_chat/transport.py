@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from soulframe.http import RetryPolicy, post_json
+from soulframe.kit import RetryPolicy, post_json
 
 from .errors import ChatModelError
 from .settings import ModelSettings

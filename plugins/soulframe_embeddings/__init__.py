@@ -20,15 +20,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from soulframe import Registration, hookimpl
-from soulframe.config import K, Key
+from soulframe import K, Key, Registration, hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
     import click
-    from soulframe.model import AgentLike, DoctorCheck, EmbeddingProvider
+    from soulframe import AgentLike, DoctorCheck, EmbeddingProvider
 
 
 def _local(agent: AgentLike) -> Any:
@@ -84,7 +83,7 @@ def register_embedding_providers() -> list[Registration[EmbeddingProvider]]:
 
 @hookimpl
 def workspace_initialized(config: Any, root: Path, download: bool, echo: Callable[[str], None]) -> None:
-    from soulframe.workspace import Workspace
+    from soulframe.kit import Workspace
 
     from .download import setup_model
     from .suggest import advice

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
+from soulframe import SoulframeError
 from soulframe.cli import command_group
-from soulframe.model import SoulframeError
 
 from . import weights as _weights
 
@@ -112,7 +112,7 @@ def _settings(load: Callable[[], IndexSettings]) -> IndexSettings:
 
 def _first_source(index: IndexSettings) -> str:
     """Where the download looks first (more with --dry-run), credentials masked."""
-    from soulframe.redaction import redact_url
+    from soulframe.kit import redact_url
 
     sources = index.sources()
     first = redact_url(sources[0][1]) if sources else "nowhere (pip's no-index)"

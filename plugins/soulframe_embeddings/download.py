@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from soulframe.redaction import redact_url, redact_urls
+from soulframe.kit import redact_url, redact_urls
 
 from . import weights as _weights
 from .pipconfig import DEFAULT_INDEX, DownloadError, IndexSettings, PipConfigError, index_settings

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
+from soulframe.kit import EmbeddingError, EmbeddingUnavailableError
 
 from . import weights as _weights
 from .settings import setting
@@ -29,7 +29,7 @@ from .settings import setting
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-    from soulframe.model import Vector
+    from soulframe import Vector
 
     from .minilm import BertEncoder
     from .querytokens import QueryTokenizer

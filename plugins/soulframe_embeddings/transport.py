@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import urllib.parse
 
-from soulframe.embedding import EmbeddingError
-from soulframe.http import RequestError, RetryPolicy, redact_endpoint
+from soulframe.kit import EmbeddingError, RequestError, RetryPolicy, redact_endpoint
 
 __all__ = ["EmbeddingHTTPError", "RetryPolicy", "check_url", "endpoint"]
 
@@ -18,7 +17,7 @@ class EmbeddingHTTPError(EmbeddingError, RequestError):
 
 def check_url(url: str, key: str) -> str:
     """``url`` if it is an http(s) URL with a host, else a :class:`ConfigError` naming ``key``."""
-    from soulframe.model import ConfigError
+    from soulframe import ConfigError
 
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:

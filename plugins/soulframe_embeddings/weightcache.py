@@ -68,7 +68,7 @@ class CacheResult:
 def default_dir() -> Path:
     """``<user cache dir>/soulframe/models`` (``$XDG_CACHE_HOME/soulframe/models`` on Linux,
     ``$SOULFRAME_HOME/cache/models`` when set)."""
-    from soulframe.paths import cache_dir
+    from soulframe.kit import cache_dir
 
     return cache_dir() / "models"
 

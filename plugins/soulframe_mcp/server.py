@@ -22,8 +22,8 @@ import anyio
 import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
-from soulframe.model import Session
-from soulframe.tools import ToolError, dispatch
+from soulframe import Session
+from soulframe.kit import ToolError, dispatch
 
 from .changes import ChangeFeed
 from .resources import CONTEXT_TEMPLATE, MEMORY_TEMPLATE, NotServed, ResourceView
@@ -32,8 +32,7 @@ from .typed import as_mcp_tool, as_result, tool_error
 
 if TYPE_CHECKING:
     # the server owns the agent's lifetime (watchers, close): the whole agent, not AgentLike
-    from soulframe import Agent
-    from soulframe.model import ToolSpec
+    from soulframe import Agent, ToolSpec
 
 log = logging.getLogger("soulframe.serve")
 

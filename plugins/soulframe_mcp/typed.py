@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import mcp.types as types
-from soulframe.model import ToolSpec
+from soulframe import ToolSpec
 
 #: the schema of a tool that declared none: whatever it returns, under "result"
 WRAPPED: dict[str, Any] = {

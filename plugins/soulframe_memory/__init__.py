@@ -21,14 +21,22 @@ import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from soulframe import Registration, ToolSpec, hookimpl
-from soulframe.config import K, Key
-from soulframe.model import Chunk, ContextFile, DoctorCheck, Session, SoulframeError
+from soulframe import (
+    Chunk,
+    ContextFile,
+    DoctorCheck,
+    K,
+    Key,
+    Registration,
+    Session,
+    SoulframeError,
+    ToolSpec,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     import click
-    from soulframe import AgentLike
-    from soulframe.model import Chunker
+    from soulframe import AgentLike, Chunker
 
 # the logger name is kept from when the flush lived with the chat clients: hosts filter on it
 log = logging.getLogger("soulframe.chat")
@@ -52,7 +60,7 @@ class LinesChunker:
         self.max_chars = max_chars
 
     def chunk(self, text: str, path: str) -> list[Chunk]:
-        from soulframe.memory.chunking import chunk_text  # with the index, not at start-up
+        from soulframe.memorykit import chunk_text  # with the index, not at start-up
 
         return [Chunk(path=path, start_line=c.start_line, end_line=c.end_line, text=c.text)
                 for c in chunk_text(text, self.max_chars)]
@@ -128,7 +136,7 @@ def session_ended(agent: AgentLike, session: Any, messages: Any) -> None:
     turns = [m for m in (messages or ()) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
     if not turns:
         return
-    from soulframe.memory.sessions import save_session
+    from soulframe.memorykit import save_session
 
     try:
         save_session(agent, messages, via="session end",
@@ -144,9 +152,8 @@ def transform_context_files(files: list[ContextFile]) -> list[ContextFile]:
     sees only what is true now. Provenance comments (``<!-- src: … -->``) are left out
     too: they are for the person reading the file, not tokens for the model."""
     import attrs
-    from soulframe.memory.files import is_curated
-    from soulframe.memory.provenance import strip
-    from soulframe.memory.supersede import drop_superseded, is_superseded_chunk
+    from soulframe.memorykit import drop_superseded, is_curated, is_superseded_chunk
+    from soulframe.memorykit import strip_provenance as strip
 
     out = []
     for f in files:

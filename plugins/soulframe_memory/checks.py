@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from soulframe.cli.doctor import quiet_logs as _quiet_logs
-from soulframe.memory.files import CURATED
-from soulframe.model import ConfigError, Finding, Fix
+from soulframe import ConfigError, Finding, Fix
+from soulframe.cli import quiet_logs as _quiet_logs
+from soulframe.memorykit import CURATED
 
 if TYPE_CHECKING:
     from soulframe import CheckedAgent

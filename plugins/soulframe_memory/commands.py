@@ -13,11 +13,11 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import click
+from soulframe import SoulframeError
 from soulframe.cli import State, command_group, echo_json, model_option, pass_state
-from soulframe.model import SoulframeError
 
 if TYPE_CHECKING:
-    from soulframe.memory.sessions import Limits
+    from soulframe.memorykit import SessionLimits as Limits
 
 
 def add_commands(cli: click.Group) -> None:
@@ -37,7 +37,8 @@ def load_transcript(path: str, limits: Limits | None = None) -> Any:
     """A saved conversation: JSON (a list of {role, content}, or {"messages": [...]}) or
     plain text. ``-`` reads standard input. Bounded in size and nesting depth
     (``memory.session.max_transcript_bytes`` / ``max_transcript_depth``)."""
-    from soulframe.memory.sessions import Limits, loads_bounded, parse_messages, read_transcript
+    from soulframe.memorykit import SessionLimits as Limits
+    from soulframe.memorykit import loads_bounded, parse_messages, read_transcript
 
     limits = limits or Limits()
     text, where = read_transcript(path, limits)
@@ -78,8 +79,8 @@ def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
     timezone), within flush.max_iterations model calls and flush.timeout_s seconds.
     Exits 1 if the model failed or timed out.
     """
-    from soulframe.memory.sessions import Limits
-    from soulframe.toolloop import chat_model_for
+    from soulframe.kit import chat_model_for
+    from soulframe.memorykit import SessionLimits as Limits
 
     from .flush import FlushSettings, _flush_system_prompt, run_flush
 

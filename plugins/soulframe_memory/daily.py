@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe.memory.files import day_of
-from soulframe.model import PathEscapeError, Session, SoulframeError
-from soulframe.workspace import ensure_private_dir
+from soulframe import PathEscapeError, Session, SoulframeError
+from soulframe.kit import ensure_private_dir
+from soulframe.memorykit import day_of
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -78,7 +78,7 @@ def list_logs(agent: AgentLike, *, include_archived: bool = False) -> list[Daily
 
 def bootstrap_logs(agent: AgentLike) -> set[str]:
     """The daily logs the prompt loads now: today's and yesterday's (agent timezone)."""
-    from soulframe.prompt.context import daily_log_names
+    from soulframe.memorykit import daily_log_names
 
     return set(daily_log_names(agent, Session.main()))
 

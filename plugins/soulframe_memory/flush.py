@@ -23,11 +23,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe import conversation as m
-from soulframe.model import ChatModel, Session, SoulframeError, ToolContext
-from soulframe.prompt.context import agent_now
-from soulframe.toolloop import LoopResult, ToolEvent, chat_model_for, run_tool_loop
-from soulframe.workspace import Workspace
+from soulframe import ChatModel, Session, SoulframeError, ToolContext
+from soulframe.kit import (
+    LoopResult,
+    ToolEvent,
+    Workspace,
+    agent_now,
+    chat_model_for,
+    run_tool_loop,
+    system_message,
+    text_of,
+    user_message,
+)
 
 from .flush_cycle import (
     FlushStateFile,
@@ -166,7 +173,7 @@ def normalise_transcript(transcript: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(transcript, str):
         text = transcript.strip()
-        return [m.user(f"Conversation so far (transcript):\n\n{text}")] if text else []
+        return [user_message(f"Conversation so far (transcript):\n\n{text}")] if text else []
     if isinstance(transcript, Mapping):
         transcript = transcript.get("messages", [])
     out: list[dict[str, Any]] = []
@@ -174,13 +181,13 @@ def normalise_transcript(transcript: Any) -> list[dict[str, Any]]:
         if not isinstance(item, Mapping):
             raise SoulframeError(f"transcript item {i}: expected an object with role and content")
         role = item.get("role")
-        content = m.text_of(item.get("content"))
+        content = text_of(item.get("content"))
         if role in ("user", "assistant"):
             if content.strip():
                 out.append({"role": role, "content": content})
         elif role == "tool":
             name = item.get("name") or "tool"
-            out.append(m.user(f"[output of {name}]\n{content}"))
+            out.append(user_message(f"[output of {name}]\n{content}"))
         elif role == "system":
             continue  # the flush has its own system prompt
         else:
@@ -214,16 +221,16 @@ def run_flush(
     moment = agent_now(timezone, now)
     private = session is None or session.is_private
     if private and agent is not None and session is not None:
-        from soulframe.agentstore import sees_owner_memory
+        from soulframe.memorykit import sees_owner_memory
 
         # MEMORY.md is its owner's: a user who is not the owner neither reads nor writes it
         private = sees_owner_memory(agent, session)
-    from soulframe.sandbox import workspace_access
+    from soulframe.kit import workspace_access
 
     files = MemoryFiles(workspace, private=private,
                         access=workspace_access(agent) if agent is not None else "rw")
     if agent is not None:
-        from soulframe.memory.safety import guard
+        from soulframe.memorykit import guard
 
         files.check = lambda text, target: guard(agent, text, target=target, via="memory flush")
     tools = file_tools(files, allow_exec=settings.allow_exec, deadline=deadline)
@@ -232,9 +239,9 @@ def run_flush(
     )
     system_text = f"{system_prompt}\n\n{instructions}" if system_prompt else instructions
     conversation = [
-        m.system(system_text),
+        system_message(system_text),
         *normalise_transcript(transcript),
-        m.user(
+        user_message(
             f"{settings.prompt}\n(Today's file: {daily_file(moment)}. Reply {NO_REPLY} when done.)"
         ),
     ]
@@ -295,7 +302,7 @@ def maybe_flush(
     settings = FlushSettings.from_config(agent.config)
     if not settings.enabled:
         return FlushResult(False, "disabled")
-    from soulframe.sandbox import read_only_reason, workspace_access
+    from soulframe.kit import read_only_reason, workspace_access
 
     access = workspace_access(agent)
     if access != "rw":  # a flush only writes memory files; the sandbox forbids that

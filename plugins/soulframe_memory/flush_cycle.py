@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from soulframe.model import Session
-from soulframe.workspace import atomic_write, ensure_private_dir, locked
+from soulframe import Session
+from soulframe.kit import atomic_write, ensure_private_dir, locked
 
 log = logging.getLogger("soulframe.chat")
 

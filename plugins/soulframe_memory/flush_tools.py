@@ -18,11 +18,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from soulframe.memory.files import CURATED, MemoryPathError, confine_memory_path
-from soulframe.memory.provenance import mark_new_lines
-from soulframe.memory.textclean import strip_controls
-from soulframe.model import SoulframeError, ToolContext, ToolSpec
-from soulframe.workspace import Workspace, ensure_private_dir, update_locked
+from soulframe import SoulframeError, ToolContext, ToolSpec
+from soulframe.kit import Workspace, ensure_private_dir, update_locked
+from soulframe.memorykit import (
+    CURATED,
+    MemoryPathError,
+    confine_memory_path,
+    mark_new_lines,
+    strip_controls,
+)
 
 MAX_READ_CHARS = 50_000
 MAX_WRITE_CHARS = 100_000
@@ -94,7 +98,7 @@ class MemoryFiles:
 
     def write(self, path: Any, content: Any, append: Any = False) -> str:
         if self.access != "rw":
-            from soulframe.sandbox import read_only_reason
+            from soulframe.kit import read_only_reason
 
             raise ToolRefused(read_only_reason(self.access))
         relative, full = self.resolve(path)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from soulframe.cli.doctor import unlink_fix
-from soulframe.model import Finding
+from soulframe import Finding
+from soulframe.cli import unlink_fix
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def memory_files(agent: AgentLike) -> Iterable[Finding]:
     if not agent.config.get("memory.enabled") or not agent.root.is_dir():
         return
-    from soulframe.memory.files import Discovery
+    from soulframe.memorykit import Discovery
 
     discovery = Discovery(agent.workspace, list(agent.config.get("memory.extra_paths") or ()))
     discovery.files()

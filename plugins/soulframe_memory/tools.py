@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from soulframe import ToolContext, ToolSpec
-from soulframe.neutralise import neutralise
-from soulframe.redaction import mask_for_model
+from soulframe.kit import mask_for_model, neutralise
 
 from .tool_schemas import GET_OUTPUT, REMEMBER_OUTPUT, SEARCH_OUTPUT
 
@@ -158,8 +157,8 @@ def memory_tools() -> list[ToolSpec]:
 
 
 def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
-    from soulframe.agentstore import effective_user
-    from soulframe.tools import ToolError
+    from soulframe.kit import ToolError
+    from soulframe.memorykit import effective_user
 
     if not args["text"].strip():
         raise ToolError("memory_remember: the text is empty; send the note to keep")
@@ -168,7 +167,7 @@ def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
     if user:
         # a user's notes are theirs: kept in the store under their id, never in the
         # agent's workspace where other users' sessions would find them
-        from soulframe.memory.users import UserMemory
+        from soulframe.memorykit import UserMemory
 
         name = UserMemory(ctx.agent, user).append_daily(args["text"], via="memory_remember")
         return {"saved": True, "path": name, "scope": "user"}

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from soulframe import SESSION_KINDS, Session
 from soulframe.cli import State, command_group, echo_json, model_option, pass_state
-from soulframe.model import SESSION_KINDS, Session
 
 
 def add_upkeep_commands(cli: click.Group) -> None:
@@ -35,7 +35,7 @@ def quarantine_group() -> None:
 
 
 def _quarantine(state: State) -> Any:
-    from soulframe.memory.safety import Quarantine
+    from soulframe.memorykit import Quarantine
 
     return Quarantine.for_agent(state.agent())
 
@@ -81,7 +81,7 @@ def quarantine_release(state: State, entry_id: str, as_json: bool) -> None:
     Works for the agent's memory files (MEMORY.md, memory/*.md): the text is appended.
     A context file or a user's memory is yours to edit: `quarantine show` prints the text.
     """
-    from soulframe.memory.sessions import release
+    from soulframe.memorykit import release
 
     agent = state.agent()
     rel = release(agent, entry_id)
@@ -139,7 +139,8 @@ def save_session_command(state: State, transcript_path: str, slug: str | None, n
       soulframe memory save-session --transcript room.json --session group
       cat chat.json | soulframe memory save-session --transcript -
     """
-    from soulframe.memory.sessions import Limits, load_messages, save_session
+    from soulframe.memorykit import SessionLimits as Limits
+    from soulframe.memorykit import load_messages, save_session
 
     agent = state.agent()
     messages = load_messages(transcript_path, Limits.of(agent.config))
@@ -182,7 +183,7 @@ def consolidate_command(state: State, dry_run: bool, undo: bool, no_model: bool,
       soulframe memory consolidate
       soulframe memory consolidate --undo
     """
-    from soulframe.memory.consolidate import consolidate, undo_last
+    from soulframe.memorykit import consolidate, undo_last
 
     agent = state.agent()
     if undo:

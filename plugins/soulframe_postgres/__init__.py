@@ -25,11 +25,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import click
-from soulframe import hookimpl
-from soulframe.model import SkillSource, StoreRegistration
+from soulframe import SkillSource, StoreRegistration, hookimpl
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike, Store
+    from soulframe import AgentLike, Store
 
 
 def open_store(agent: AgentLike) -> Store:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from soulframe.model import SoulframeError
+from soulframe import SoulframeError
 
 
 def _state(ctx: click.Context) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any, TypeVar
 
-from soulframe.model import SoulframeError
+from soulframe import SoulframeError
 
 log = logging.getLogger("soulframe.postgres")
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from soulframe.agentstore import BOOTSTRAP, agent_level_files
-from soulframe.model import STORES, ChunkInput, FileRecord, SoulframeError
+from soulframe import STORES, ChunkInput, FileRecord, SoulframeError
+from soulframe.memorykit import BOOTSTRAP, agent_level_files
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -46,7 +46,7 @@ def _sqlite_store(agent: AgentLike) -> Any:
 
 def migrate_agent(agent: AgentLike, dsn: str, *, origin: str = "store.dsn", overwrite: bool = False,
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    from soulframe.embedding import vector_from_bytes
+    from soulframe.memorykit import vector_from_bytes
 
     from .store import PostgresStore
 

@@ -220,7 +220,7 @@ LATEST = MIGRATIONS[-1][0]
 def _fill_grams(conn: Any) -> None:
     """Migration 3's data step: the grams of chunks written before it (computed in Python,
     the same function every write uses)."""
-    from soulframe.textsplit import UNSPACED_CLASS, index_grams
+    from soulframe.kit import UNSPACED_CLASS, index_grams
 
     rows = conn.execute("SELECT id, text FROM memory_chunks WHERE text ~ %s",
                         (UNSPACED_CLASS,)).fetchall()

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from soulframe.model import SoulframeError
+from soulframe import SoulframeError
 
 DEFAULT_PORT = 5432
 DATABASE = "soulframe"

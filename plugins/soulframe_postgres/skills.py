@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe.model import Skill, SkillSource, SoulframeError
+from soulframe import Skill, SkillSource, SoulframeError
 
 from .connection import Database
 from .schema import build_vector_index, query_cast, vector_expr
@@ -82,7 +82,7 @@ def _digest(content: str, files: dict[str, str]) -> str:
 
 def read_skill_dir(directory: Path, *, max_skill_bytes: int = 256 * 1024) -> tuple[str, dict[str, str], Any]:
     """SKILL.md, the other text files of a skill directory, and the parsed skill."""
-    from soulframe.skills.loader import SkillProblem, parse_skill_text
+    from soulframe.kit import SkillProblem, parse_skill_text
 
     directory = Path(directory).expanduser()
     skill_md = directory / SKILL_FILE
@@ -418,7 +418,7 @@ class PostgresSkills:
 
 
 def _write_private(path: Path, text: str) -> None:
-    from soulframe.workspace import atomic_write, ensure_private_dir
+    from soulframe.kit import atomic_write, ensure_private_dir
 
     ensure_private_dir(path.parent)
     if path.exists() and path.read_text(encoding="utf-8", errors="replace") == text:
@@ -460,7 +460,7 @@ def managed_skill_source(agent: AgentLike) -> SkillSource:
         return load_for([user_id])
 
     def load_for(users: list[str]) -> list[Skill]:
-        from soulframe.skills.loader import SkillProblem, parse_skill_text
+        from soulframe.kit import SkillProblem, parse_skill_text
 
         store = agent.store
         out: list[Skill] = []

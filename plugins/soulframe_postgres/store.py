@@ -27,8 +27,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from soulframe.memory.recall import recall_key
-from soulframe.model import (
+from soulframe import (
     ChunkInput,
     FileRecord,
     Recall,
@@ -37,14 +36,14 @@ from soulframe.model import (
     StoredChunk,
     StoreStats,
 )
-from soulframe.textsplit import index_grams
+from soulframe.kit import index_grams
+from soulframe.memorykit import recall_key
 
 from .connection import Database
 from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr
 
 if TYPE_CHECKING:
-    from soulframe import AgentLike
-    from soulframe.model import Vector
+    from soulframe import AgentLike, Vector
 
 log = logging.getLogger("soulframe.postgres")
 

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from soulframe.agentstore import BOOTSTRAP
+from soulframe.memorykit import BOOTSTRAP
 
 from .connection import Database
 

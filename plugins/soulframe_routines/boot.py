@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe import conversation as m
-from soulframe.model import (
+from soulframe import (
     ChatModel,
     Session,
     Settings,
@@ -32,10 +31,18 @@ from soulframe.model import (
     ToolSpec,
     WorkspaceLike,
 )
-from soulframe.neutralise import neutralise
-from soulframe.prompt.context import agent_now, heartbeat_has_tasks
-from soulframe.redaction import mask_for_model
-from soulframe.toolloop import ChatModelError, ToolEvent, chat_model_for, run_tool_loop
+from soulframe.kit import (
+    ChatModelError,
+    ToolEvent,
+    agent_now,
+    chat_model_for,
+    heartbeat_has_tasks,
+    mask_for_model,
+    neutralise,
+    run_tool_loop,
+    system_message,
+    user_message,
+)
 
 from .heartbeat import log_run
 
@@ -175,7 +182,7 @@ def read_boot_file(ws: WorkspaceLike) -> str | None:
 def dispatching(agent: AgentLike, tools: Sequence[ToolSpec], session: Session) -> list[ToolSpec]:
     """``tools`` with handlers that go through :func:`soulframe.tools.dispatch`: the model's
     arguments are checked against each schema, and a refusal is a message it can read."""
-    from soulframe.tools import dispatch
+    from soulframe.kit import dispatch
 
     offered = list(tools)
 
@@ -229,7 +236,7 @@ def run_boot(
         tools = dispatching(agent, agent.tools(session), session)
         outcome = run_tool_loop(
             model,
-            [m.system(prompt), m.user(boot_message(text, agent.config))],
+            [system_message(prompt), user_message(boot_message(text, agent.config))],
             tools,
             ToolContext(agent=agent, session=session),
             max_iterations=max(1, max_iterations or DEFAULT_MAX_ITERATIONS),

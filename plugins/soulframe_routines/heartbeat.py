@@ -19,10 +19,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe import conversation as m
-from soulframe.model import ChatModel, Session, SoulframeError
-from soulframe.prompt.context import agent_now
-from soulframe.toolloop import ChatModelError, chat_model_for
+from soulframe import ChatModel, Session, SoulframeError
+from soulframe.kit import ChatModelError, agent_now, chat_model_for, system_message, user_message
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -162,7 +160,7 @@ def run_heartbeat(
         if model is None:
             model = chat_model_for(agent, "heartbeat")
         prompt = agent.system_prompt(Session.heartbeat()).text
-        reply = model.chat([m.system(prompt), m.user(message)], timeout=timeout)
+        reply = model.chat([system_message(prompt), user_message(message)], timeout=timeout)
     except (ChatModelError, SoulframeError) as exc:
         # not logged: the daily log is loaded into every prompt, and a cron job whose model
         # is missing or down would fill it (and the next prompts) with the same error line;
@@ -189,7 +187,7 @@ def run_heartbeat(
 def _consolidate(agent: Any, model: ChatModel) -> str:
     """Seed 003 §2.5: the heartbeat is when memory is consolidated. A failure is reported in
     the result, never as a failed heartbeat: the agent itself is fine."""
-    from soulframe.memory.consolidate import consolidate
+    from soulframe.memorykit import consolidate
 
     try:
         done = consolidate(agent, model=model)

@@ -20,11 +20,16 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe import conversation as m
-from soulframe.agentstore import context_store, is_managed
-from soulframe.model import ChatModel, SoulframeError, WorkspaceTemplate
-from soulframe.toolloop import ChatModelError, chat_model_for
-from soulframe.workspace import ensure_private_dir, seed_workspace
+from soulframe import ChatModel, SoulframeError, WorkspaceTemplate
+from soulframe.kit import (
+    ChatModelError,
+    chat_model_for,
+    ensure_private_dir,
+    seed_workspace,
+    system_message,
+    user_message,
+)
+from soulframe.memorykit import context_store, is_managed
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -105,7 +110,7 @@ class SummonResult:
 
 
 def summon_messages(description: str) -> list[dict[str, Any]]:
-    return [m.system(SYSTEM_PROMPT), m.user(f"Summon this agent: {description.strip()}")]
+    return [system_message(SYSTEM_PROMPT), user_message(f"Summon this agent: {description.strip()}")]
 
 
 #: a block whose closing tag is missing must not swallow the next block: the body may not
@@ -160,7 +165,7 @@ def parse_files(text: str, expected: tuple[str, ...] = SUMMON_FILES) -> dict[str
 def templates_for(agent: AgentLike) -> dict[str, WorkspaceTemplate]:
     """The embedded templates of the five files, as plugins offer them through
     ``register_workspace_templates`` (soulframe_workspace's, or a third party's)."""
-    from soulframe.workspace import workspace_templates
+    from soulframe.kit import workspace_templates
 
     return {
         t.name: t for t in workspace_templates(agent.pm) if t.name in SUMMON_FILES
@@ -260,7 +265,7 @@ def summon(
         reason = str(exc)
 
     if reason is None:
-        from soulframe.memory.safety import guard
+        from soulframe.memorykit import guard
 
         # the model wrote every word of these files, and every later prompt carries them:
         # all of them pass the write-time guard before any is written

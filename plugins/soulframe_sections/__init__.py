@@ -8,8 +8,7 @@ to remove one, list its name in ``prompt.disabled_sections``.
 
 from __future__ import annotations
 
-from soulframe import hookimpl
-from soulframe.model import Section
+from soulframe import Section, hookimpl
 
 from .catalog import SECTIONS
 

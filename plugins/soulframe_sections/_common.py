@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from soulframe.memory.files import is_curated
-from soulframe.model import ContextFile, PromptContext
-from soulframe.neutralise import neutralise, one_line
+from soulframe import ContextFile, PromptContext
+from soulframe.kit import neutralise, one_line
+from soulframe.memorykit import is_curated
 
 #: files whose content changes rarely: they sit above the cache boundary (seed 002). Every
 #: other real file (USER.md, BOOTSTRAP.md, MEMORY.md, daily logs ...) goes below it.
@@ -81,7 +81,7 @@ def safe_text(ctx: PromptContext, text: str) -> str:
     """Injected text (a file, an extra prompt) neutralised: no wrapper tag of soulframe's
     and no cache-boundary marker survives in it (:func:`soulframe.neutralise.neutralise`), and
     no secret unless ``memory.mask_secrets = false``."""
-    from soulframe.redaction import mask_for_model
+    from soulframe.kit import mask_for_model
 
     marker = ctx.config.get("prompt.cache_boundary")
     # a key written into a file by hand reaches no model (memory.mask_secrets)
@@ -95,7 +95,7 @@ def option(ctx: PromptContext, key: str, default: Any = None) -> Any:
 def sandbox(ctx: PromptContext) -> dict[str, Any] | None:
     """The effective sandbox settings (config ``sandbox.*``, overridden by the agent's
     ``options.sandbox`` table), or ``None`` when the agent is not sandboxed."""
-    from soulframe.sandbox import sandbox_settings
+    from soulframe.kit import sandbox_settings
 
     return sandbox_settings(ctx.config, ctx.spec)
 

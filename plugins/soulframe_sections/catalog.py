@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from soulframe.model import PromptContext, Section
+from soulframe import PromptContext, Section
 
 from . import context, identity, memory, safety, session, tooling, workspace
 

@@ -5,7 +5,7 @@ logs) below it."""
 
 from __future__ import annotations
 
-from soulframe.model import ContextFile, PromptContext
+from soulframe import ContextFile, PromptContext
 
 from ._common import is_stable_file, safe_text, sandbox, shown_elsewhere, tag_for, wrap
 

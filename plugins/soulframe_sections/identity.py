@@ -4,8 +4,8 @@ reminders at the very end (16)."""
 
 from __future__ import annotations
 
-from soulframe.model import PromptContext
-from soulframe.neutralise import one_line
+from soulframe import PromptContext
+from soulframe.kit import one_line
 
 from ._common import has_tool, wrap
 

@@ -4,7 +4,7 @@ heartbeats (HEARTBEAT_OK, seed 001 §5)."""
 
 from __future__ import annotations
 
-from soulframe.model import PromptContext
+from soulframe import PromptContext
 
 from ._common import has_tool
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from soulframe.model import PromptContext
+from soulframe import PromptContext
 
 FULL = """\
 ## Safety

@@ -6,8 +6,8 @@ from __future__ import annotations
 import platform
 from collections.abc import Mapping
 
-from soulframe.model import PromptContext
-from soulframe.neutralise import one_line
+from soulframe import PromptContext
+from soulframe.kit import one_line
 
 from ._common import sanitize_title
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from soulframe.model import ConfigError, PromptContext, ToolSpec
+from soulframe import ConfigError, PromptContext, ToolSpec
 
 from ._common import has_tool, option, sandbox
 

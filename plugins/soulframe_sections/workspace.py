@@ -3,7 +3,7 @@ virtual TEAM.md), delegation targets (6.45, from DELEGATION.md) and the sandbox 
 
 from __future__ import annotations
 
-from soulframe.model import PromptContext
+from soulframe import PromptContext
 
 from ._common import safe_text, sandbox, wrap
 

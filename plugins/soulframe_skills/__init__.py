@@ -22,8 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from soulframe import SkillSource, ToolContext, ToolSpec, hookimpl
-from soulframe.model import DoctorCheck
+from soulframe import DoctorCheck, SkillSource, ToolContext, ToolSpec, hookimpl
 
 if TYPE_CHECKING:
     from soulframe import AgentLike

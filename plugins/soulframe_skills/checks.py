@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from soulframe.cli.doctor import quiet_logs as _quiet_logs
-from soulframe.model import Finding
+from soulframe import Finding
+from soulframe.cli import quiet_logs as _quiet_logs
 
 if TYPE_CHECKING:
     from soulframe import CheckedAgent
@@ -20,7 +20,8 @@ MAX_LISTED = 10
 
 def skills(agent: CheckedAgent) -> Iterable[Finding]:
     """SKILL.md files that were skipped, and skills the inline prompt block leaves out."""
-    from soulframe.skills.prompt import Limits, render_inline
+    from soulframe.kit import SkillLimits as Limits
+    from soulframe.kit import render_skills_inline as render_inline
 
     with _quiet_logs():  # the skills loader logs each problem; they are findings here
         snap = agent.skills.snapshot()

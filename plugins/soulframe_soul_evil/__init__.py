@@ -18,9 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import click
-from soulframe import hookimpl
-from soulframe.config import K, Key
-from soulframe.model import ContextFile, DoctorCheck, Finding, Session
+from soulframe import ContextFile, DoctorCheck, Finding, K, Key, Session, hookimpl
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -34,7 +32,7 @@ class SoulEvilWarning(UserWarning):
 def transform_context_files(agent: AgentLike, session: Session, files: list[ContextFile]) -> list[ContextFile] | None:
     if not agent.config.get("soul_evil.enabled"):
         return None
-    from soulframe.prompt.context import session_now, visible_in_session
+    from soulframe.kit import session_now, visible_in_session
 
     from .schedule import Schedule
 
@@ -76,7 +74,7 @@ def transform_context_files(agent: AgentLike, session: Session, files: list[Cont
 
 
 def _read_alternate(agent: AgentLike, name: str) -> str | None:
-    from soulframe.model import PathEscapeError
+    from soulframe import PathEscapeError
 
     try:
         path = agent.workspace.resolve(name)

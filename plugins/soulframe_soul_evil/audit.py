@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from soulframe.workspace import ensure_private_dir
+from soulframe.kit import ensure_private_dir
 
 if TYPE_CHECKING:
     from soulframe import AgentLike

@@ -42,8 +42,8 @@ def log_command(state: State, limit: int, as_json: bool) -> None:
 @pass_state
 def status_command(state: State, as_json: bool) -> None:
     """Whether the alternate persona is configured, active now, and when it is next."""
-    from soulframe.model import Session
-    from soulframe.prompt.context import session_now
+    from soulframe import Session
+    from soulframe.kit import session_now
 
     from .schedule import Schedule
 

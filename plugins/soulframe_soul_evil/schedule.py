@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 import attrs
-from soulframe.model import ConfigError
-from soulframe.prompt.context import where
+from soulframe import ConfigError
+from soulframe.kit import where
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?)?\s*$", re.I)
 _AT = re.compile(r"^\s*(\d{1,2}):(\d{2})(?::(\d{2}))?\s*$")

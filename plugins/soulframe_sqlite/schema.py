@@ -7,7 +7,7 @@ migration: add the next number.
 
 from __future__ import annotations
 
-from soulframe.textsplit import MARKS
+from soulframe.kit import MARKS
 
 SCHEMA_VERSION_KEY = "schema_version"
 

@@ -30,8 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from soulframe.memory.recall import recall_key
-from soulframe.model import (
+from soulframe import (
     ChunkInput,
     FileRecord,
     Recall,
@@ -40,14 +39,14 @@ from soulframe.model import (
     StoredChunk,
     StoreStats,
 )
-from soulframe.textsplit import index_grams
+from soulframe.kit import index_grams
+from soulframe.memorykit import recall_key
 
 from .driver import load_sqlite_vec, sqlite_module
 from .schema import LATEST, MIGRATIONS, SCHEMA_VERSION_KEY
 
 if TYPE_CHECKING:
-    from soulframe import AgentLike
-    from soulframe.model import Vector
+    from soulframe import AgentLike, Vector
 
     from .vectors import VectorMatrix
 
@@ -96,7 +95,7 @@ class SqliteStore:
         try:
             self._open()
         except self.module.DatabaseError as exc:
-            from soulframe.workspace import StorageFullError, storage_full
+            from soulframe.kit import StorageFullError, storage_full
 
             why = storage_full(exc)
             if why is not None:  # a full disk is not a corrupted index: keep it (and its recalls)
@@ -283,7 +282,7 @@ class SqliteStore:
         }
 
     def replace_file(self, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
-        from soulframe.embedding import vector_to_bytes
+        from soulframe.memorykit import vector_to_bytes
 
         scope = record.scope or ""
         with self._write():
@@ -551,7 +550,7 @@ class SqliteStore:
     def _search_vec0(
         self, vector: Vector, limit: int, *, include_private: bool, scope: str | None
     ) -> list[tuple[int, float]]:
-        from soulframe.embedding import vector_to_bytes
+        from soulframe.memorykit import vector_to_bytes
 
         if not self._has_vec_table():
             return []
@@ -599,7 +598,7 @@ class SqliteStore:
     # ------------------------------------------------------------------ embedding cache
 
     def get_many(self, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
-        from soulframe.embedding import vector_from_bytes
+        from soulframe.memorykit import vector_from_bytes
 
         out: dict[str, Vector] = {}
         hs = list(hashes)
@@ -615,7 +614,7 @@ class SqliteStore:
         return out
 
     def put_many(self, model_id: str, items: Mapping[str, Vector]) -> None:
-        from soulframe.embedding import vector_to_bytes
+        from soulframe.memorykit import vector_to_bytes
 
         if not items:
             return
@@ -785,7 +784,7 @@ class SqliteStore:
 def _prepare_path(path: Path) -> None:
     """Create the directory 0700 and the file 0600 before SQLite opens it (SQLite gives
     its -wal and -shm files the database file's mode)."""
-    from soulframe.workspace import ensure_private_dir
+    from soulframe.kit import ensure_private_dir
 
     ensure_private_dir(path.parent)
     if not path.exists():

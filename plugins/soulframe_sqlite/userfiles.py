@@ -21,13 +21,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from soulframe.agentstore import BOOTSTRAP, standalone_agent_id
-from soulframe.model import SoulframeError
+from soulframe import SoulframeError
+from soulframe.memorykit import BOOTSTRAP, standalone_agent_id
 
 from .driver import sqlite_module
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike, AgentType
+    from soulframe import AgentLike, AgentType
 
 FILE_NAME = "agents.sqlite"
 SCHEMA_KEY = "userfiles_schema_version"
@@ -61,7 +61,7 @@ class SqliteContextFiles:
 
     def __init__(self, path: str | os.PathLike[str], agent_key: str, agent_type: AgentType,
                  *, workspace: str | None = None) -> None:
-        from soulframe.workspace import ensure_private_dir
+        from soulframe.kit import ensure_private_dir
 
         self.path = Path(path).expanduser()
         self.agent_key = agent_key

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from soulframe.memory.files import SKIP_DIRS
-from soulframe.model import SoulframeError
+from soulframe import SoulframeError
+from soulframe.memorykit import SKIP_DIRS
 
 if TYPE_CHECKING:
     from soulframe import AgentLike

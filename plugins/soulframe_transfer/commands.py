@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+from soulframe import SoulframeError
 from soulframe.cli import State, echo_json, pass_state
-from soulframe.model import SoulframeError
 
 from .names import SOURCES
 

@@ -22,11 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import soulframe.memory.provenance as provenance
-from soulframe.memory.files import SKIP_DIRS, confine_memory_path, day_of
-from soulframe.memory.querying import query_terms
-from soulframe.model import ErasingStore, SoulframeError
-from soulframe.workspace import atomic_write
+from soulframe import ErasingStore, SoulframeError
+from soulframe.kit import atomic_write
+from soulframe.memorykit import (
+    SKIP_DIRS,
+    Provenance,
+    confine_memory_path,
+    day_of,
+    parse_provenance,
+    query_terms,
+    strip_provenance,
+)
 
 from .tombstones import Tombstones, normalise
 
@@ -88,7 +94,7 @@ def core_text(line: str) -> str:
     """A line's entry text: no provenance, no list marker, outer space trimmed."""
     from .tombstones import _MARKER
 
-    return _MARKER.sub("", provenance.strip(line), count=1).strip()
+    return _MARKER.sub("", strip_provenance(line), count=1).strip()
 
 
 # --------------------------------------------------------------------------- selecting
@@ -155,7 +161,7 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
                     whole.append(rel)
                 continue
             for i, line in enumerate(_lines(p), 1):  # entries stamped with a time in range
-                at = (provenance.parse(line) or provenance.Provenance("")).fields.get("at", "")
+                at = (parse_provenance(line) or Provenance("")).fields.get("at", "")
                 if at[:10] and _in_range(at[:10], lo, hi):
                     take(rel, i, line)
     for rel in whole:
@@ -250,9 +256,11 @@ def _cache_hashes(agent: AgentLike, by_file: dict[str, set[str]], plan: Plan, lo
         return {}
     if provider is None:
         return {}
-    from soulframe.embedding import text_hash  # the embedding cache's key (not the chunk hash)
-    from soulframe.memory.pipeline import chunk
-    from soulframe.memory.sync import passage_windows
+    from soulframe.memorykit import chunk_file as chunk
+    from soulframe.memorykit import (
+        passage_windows,
+        text_hash,  # the embedding cache's key (not the chunk hash)
+    )
 
     gone: set[str] = set()
     kept: set[str] = set()
@@ -307,7 +315,7 @@ def _scrub_state(state: Path, low: list[str], result: Result) -> None:
 def _scrub_user_files(agent: AgentLike, low: list[str], result: Result) -> None:
     """Lines of per-user files (each user's MEMORY.md, daily logs, USER.md) kept in the
     store's context-file table, rewritten through its API."""
-    from soulframe.agentstore import context_store
+    from soulframe.memorykit import context_store
 
     try:
         files = context_store(agent)

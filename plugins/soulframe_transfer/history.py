@@ -18,16 +18,19 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import soulframe.memory.provenance as provenance
-from soulframe.memory.safety import (
+from soulframe.kit import atomic_write, ensure_private_dir
+from soulframe.memorykit import (
     Quarantine,
     UnsafeWriteError,
     UnsafeWriteWarning,
+    clean_provenance,
     guard,
-    mode_of,
-    scan,
+    mark_provenance,
+    parse_provenance,
+    strip_provenance,
 )
-from soulframe.workspace import atomic_write, ensure_private_dir
+from soulframe.memorykit import safety_mode_of as mode_of
+from soulframe.memorykit import scan_for_unsafe as scan
 
 from .report import ImportReport
 from .sources import Conversation, MemoryFileIn
@@ -54,7 +57,7 @@ def conversation_path(conv: Conversation) -> str:
 
 def one_line(text: str) -> str:
     """A message on one line: an entry per line is what ``forget`` and recall work on."""
-    return " ".join(provenance.strip(text).replace("-->", "- ->").split())
+    return " ".join(strip_provenance(text).replace("-->", "- ->").split())
 
 
 class HistoryWriter:
@@ -109,13 +112,13 @@ class HistoryWriter:
         if existing is None:
             label = LABEL.get(conv.source, conv.source)
             title = one_line(conv.title) or "untitled"
-            lines = [f"# {label}: {title}" + provenance.mark(conv.source, conv=conv.id, at=created) + "\n", "\n"]
+            lines = [f"# {label}: {title}" + mark_provenance(conv.source, conv=conv.id, at=created) + "\n", "\n"]
         else:
             for line in existing.splitlines():
-                p = provenance.parse(line)
+                p = parse_provenance(line)
                 if p is not None and "msg" in p.fields:
                     known_ids.add(p.fields["msg"])
-                known_lines.add(provenance.strip(line).strip())
+                known_lines.add(strip_provenance(line).strip())
                 if re.fullmatch(r"## \d{4}-\d{2}-\d{2}", line.strip()):
                     day = _dt.date.fromisoformat(line.strip()[3:])
         kept = 0
@@ -126,7 +129,7 @@ class HistoryWriter:
                 continue
             entry = f"{m.speaker}: {text}"
             if existing is not None and (
-                    (m.id is not None and provenance.clean(m.id) in known_ids) or entry in known_lines
+                    (m.id is not None and clean_provenance(m.id) in known_ids) or entry in known_lines
                     or (rel, entry) in self.quarantined):
                 continue  # here already, or refused and kept in quarantine by an earlier import
             if entry in self.tombstones:
@@ -137,7 +140,7 @@ class HistoryWriter:
             if m.time is not None and day is not None and m.time.date() != day:
                 day = m.time.date()
                 lines += ["\n", f"## {day.isoformat()}\n", "\n"]
-            lines.append(entry + provenance.mark(conv.source, msg=m.id, at=m.time) + "\n")
+            lines.append(entry + mark_provenance(conv.source, msg=m.id, at=m.time) + "\n")
             kept += 1
         if existing is not None and not kept:
             self.report.duplicates += 1

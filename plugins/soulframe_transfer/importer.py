@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from soulframe.model import ConfigError, SoulframeError
+from soulframe import ConfigError, SoulframeError
 
 from .history import HistoryWriter
 from .names import SOURCES
@@ -69,8 +69,7 @@ def _openclaw(agent: AgentLike, home: Path, writer: HistoryWriter, report: Impor
 
 def _write_config(agent: AgentLike, values: dict[str, object], source: Path,
                   writer: HistoryWriter, report: ImportReport) -> None:
-    from soulframe.config import load_config
-    from soulframe.workspace import atomic_write
+    from soulframe.kit import atomic_write, load_config
 
     from .openclaw import to_toml
 

@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from soulframe.model import ConfigError
+from soulframe import ConfigError
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _NUMBER = re.compile(

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from soulframe.model import ConfigError
-from soulframe.redaction import looks_secret
+from soulframe import ConfigError
+from soulframe.kit import looks_secret
 
 from . import json5
 from .history import HistoryWriter

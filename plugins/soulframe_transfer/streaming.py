@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from soulframe.model import SoulframeError
+from soulframe import SoulframeError
 
 BLOCK = 1 << 18  # 256 KiB: a few times this is the reader's own peak
 

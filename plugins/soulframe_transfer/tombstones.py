@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from soulframe.memory.provenance import strip
-from soulframe.workspace import ensure_private_dir
+from soulframe.kit import ensure_private_dir
+from soulframe.memorykit import strip_provenance as strip
 
 if TYPE_CHECKING:
     from soulframe import AgentLike

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from soulframe import hookimpl
-from soulframe.model import Registration
+from soulframe import Registration, hookimpl
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike, TruncationPolicy
+    from soulframe import AgentLike, TruncationPolicy
 
 
 def _head_tail(agent: AgentLike) -> Any:
@@ -35,13 +34,13 @@ def _fair(agent: AgentLike) -> Any:
 
 
 def _estimate(agent: AgentLike) -> Any:
-    from soulframe.prompt.tokens import estimate
+    from soulframe.kit import estimate_tokens as estimate
 
     return estimate
 
 
 def _tiktoken(agent: AgentLike) -> Any:
-    from soulframe.prompt.tokens import tiktoken_estimator
+    from soulframe.kit import tiktoken_estimator
 
     return tiktoken_estimator()
 

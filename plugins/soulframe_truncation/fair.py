@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-from soulframe.model import ContextFile, RenderedSection, TruncationNotice
+from soulframe import ContextFile, RenderedSection, TruncationNotice
 
 from . import cuts
 from .headtail import (

@@ -48,7 +48,7 @@ def register_commands(cli: click.Group) -> None:
         try:
             from .server import run
         except ModuleNotFoundError as exc:
-            from soulframe.model import SoulframeError
+            from soulframe import SoulframeError
 
             raise SoulframeError(
                 f"`soulframe ui` needs starlette, uvicorn and Jinja2, which are not installed "

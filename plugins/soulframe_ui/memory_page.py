@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import Session, TracksRecalls
+from soulframe import Session, TracksRecalls
 
 from .prompt_page import BadRequest
 

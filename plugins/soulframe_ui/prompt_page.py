@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import PROMPT_MODES, SESSION_KINDS, Session, SystemPrompt
+from soulframe import PROMPT_MODES, SESSION_KINDS, Session, SystemPrompt
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -46,7 +46,7 @@ def session_from(params: Mapping[str, str], prefix: str = "") -> tuple[Session, 
 def prompt_facts(agent: AgentLike, session: Session, mode: str | None, budget: int | None) -> dict[str, Any]:
     """Everything the prompt page shows for one session: sections in prompt order with the
     cache boundary, tokens against the budget, the context files, and what was cut."""
-    from soulframe.prompt.build import section_table
+    from soulframe.kit import section_table
 
     prompt = agent.system_prompt(session, mode=mode, budget_tokens=budget)
     known = {s.name: s for s in section_table(agent).sections}

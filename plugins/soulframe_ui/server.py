@@ -17,8 +17,8 @@ from urllib.parse import parse_qs
 
 import jinja2
 import uvicorn
-from soulframe.model import PROMPT_MODES, SESSION_KINDS, PathEscapeError, SoulframeError
-from soulframe.redaction import redact_urls
+from soulframe import PROMPT_MODES, SESSION_KINDS, PathEscapeError, SoulframeError
+from soulframe.kit import redact_urls
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -32,7 +32,7 @@ from .prompt_page import BadRequest
 if TYPE_CHECKING:
     # the inspector's pages show the engine's own view: the whole agent, not AgentLike
     from soulframe import Agent
-    from soulframe.plugins import PluginManager
+    from soulframe.kit import PluginManager
 
 HERE = Path(__file__).parent
 DEFAULT_PORT = 8765
@@ -226,14 +226,14 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
         return endpoint
 
     def dry_run(form: dict[str, str]) -> str:
-        from soulframe.memory.consolidate import consolidate
+        from soulframe.memorykit import consolidate
 
         result = consolidate(agent, dry_run=True)
         state["pending"] = result if result.status == "dry-run" else None
         return "; ".join(result.messages + ([result.refused] if result.refused else [])) or result.status
 
     def apply(form: dict[str, str]) -> str:
-        from soulframe.memory.consolidate import apply_reviewed
+        from soulframe.memorykit import apply_reviewed
 
         pending = state["pending"]
         if pending is None:
@@ -247,13 +247,13 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
         return "dry run discarded; nothing was written"
 
     def undo(form: dict[str, str]) -> str:
-        from soulframe.memory.consolidate import undo_last
+        from soulframe.memorykit import undo_last
 
         return "; ".join(undo_last(agent).messages)
 
     def release(form: dict[str, str]) -> str:
-        from soulframe.memory.safety import Quarantine
-        from soulframe.memory.sessions import release as release_entry
+        from soulframe.memorykit import Quarantine
+        from soulframe.memorykit import release as release_entry
 
         entry = Quarantine.for_agent(agent).get(form.get("id", ""))
         if upkeep_page.holds_secret(entry):
@@ -263,7 +263,7 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
         return f"released {entry.id} into {release_entry(agent, entry.id)}"
 
     def drop(form: dict[str, str]) -> str:
-        from soulframe.memory.safety import Quarantine
+        from soulframe.memorykit import Quarantine
 
         e = Quarantine.for_agent(agent).drop(form.get("id", ""))
         return f"dropped {e.id} (was going to {e.target})"
@@ -297,7 +297,7 @@ async def _form(request: Request) -> dict[str, str]:
 
 
 def _memory_path_error() -> type[Exception]:
-    from soulframe.memory.files import MemoryPathError
+    from soulframe.memorykit import MemoryPathError
 
     return MemoryPathError
 

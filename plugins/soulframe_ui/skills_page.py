@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from soulframe import plugins as _plugins
+from soulframe import kit as _plugins
 
 if TYPE_CHECKING:
     # the inspector shows the engine's own view (the snapshot, shadowed skills, the mode)

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from soulframe.model import PathEscapeError
+from soulframe import PathEscapeError
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
-    from soulframe.memory.safety import QuarantineEntry
+    from soulframe.memorykit import QuarantineEntry
 
 
 def upkeep_facts(agent: AgentLike) -> dict[str, Any]:
-    from soulframe.memory.consolidate import DIARY, UNDO_DIR
-    from soulframe.memory.safety import Quarantine
+    from soulframe.memorykit import DIARY, UNDO_DIR, Quarantine
 
     try:
         diary_path = agent.workspace.resolve(DIARY)

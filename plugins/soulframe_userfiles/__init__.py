@@ -19,11 +19,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import click
-from soulframe import hookimpl
-from soulframe.model import Registration, ToolSpec
+from soulframe import Registration, ToolSpec, hookimpl
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike, ContextSource
+    from soulframe import AgentLike, ContextSource
 
 
 def _source(agent: AgentLike) -> Any:
@@ -126,7 +125,7 @@ def _read(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_virtual(ctx: Any, name: str) -> dict[str, Any]:
-    from soulframe.prompt.context import load_merged
+    from soulframe.kit import load_merged
 
     present = any(f.name == name and f.kind == "virtual" for f in load_merged(ctx.agent, ctx.session))
     if present:
@@ -139,7 +138,7 @@ def _read_virtual(ctx: Any, name: str) -> dict[str, Any]:
 
 
 def _write(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
-    from soulframe.tools import ToolError
+    from soulframe.kit import ToolError
 
     from .rules import ContextFileReadOnlyError, write_context_file
 

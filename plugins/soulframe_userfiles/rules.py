@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 import attrs
-from soulframe.agentstore import (
+from soulframe import ContextFileStore, SoulframeError
+from soulframe.memorykit import (
     BOOTSTRAP,
     CONTEXT_FILES,
-    ContextFileStore,
     agent_level_files,
     check_user,
     context_store,
@@ -30,10 +30,9 @@ from soulframe.agentstore import (
     is_managed,
     user_level_files,
 )
-from soulframe.model import SoulframeError
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike
+    from soulframe import AgentLike
 
 #: never copied from the agent's own files into a user's: each user starts from the template
 #: (the workspace USER.md describes the owner; it must not reach other users)
@@ -50,7 +49,7 @@ class ContextFileReadOnlyError(SoulframeError):
 def templates(agent: AgentLike) -> dict[str, str]:
     """Name -> content of the context-file templates plugins offer (3a's
     ``register_workspace_templates``)."""
-    from soulframe.workspace import workspace_templates
+    from soulframe.kit import workspace_templates
 
     return {t.name: t.content for t in workspace_templates(agent.pm)
             if not t.is_dir and t.name in CONTEXT_FILES}
@@ -79,8 +78,7 @@ def _workspace_content(agent: AgentLike, names: Sequence[str]) -> dict[str, str]
     reaches: they are copied to other users, so a name that is the owner's USER.md or
     MEMORY.md under another name (a symlink, a hard link), a hard link from elsewhere or
     a link into private memory is left out (the template is used instead, with a warning)."""
-    from soulframe.prompt.context import ContextWarning
-    from soulframe.prompt.reached import OWNERS_FILES, Reached
+    from soulframe.kit import OWNERS_FILES, ContextWarning, Reached
 
     reached = Reached(agent.root, OWNERS_FILES, agent)
     out: dict[str, str] = {}
@@ -223,8 +221,7 @@ def write_context_file(
 
     # 3. write, once the text is known not to carry an injection or a secret into every
     # later prompt (memory.write_safety)
-    from soulframe.memory.safety import guard
-    from soulframe.memory.textclean import strip_controls
+    from soulframe.memorykit import guard, strip_controls
 
     content = strip_controls(content)  # a NUL would make the file look binary
     where = f"{name} of user {user_id}" if to_user else name

@@ -6,17 +6,18 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from soulframe.agentstore import (
+from soulframe import ContextFile, Session
+from soulframe.kit import visible_in_session
+from soulframe.memorykit import (
     BOOTSTRAP,
     CONTEXT_FILES,
+    MEMORY_FILES,
     check_user,
     context_store,
     effective_user,
     is_managed,
     user_level_files,
 )
-from soulframe.model import ContextFile, Session
-from soulframe.prompt.context import MEMORY_FILES, visible_in_session
 
 from .rules import seed_to_store, seed_user_files
 
@@ -24,7 +25,7 @@ from .rules import seed_to_store, seed_user_files
 CURATED = MEMORY_FILES[0]
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike
+    from soulframe import AgentLike
 
 
 class StoreContextSource:

@@ -11,14 +11,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
-from soulframe import hookimpl
-from soulframe.config import K, Key
-from soulframe.model import ContextFile, Registration, Session
+from soulframe import ContextFile, K, Key, Registration, Session, hookimpl
 
 from .render import delegation_md, team_md
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike, ContextSource
+    from soulframe import AgentLike, ContextSource
 
 SOURCE_NAME = "virtual"
 VIRTUAL_NAMES = ("DELEGATION.md", "TEAM.md")

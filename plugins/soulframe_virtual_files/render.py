@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from soulframe.model import ConfigError
+from soulframe import ConfigError
 
 #: TEAM.md's roster starts with this heading (the Team Members section shows it separately)
 MEMBERS_HEADING = "## Members"

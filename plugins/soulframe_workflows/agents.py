@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe.config import Config, load_config, user_config_dir
-from soulframe.model import AgentSpec, ConfigError, SoulframeError
-from soulframe.workspace import ensure_private_dir
+from soulframe import AgentSpec, Config, ConfigError, SoulframeError
+from soulframe.kit import ensure_private_dir, load_config, user_config_dir
 
 if TYPE_CHECKING:
     # what the listing shows (discovered files, where the store keeps them) is the engine's own view
@@ -67,7 +66,7 @@ def describe_agent(config: Config, spec: AgentSpec, pm: Any = None, *, is_defaul
     agent = Agent(config, agent_id=spec.id, pm=pm)
     try:
         try:
-            from soulframe.prompt.identity import explain_identity
+            from soulframe.kit import explain_identity
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # `soulframe doctor` reports file problems

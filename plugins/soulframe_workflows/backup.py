@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from soulframe.model import SoulframeError
+from soulframe import SoulframeError
 
 from .backup_secrets import file_secrets
 from .backup_secrets import secret_configs as _secret_configs
@@ -102,7 +102,7 @@ def _require_repo(root: Path) -> Path:
 
 def redact_url(url: str) -> str:
     """A remote URL without a password or token (``https://user:TOKEN@host`` -> ``user:***``)."""
-    from soulframe.redaction import redact_endpoint as redact
+    from soulframe.kit import redact_endpoint as redact
 
     return redact(url)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from soulframe.redaction import looks_secret
+from soulframe.kit import looks_secret
 
 CONFIG_NAMES: tuple[str, ...] = ("soulframe.toml", "soulframe.json")
 _SECRET_KEY = re.compile(r"(^|[._])(api_key|apikey|token|secret|password)$", re.I)
@@ -54,7 +54,7 @@ def file_secrets(root: Path, names: Iterable[str]) -> list[str]:
     """``file line N (format)`` for every secret in the Markdown files of ``names`` (those a
     commit would take): a key pasted into a memory or context file by hand. Where only,
     never the secret."""
-    from soulframe.redaction import secret_lines
+    from soulframe.kit import secret_lines
 
     out = []
     for name in sorted({n for n in names if n.endswith(".md")}):

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+from soulframe import SoulframeError
 from soulframe.cli import State, command_group, echo_json, pass_state
-from soulframe.model import SoulframeError
 
 AGENTS_HELP = "Several agents on one host: list and add them, summon their context files."
 
@@ -98,8 +98,7 @@ def agents_add(state: State, agent_id: str, workspace_dir: str | None, agent_typ
       soulframe agents add aria --name Aria --emoji 🌿
       soulframe agents add devbot --workspace ~/devbot-workspace --type predefined
     """
-    from soulframe.config import find_config_file
-    from soulframe.workspace import seed_workspace, workspace_templates
+    from soulframe.kit import find_config_file, seed_workspace, workspace_templates
 
     from .agents import AddResult, add_agent, choose_config_file
 
@@ -204,7 +203,7 @@ def backup_init(state: State, exclude_daily: bool, no_commit: bool, as_json: boo
 def backup_commit(state: State, message: str | None, as_json: bool) -> None:
     """Commit every change in the workspace (git add -A + commit). Nothing to commit is not
     an error."""
-    from soulframe.prompt.context import agent_timezone
+    from soulframe.kit import agent_timezone
 
     from . import backup
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from soulframe import hookimpl
-from soulframe.model import Registration, WorkspaceTemplate
+from soulframe import Registration, WorkspaceTemplate, hookimpl
 
 from .templates import default_templates
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike, ContextSource
+    from soulframe import AgentLike, ContextSource
 
 
 def _source(agent: AgentLike) -> Any:

@@ -22,20 +22,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe.agentstore import sees_owner_memory
-from soulframe.memory.files import CURATED, DAILY_LOG
-from soulframe.model import ContextFile, PathEscapeError, Session, WorkspaceLike
-from soulframe.prompt.context import (
+from soulframe import ContextFile, PathEscapeError, Session, WorkspaceLike
+from soulframe.kit import (
     BOOTSTRAP_FILES,
     EXTRA_CONTEXT_FILES,
     ContextWarning,
-    daily_log_names,
+    Reached,
     visible_in_session,
 )
-from soulframe.prompt.reached import Reached
+from soulframe.memorykit import CURATED, DAILY_LOG, daily_log_names, sees_owner_memory
 
 if TYPE_CHECKING:
-    from soulframe.model import AgentLike
+    from soulframe import AgentLike
 
 
 @attrs.frozen
@@ -242,7 +240,7 @@ def _public_log(ws: WorkspaceLike, name: str) -> bool:
     path = ws.root / name
     if not path.is_symlink() and not (ws.root / "memory").is_symlink() and _single_link(path):
         return True  # the common case: a plain file, nothing to follow
-    from soulframe.memory.files import Discovery
+    from soulframe.memorykit import Discovery
 
     discovery = Discovery(ws)
     if discovery.privacy(name) is False:

@@ -9,7 +9,7 @@ import pytest
 import soulframe_quiet_hours as qh
 from click.testing import CliRunner
 from soulframe.cli import build_cli
-from soulframe.plugins import make_plugin_manager
+from soulframe.kit import make_plugin_manager
 
 
 def test_window_crossing_midnight() -> None:

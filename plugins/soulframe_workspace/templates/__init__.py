@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from soulframe.model import WorkspaceTemplate
+from soulframe import WorkspaceTemplate
 
 ALL = frozenset({"open", "predefined"})
 OPEN = frozenset({"open"})

@@ -1,0 +1,366 @@
+"""The plugin author's kit: the helpers a plugin calls beyond the value types and protocols
+in :mod:`soulframe`.
+
+Everything here is public API (listed in ``__all__`` and on the generated API page,
+docs/api.md); the modules the names come from are the engine's and may change. Names are
+imported on first use, so ``from soulframe.kit import post_json`` costs no more than the one
+helper it needs, and ``soulframe prompt`` stays light.
+
+What is here:
+
+- **HTTP with secret masking**: :func:`post_json` (retries per :class:`RetryPolicy`, the key
+  never in an error or a log), :class:`Secret`, :func:`resolve_api_key`, :func:`key_source`,
+  :func:`redact_endpoint`, :class:`RequestError`.
+- **Redaction**: :func:`mask_for_model` (what a model may see of a text),
+  :func:`looks_secret`, :func:`secret_lines`, :func:`redact_url`, :func:`redact_urls`.
+- **The tool loop**: :func:`run_tool_loop` with :func:`chat_model_for`, :class:`LoopResult`,
+  :class:`ToolEvent`, :class:`ChatModelError`, :class:`ChatConfigError`; :func:`dispatch`
+  runs one tool, :func:`export_tools` gives a chat API the tool schemas, :class:`ToolError` is a tool's answer to bad input.
+- **Conversation text** (OpenAI-style message dicts): :func:`system_message`,
+  :func:`user_message`, :func:`assistant_message`, :func:`tool_result_message`,
+  :func:`text_of`, :func:`tool_calls_of`, :func:`parse_arguments`, :func:`check_conversation`.
+- **Neutralising** text a model did not write before it enters a prompt: :func:`neutralise`,
+  :func:`one_line`.
+- **Workspace and files**: :class:`Workspace`, :func:`atomic_write`, :func:`locked`,
+  :func:`update_locked`, :func:`ensure_private_dir`, :func:`seed_workspace`,
+  :func:`workspace_templates`, :func:`storage_full`, :class:`StorageFullError`; the sandbox's
+  :func:`workspace_access`, :func:`read_only_reason`, :func:`sandbox_settings`; the user
+  directories :func:`data_dir`, :func:`cache_dir`; configuration files
+  :func:`load_config`, :func:`find_config_file`, :func:`user_config_dir`.
+- **Prompt helpers**: the agent's clock (:func:`agent_now`, :func:`session_now`,
+  :func:`agent_timezone`), which context files a session sees (:func:`visible_in_session`,
+  :func:`load_merged`, :func:`where`, :data:`BOOTSTRAP_FILES`, :data:`EXTRA_CONTEXT_FILES`,
+  :class:`Reached`, :data:`OWNERS_FILES`, :class:`ContextWarning`),
+  :func:`heartbeat_has_tasks`, :func:`explain_identity`, :func:`section_table`, token
+  estimates (:func:`estimate_tokens`, :func:`tiktoken_estimator`).
+- **Skills**: :func:`parse_skill_text`, :class:`SkillProblem`, :func:`render_skills_inline`,
+  :class:`SkillLimits`.
+- **Text for search indexes**: :func:`index_grams`, :func:`raw_words`, :data:`MARKS`,
+  :data:`UNSPACED_CLASS`.
+- **Embedding errors**: :class:`EmbeddingError`, :class:`EmbeddingUnavailableError`.
+- **Plugins**: :func:`make_plugin_manager` (a plugin's own tests build the CLI on it),
+  :func:`collect_named` (what a named registry holds),
+  :class:`PluginManager`, :func:`list_plugins`, :func:`what_each_registers` (the inspector's
+  plugin page).
+
+Store and memory plugins find their helpers in :mod:`soulframe.memorykit`, command-line
+plugins theirs in :mod:`soulframe.cli`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from soulframe.config import (
+        find_config_file,
+        load_config,
+        user_config_dir,
+    )
+    from soulframe.conversation import (
+        assistant as assistant_message,
+    )
+    from soulframe.conversation import (
+        check_conversation,
+        parse_arguments,
+        text_of,
+        tool_calls_of,
+    )
+    from soulframe.conversation import (
+        system as system_message,
+    )
+    from soulframe.conversation import (
+        tool_result as tool_result_message,
+    )
+    from soulframe.conversation import (
+        user as user_message,
+    )
+    from soulframe.embedding import (
+        EmbeddingError,
+        EmbeddingUnavailableError,
+    )
+    from soulframe.http import (
+        RequestError,
+        RetryPolicy,
+        Secret,
+        key_source,
+        post_json,
+        redact_endpoint,
+        resolve_api_key,
+    )
+    from soulframe.neutralise import (
+        neutralise,
+        one_line,
+    )
+    from soulframe.paths import (
+        cache_dir,
+        data_dir,
+    )
+    from soulframe.plugins import (
+        PluginManager,
+        collect_named,
+        list_plugins,
+        make_plugin_manager,
+        what_each_registers,
+    )
+    from soulframe.prompt.build import (
+        section_table,
+    )
+    from soulframe.prompt.context import (
+        BOOTSTRAP_FILES,
+        EXTRA_CONTEXT_FILES,
+        ContextWarning,
+        agent_now,
+        agent_timezone,
+        heartbeat_has_tasks,
+        load_merged,
+        session_now,
+        visible_in_session,
+        where,
+    )
+    from soulframe.prompt.identity import (
+        explain_identity,
+    )
+    from soulframe.prompt.reached import (
+        OWNERS_FILES,
+        Reached,
+    )
+    from soulframe.prompt.tokens import (
+        estimate as estimate_tokens,
+    )
+    from soulframe.prompt.tokens import (
+        tiktoken_estimator,
+    )
+    from soulframe.redaction import (
+        looks_secret,
+        mask_for_model,
+        redact_url,
+        redact_urls,
+        secret_lines,
+    )
+    from soulframe.sandbox import (
+        read_only_reason,
+        sandbox_settings,
+        workspace_access,
+    )
+    from soulframe.skills.loader import (
+        SkillProblem,
+        parse_skill_text,
+    )
+    from soulframe.skills.prompt import (
+        Limits as SkillLimits,
+    )
+    from soulframe.skills.prompt import (
+        render_inline as render_skills_inline,
+    )
+    from soulframe.textsplit import (
+        MARKS,
+        UNSPACED_CLASS,
+        index_grams,
+        raw_words,
+    )
+    from soulframe.toolloop import (
+        ChatConfigError,
+        ChatModelError,
+        LoopResult,
+        ToolEvent,
+        chat_model_for,
+        run_tool_loop,
+    )
+    from soulframe.tools import (
+        ToolError,
+        dispatch,
+        export_tools,
+    )
+    from soulframe.workspace import (
+        StorageFullError,
+        Workspace,
+        atomic_write,
+        ensure_private_dir,
+        locked,
+        seed_workspace,
+        storage_full,
+        update_locked,
+        workspace_templates,
+    )
+
+#: where each name lives in the engine (``module`` or ``module:attribute`` when the public
+#: name differs): imported on first use, so importing this module costs nothing
+_HOMES: dict[str, str] = {
+    "agent_now": "soulframe.prompt.context",
+    "agent_timezone": "soulframe.prompt.context",
+    "assistant_message": "soulframe.conversation:assistant",
+    "atomic_write": "soulframe.workspace",
+    "BOOTSTRAP_FILES": "soulframe.prompt.context",
+    "cache_dir": "soulframe.paths",
+    "chat_model_for": "soulframe.toolloop",
+    "ChatConfigError": "soulframe.toolloop",
+    "ChatModelError": "soulframe.toolloop",
+    "check_conversation": "soulframe.conversation",
+    "collect_named": "soulframe.plugins",
+    "ContextWarning": "soulframe.prompt.context",
+    "data_dir": "soulframe.paths",
+    "dispatch": "soulframe.tools",
+    "EmbeddingError": "soulframe.embedding",
+    "EmbeddingUnavailableError": "soulframe.embedding",
+    "ensure_private_dir": "soulframe.workspace",
+    "estimate_tokens": "soulframe.prompt.tokens:estimate",
+    "explain_identity": "soulframe.prompt.identity",
+    "export_tools": "soulframe.tools",
+    "EXTRA_CONTEXT_FILES": "soulframe.prompt.context",
+    "find_config_file": "soulframe.config",
+    "heartbeat_has_tasks": "soulframe.prompt.context",
+    "index_grams": "soulframe.textsplit",
+    "key_source": "soulframe.http",
+    "list_plugins": "soulframe.plugins",
+    "load_config": "soulframe.config",
+    "load_merged": "soulframe.prompt.context",
+    "locked": "soulframe.workspace",
+    "looks_secret": "soulframe.redaction",
+    "LoopResult": "soulframe.toolloop",
+    "make_plugin_manager": "soulframe.plugins",
+    "MARKS": "soulframe.textsplit",
+    "mask_for_model": "soulframe.redaction",
+    "neutralise": "soulframe.neutralise",
+    "one_line": "soulframe.neutralise",
+    "OWNERS_FILES": "soulframe.prompt.reached",
+    "parse_arguments": "soulframe.conversation",
+    "parse_skill_text": "soulframe.skills.loader",
+    "PluginManager": "soulframe.plugins",
+    "post_json": "soulframe.http",
+    "raw_words": "soulframe.textsplit",
+    "Reached": "soulframe.prompt.reached",
+    "read_only_reason": "soulframe.sandbox",
+    "redact_endpoint": "soulframe.http",
+    "redact_url": "soulframe.redaction",
+    "redact_urls": "soulframe.redaction",
+    "render_skills_inline": "soulframe.skills.prompt:render_inline",
+    "RequestError": "soulframe.http",
+    "resolve_api_key": "soulframe.http",
+    "RetryPolicy": "soulframe.http",
+    "run_tool_loop": "soulframe.toolloop",
+    "sandbox_settings": "soulframe.sandbox",
+    "Secret": "soulframe.http",
+    "secret_lines": "soulframe.redaction",
+    "section_table": "soulframe.prompt.build",
+    "seed_workspace": "soulframe.workspace",
+    "session_now": "soulframe.prompt.context",
+    "SkillLimits": "soulframe.skills.prompt:Limits",
+    "SkillProblem": "soulframe.skills.loader",
+    "storage_full": "soulframe.workspace",
+    "StorageFullError": "soulframe.workspace",
+    "system_message": "soulframe.conversation:system",
+    "text_of": "soulframe.conversation",
+    "tiktoken_estimator": "soulframe.prompt.tokens",
+    "tool_calls_of": "soulframe.conversation",
+    "tool_result_message": "soulframe.conversation:tool_result",
+    "ToolError": "soulframe.tools",
+    "ToolEvent": "soulframe.toolloop",
+    "UNSPACED_CLASS": "soulframe.textsplit",
+    "update_locked": "soulframe.workspace",
+    "user_config_dir": "soulframe.config",
+    "user_message": "soulframe.conversation:user",
+    "visible_in_session": "soulframe.prompt.context",
+    "what_each_registers": "soulframe.plugins",
+    "where": "soulframe.prompt.context",
+    "Workspace": "soulframe.workspace",
+    "workspace_access": "soulframe.sandbox",
+    "workspace_templates": "soulframe.workspace",
+}
+
+__all__ = [
+    "BOOTSTRAP_FILES",
+    "ChatConfigError",
+    "ChatModelError",
+    "ContextWarning",
+    "EXTRA_CONTEXT_FILES",
+    "EmbeddingError",
+    "EmbeddingUnavailableError",
+    "LoopResult",
+    "MARKS",
+    "OWNERS_FILES",
+    "PluginManager",
+    "Reached",
+    "RequestError",
+    "RetryPolicy",
+    "Secret",
+    "SkillLimits",
+    "SkillProblem",
+    "StorageFullError",
+    "ToolError",
+    "ToolEvent",
+    "UNSPACED_CLASS",
+    "Workspace",
+    "agent_now",
+    "agent_timezone",
+    "assistant_message",
+    "atomic_write",
+    "cache_dir",
+    "chat_model_for",
+    "check_conversation",
+    "collect_named",
+    "data_dir",
+    "dispatch",
+    "ensure_private_dir",
+    "estimate_tokens",
+    "explain_identity",
+    "export_tools",
+    "find_config_file",
+    "heartbeat_has_tasks",
+    "index_grams",
+    "key_source",
+    "list_plugins",
+    "load_config",
+    "load_merged",
+    "locked",
+    "looks_secret",
+    "make_plugin_manager",
+    "mask_for_model",
+    "neutralise",
+    "one_line",
+    "parse_arguments",
+    "parse_skill_text",
+    "post_json",
+    "raw_words",
+    "read_only_reason",
+    "redact_endpoint",
+    "redact_url",
+    "redact_urls",
+    "render_skills_inline",
+    "resolve_api_key",
+    "run_tool_loop",
+    "sandbox_settings",
+    "secret_lines",
+    "section_table",
+    "seed_workspace",
+    "session_now",
+    "storage_full",
+    "system_message",
+    "text_of",
+    "tiktoken_estimator",
+    "tool_calls_of",
+    "tool_result_message",
+    "update_locked",
+    "user_config_dir",
+    "user_message",
+    "visible_in_session",
+    "what_each_registers",
+    "where",
+    "workspace_access",
+    "workspace_templates",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, _, attr = home.partition(":")
+    value = getattr(importlib.import_module(module), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

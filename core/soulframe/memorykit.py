@@ -1,0 +1,292 @@
+"""The kit for memory and store plugins: the rules a plugin that writes, indexes or stores
+memory must share with the engine, so there is one answer to each question.
+
+Public API (``__all__``, docs/api.md); imported on first use like :mod:`soulframe.kit`.
+
+- **Memory files**: which files are memory and where they live: :data:`CURATED`
+  (``MEMORY.md``), :data:`DAILY_LOG`, :data:`MEMORY_FILES`, :func:`daily_log_names`,
+  :func:`is_curated`, :func:`day_of`, :class:`Discovery`, :data:`SKIP_DIRS`;
+  :func:`confine_memory_path` refuses a path outside ``memory/`` (:class:`MemoryPathError`).
+- **Safety**: :func:`guard` checks a write for injected instructions and secrets (per
+  :func:`safety_mode_of`; :func:`scan_for_unsafe` only reports), :class:`Quarantine`,
+  :class:`QuarantineEntry`, :class:`UnsafeWriteError`, :class:`UnsafeWriteWarning`;
+  :func:`strip_controls`.
+- **Provenance comments** on memory lines: :class:`Provenance`, :func:`mark_provenance`,
+  :func:`mark_new_lines`, :func:`parse_provenance`, :func:`strip_provenance`,
+  :func:`clean_provenance`.
+- **Sessions and transcripts**: :func:`save_session`, :func:`load_messages`,
+  :func:`read_transcript`, :func:`parse_messages`, :func:`loads_bounded`, :func:`release`,
+  :class:`SessionLimits`.
+- **Consolidation**: :func:`consolidate`, :func:`apply_reviewed`, :func:`undo_last`,
+  :data:`DIARY`, :data:`UNDO_DIR`.
+- **Indexing and search**: :func:`chunk_text`, :func:`chunk_file`, :func:`passage_windows`,
+  :func:`drop_superseded`, :func:`is_superseded_chunk`, :func:`query_terms`,
+  :func:`without_noise`, :func:`recall_key`; the embedding cache (:class:`EmbeddingCache`,
+  :class:`InMemoryCacheBackend`, keyed by :func:`text_hash`), :func:`vector_to_bytes`,
+  :func:`vector_from_bytes`.
+- **Users and per-user context files** (the contract every store serves):
+  :class:`UserMemory`, :func:`effective_user`, :func:`check_user`,
+  :func:`sees_owner_memory`, :func:`context_store`, :func:`is_managed`,
+  :func:`is_context_file`, :func:`agent_level_files`, :func:`user_level_files`,
+  :data:`CONTEXT_FILES`, :data:`BOOTSTRAP`, :func:`standalone_agent_id`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from soulframe.agentstore import (
+        BOOTSTRAP,
+        CONTEXT_FILES,
+        agent_level_files,
+        check_user,
+        context_store,
+        effective_user,
+        is_context_file,
+        is_managed,
+        sees_owner_memory,
+        standalone_agent_id,
+        user_level_files,
+    )
+    from soulframe.embedding import (
+        EmbeddingCache,
+        InMemoryCacheBackend,
+        text_hash,
+        vector_from_bytes,
+        vector_to_bytes,
+    )
+    from soulframe.memory.chunking import (
+        chunk_text,
+    )
+    from soulframe.memory.consolidate import (
+        DIARY,
+        UNDO_DIR,
+        apply_reviewed,
+        consolidate,
+        undo_last,
+    )
+    from soulframe.memory.files import (
+        CURATED,
+        DAILY_LOG,
+        SKIP_DIRS,
+        Discovery,
+        MemoryPathError,
+        confine_memory_path,
+        day_of,
+        is_curated,
+    )
+    from soulframe.memory.noise import (
+        without_noise,
+    )
+    from soulframe.memory.pipeline import (
+        chunk as chunk_file,
+    )
+    from soulframe.memory.provenance import (
+        Provenance,
+        mark_new_lines,
+    )
+    from soulframe.memory.provenance import (
+        clean as clean_provenance,
+    )
+    from soulframe.memory.provenance import (
+        mark as mark_provenance,
+    )
+    from soulframe.memory.provenance import (
+        parse as parse_provenance,
+    )
+    from soulframe.memory.provenance import (
+        strip as strip_provenance,
+    )
+    from soulframe.memory.querying import (
+        query_terms,
+    )
+    from soulframe.memory.recall import (
+        recall_key,
+    )
+    from soulframe.memory.safety import (
+        Quarantine,
+        QuarantineEntry,
+        UnsafeWriteError,
+        UnsafeWriteWarning,
+        guard,
+    )
+    from soulframe.memory.safety import (
+        mode_of as safety_mode_of,
+    )
+    from soulframe.memory.safety import (
+        scan as scan_for_unsafe,
+    )
+    from soulframe.memory.sessions import (
+        Limits as SessionLimits,
+    )
+    from soulframe.memory.sessions import (
+        load_messages,
+        loads_bounded,
+        parse_messages,
+        read_transcript,
+        release,
+        save_session,
+    )
+    from soulframe.memory.supersede import (
+        drop_superseded,
+        is_superseded_chunk,
+    )
+    from soulframe.memory.sync import (
+        passage_windows,
+    )
+    from soulframe.memory.textclean import (
+        strip_controls,
+    )
+    from soulframe.memory.users import (
+        UserMemory,
+    )
+    from soulframe.prompt.context import (
+        MEMORY_FILES,
+        daily_log_names,
+    )
+
+#: where each name lives in the engine (``module`` or ``module:attribute`` when the public
+#: name differs): imported on first use, so importing this module costs nothing
+_HOMES: dict[str, str] = {
+    "agent_level_files": "soulframe.agentstore",
+    "apply_reviewed": "soulframe.memory.consolidate",
+    "BOOTSTRAP": "soulframe.agentstore",
+    "check_user": "soulframe.agentstore",
+    "chunk_file": "soulframe.memory.pipeline:chunk",
+    "chunk_text": "soulframe.memory.chunking",
+    "clean_provenance": "soulframe.memory.provenance:clean",
+    "confine_memory_path": "soulframe.memory.files",
+    "consolidate": "soulframe.memory.consolidate",
+    "CONTEXT_FILES": "soulframe.agentstore",
+    "context_store": "soulframe.agentstore",
+    "CURATED": "soulframe.memory.files",
+    "DAILY_LOG": "soulframe.memory.files",
+    "daily_log_names": "soulframe.prompt.context",
+    "day_of": "soulframe.memory.files",
+    "DIARY": "soulframe.memory.consolidate",
+    "Discovery": "soulframe.memory.files",
+    "drop_superseded": "soulframe.memory.supersede",
+    "effective_user": "soulframe.agentstore",
+    "EmbeddingCache": "soulframe.embedding",
+    "guard": "soulframe.memory.safety",
+    "InMemoryCacheBackend": "soulframe.embedding",
+    "is_context_file": "soulframe.agentstore",
+    "is_curated": "soulframe.memory.files",
+    "is_managed": "soulframe.agentstore",
+    "is_superseded_chunk": "soulframe.memory.supersede",
+    "load_messages": "soulframe.memory.sessions",
+    "loads_bounded": "soulframe.memory.sessions",
+    "mark_new_lines": "soulframe.memory.provenance",
+    "mark_provenance": "soulframe.memory.provenance:mark",
+    "MEMORY_FILES": "soulframe.prompt.context",
+    "MemoryPathError": "soulframe.memory.files",
+    "parse_messages": "soulframe.memory.sessions",
+    "parse_provenance": "soulframe.memory.provenance:parse",
+    "passage_windows": "soulframe.memory.sync",
+    "Provenance": "soulframe.memory.provenance",
+    "Quarantine": "soulframe.memory.safety",
+    "QuarantineEntry": "soulframe.memory.safety",
+    "query_terms": "soulframe.memory.querying",
+    "read_transcript": "soulframe.memory.sessions",
+    "recall_key": "soulframe.memory.recall",
+    "release": "soulframe.memory.sessions",
+    "safety_mode_of": "soulframe.memory.safety:mode_of",
+    "save_session": "soulframe.memory.sessions",
+    "scan_for_unsafe": "soulframe.memory.safety:scan",
+    "sees_owner_memory": "soulframe.agentstore",
+    "SessionLimits": "soulframe.memory.sessions:Limits",
+    "SKIP_DIRS": "soulframe.memory.files",
+    "standalone_agent_id": "soulframe.agentstore",
+    "strip_controls": "soulframe.memory.textclean",
+    "strip_provenance": "soulframe.memory.provenance:strip",
+    "text_hash": "soulframe.embedding",
+    "UNDO_DIR": "soulframe.memory.consolidate",
+    "undo_last": "soulframe.memory.consolidate",
+    "UnsafeWriteError": "soulframe.memory.safety",
+    "UnsafeWriteWarning": "soulframe.memory.safety",
+    "user_level_files": "soulframe.agentstore",
+    "UserMemory": "soulframe.memory.users",
+    "vector_from_bytes": "soulframe.embedding",
+    "vector_to_bytes": "soulframe.embedding",
+    "without_noise": "soulframe.memory.noise",
+}
+
+__all__ = [
+    "BOOTSTRAP",
+    "CONTEXT_FILES",
+    "CURATED",
+    "DAILY_LOG",
+    "DIARY",
+    "Discovery",
+    "EmbeddingCache",
+    "InMemoryCacheBackend",
+    "MEMORY_FILES",
+    "MemoryPathError",
+    "Provenance",
+    "Quarantine",
+    "QuarantineEntry",
+    "SKIP_DIRS",
+    "SessionLimits",
+    "UNDO_DIR",
+    "UnsafeWriteError",
+    "UnsafeWriteWarning",
+    "UserMemory",
+    "agent_level_files",
+    "apply_reviewed",
+    "check_user",
+    "chunk_file",
+    "chunk_text",
+    "clean_provenance",
+    "confine_memory_path",
+    "consolidate",
+    "context_store",
+    "daily_log_names",
+    "day_of",
+    "drop_superseded",
+    "effective_user",
+    "guard",
+    "is_context_file",
+    "is_curated",
+    "is_managed",
+    "is_superseded_chunk",
+    "load_messages",
+    "loads_bounded",
+    "mark_new_lines",
+    "mark_provenance",
+    "parse_messages",
+    "parse_provenance",
+    "passage_windows",
+    "query_terms",
+    "read_transcript",
+    "recall_key",
+    "release",
+    "safety_mode_of",
+    "save_session",
+    "scan_for_unsafe",
+    "sees_owner_memory",
+    "standalone_agent_id",
+    "strip_controls",
+    "strip_provenance",
+    "text_hash",
+    "undo_last",
+    "user_level_files",
+    "vector_from_bytes",
+    "vector_to_bytes",
+    "without_noise",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, _, attr = home.partition(":")
+    value = getattr(importlib.import_module(module), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
