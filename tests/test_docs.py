@@ -27,6 +27,26 @@ def test_hook_reference_is_generated_from_the_hookspecs() -> None:
     check_generated(DOCS / "plugins" / "hooks.md", _docgen.hooks_reference())
 
 
+def test_api_page_is_generated_from_the_public_modules() -> None:
+    check_generated(DOCS / "api.md", _docgen.api_reference())
+
+
+def test_api_page_lists_exactly_the_public_surface() -> None:
+    """docs/api.md documents the six modules plugins may import (pyproject's plugin-surface)
+    and each name in their ``__all__``, no more and no fewer."""
+    import importlib
+    import tomllib
+
+    surface = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["soulframe"]["plugin-surface"]["modules"]
+    page = (DOCS / "api.md").read_text()
+    assert re.findall(r"^## `([\w.]+)`$", page, re.M) == list(_docgen.PUBLIC_MODULES)
+    assert sorted(_docgen.PUBLIC_MODULES) == sorted(surface)
+    listed = re.findall(r"^\| `(\w+)` \|", page, re.M)
+    expected = [n for m in _docgen.PUBLIC_MODULES for n in sorted(importlib.import_module(m).__all__, key=str.lower)
+                if not (m == "soulframe.hookspecs" and n in hookspecs.HOOK_NAMES)]
+    assert listed == expected
+
+
 def test_hook_reference_renders_as_prose_not_code_blocks() -> None:
     """Every docstring line after the first is indented in the source; left as it was,
     Markdown showed each hook's description as a code block."""

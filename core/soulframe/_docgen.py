@@ -4,6 +4,8 @@ the committed files and rewrite them when ``SOULFRAME_UPDATE_DOCS=1``)."""
 from __future__ import annotations
 
 import inspect
+import re
+import typing
 
 from . import hookspecs
 from .config import key_catalogue
@@ -51,3 +53,74 @@ def configuration_reference() -> str:
             meaning += f" ({lo}value{hi})"
         rows.append(f"| `{key}` | {default} | {meaning} | {spec.plugin or 'core'} | {spec.seed} |")
     return "\n".join(rows) + "\n"
+
+
+#: the public API, in the order docs/api.md presents it (pyproject's plugin-surface lists the same)
+PUBLIC_MODULES = ("soulframe", "soulframe.hookspecs", "soulframe.kit", "soulframe.memorykit",
+                  "soulframe.cli", "soulframe.testing")
+
+_ROLE = re.compile(r":(?:class|func|data|mod|meth|attr|exc):`~?([^`]+)`")
+
+
+def _prose(doc: str) -> str:
+    """A docstring as Markdown: Sphinx roles become code, ``literals`` single backticks."""
+    return _ROLE.sub(r"`\1`", inspect.cleandoc(doc)).replace("``", "`")
+
+
+def _summary(value: object) -> tuple[str, str]:
+    """(kind, first line of the docstring) of one public name."""
+    if typing.get_origin(value) is not None or value is typing.Any:  # AgentType = Literal[...]
+        shown = repr(value).replace("typing.", "")
+        return "type", f"`{shown}`"
+    if inspect.isclass(value):
+        kind = "protocol" if getattr(value, "_is_protocol", False) else (
+            "exception" if issubclass(value, BaseException) else "class")
+    elif inspect.ismodule(value):
+        kind = "module"
+    elif callable(value):
+        kind = "function"
+    else:
+        kind = "constant"
+    doc = inspect.getdoc(value) if kind != "constant" else None
+    if kind == "constant":
+        shown = repr(value)
+        if isinstance(value, (set, frozenset)):  # a set's repr follows hash order: sort it
+            shown = "{" + ", ".join(sorted(map(repr, value))) + "}"
+        return kind, f"`{shown[:70]}{'…' if len(shown) > 70 else ''}`"
+    if not doc:  # the call's shape says what it takes
+        try:
+            return kind, f"`({', '.join(inspect.signature(value).parameters)})`"  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return kind, ""
+    first = _prose(doc).split("\n\n")[0].replace("\n", " ").replace("|", "\\|")
+    return kind, first
+
+
+def api_reference() -> str:
+    """docs/api.md: every public module, its docstring, and each name in its ``__all__``
+    with its kind and the first paragraph of its docstring."""
+    import importlib
+
+    out = [
+        "# Public API",
+        "",
+        "<!-- generated from the public modules' __all__ and docstrings by tests/test_docs.py; do not edit -->",
+        "",
+        "A plugin imports these six modules and nothing else of soulframe; every other module",
+        "is the engine's and may change between releases (`lint-imports` and",
+        "tests/test_plugin_surface.py enforce it for the default plugins).",
+        "",
+    ]
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        names = list(module.__all__)
+        out += [f"## `{name}`", "", _prose(module.__doc__ or ""), ""]
+        if name == "soulframe.hookspecs":
+            out += ["Each hook is documented in the [hook reference](plugins/hooks.md).", ""]
+            names = [n for n in names if n not in hookspecs.HOOK_NAMES]
+        out += ["| name | kind | what it is |", "|---|---|---|"]
+        for attr in sorted(names, key=str.lower):
+            kind, what = _summary(getattr(module, attr))
+            out.append(f"| `{attr}` | {kind} | {what} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
