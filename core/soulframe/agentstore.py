@@ -142,7 +142,7 @@ def sees_owner_memory(agent: AgentLike, session: Session | None) -> bool:
     saved sessions, entity pages, ``memory.extra_paths``. Curated memory follows its owner:
     only a private session with no user (the owner at the keyboard, or the Python API) or
     with a user listed in the agent's ``owner_ids``. Any other user has memory of their own
-    (:class:`soulframe.memory.users.UserMemory`) and never sees the owner's.
+    (:class:`soulframe.memorykit.UserMemory`) and never sees the owner's.
     """
     if session is None:
         return True

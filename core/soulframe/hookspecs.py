@@ -73,7 +73,7 @@ def register_prompt_sections() -> Iterable[Section]:
 
     Called once per :class:`~soulframe.Agent` when its first prompt is built.
 
-    :returns: :class:`~soulframe.model.Section` objects. ``order`` places the section (the
+    :returns: :class:`~soulframe.Section` objects. ``order`` places the section (the
         seeds' numbering: identity 1, persona 1.7, tooling 2, safety 3, skills 4, workspace 6,
         time 8, project context 11, memory recall 12.5, runtime 15, recency 16); ``modes`` the
         prompt modes it appears in; ``zone`` whether it sits above the prompt-cache boundary
@@ -95,8 +95,8 @@ def register_context_sources() -> Iterable[Registration[ContextSource]]:
 
     Called once per :class:`~soulframe.Agent`.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
-        returns a :class:`~soulframe.model.ContextSource`: an object with ``name`` and
+    :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
+        returns a :class:`~soulframe.ContextSource`: an object with ``name`` and
         ``load(agent, session) -> Sequence[ContextFile]``.
 
     Combined: every source is used. Their files are merged by name: a per-user file
@@ -115,7 +115,7 @@ def transform_context_files(
     SOUL.md's content in memory.
 
     :param agent: the :class:`~soulframe.Agent`.
-    :param session: the :class:`~soulframe.model.Session` the prompt is for.
+    :param session: the :class:`~soulframe.Session` the prompt is for.
     :param files: the files as the previous plugin in the chain left them.
     :returns: a new list, or ``None`` to leave the files unchanged. Do not mutate ``files``.
 
@@ -126,12 +126,12 @@ def transform_context_files(
 
 @hookspec
 def register_workspace_templates() -> Iterable[WorkspaceTemplate]:
-    """Offer the files ``soulframe init`` (and :func:`soulframe.workspace.seed_workspace`)
+    """Offer the files ``soulframe init`` (and :func:`soulframe.kit.seed_workspace`)
     creates in a workspace when they are missing.
 
     Called when a workspace is seeded.
 
-    :returns: :class:`~soulframe.model.WorkspaceTemplate` objects: ``name`` is the
+    :returns: :class:`~soulframe.WorkspaceTemplate` objects: ``name`` is the
         workspace-relative path (ending in ``/`` for a directory), ``content`` the text,
         ``agent_types`` the agent types whose workspace gets it, ``per_user`` the agent types
         for which a store seeds it per user (seed 000 §3–4).
@@ -152,7 +152,7 @@ def workspace_initialized(config: Settings | None, root: Path, download: bool, e
     soulframe's embeddings plugin downloads the offline embedding model here (once per
     user, checked against a pinned SHA-256), so memory search is semantic from the start.
 
-    :param config: the effective :class:`~soulframe.config.Config` (``None`` when the
+    :param config: the effective :class:`~soulframe.Config` (``None`` when the
         configuration could not be read).
     :param root: the workspace directory.
     :param download: ``False`` when the user asked for nothing to be downloaded
@@ -170,8 +170,8 @@ def register_truncation_policies() -> Iterable[Registration[TruncationPolicy]]:
 
     Called when an :class:`~soulframe.Agent` first builds a prompt.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
-        returns a :class:`~soulframe.model.TruncationPolicy`.
+    :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
+        returns a :class:`~soulframe.TruncationPolicy`.
 
     Combined: a named registry; ``bootstrap.truncation`` in config selects one (default
     ``"head-tail"``, the seeds' pipeline). Same name: later wins, with a warning.
@@ -184,7 +184,7 @@ def register_token_estimators() -> Iterable[Registration[Callable[[str], int]]]:
 
     Called when an :class:`~soulframe.Agent` first counts tokens.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
+    :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
         returns a callable ``estimate(text) -> int``.
 
     Combined: a named registry; ``prompt.tokenizer`` selects one (default ``"estimate"``:
@@ -201,8 +201,8 @@ def register_stores() -> Iterable[StoreRegistration]:
 
     Called once per :class:`~soulframe.Agent`, before the store is opened.
 
-    :returns: :class:`~soulframe.model.Registration` objects; ``factory(agent)`` must return
-        an object satisfying :class:`~soulframe.model.Store`. Import heavy drivers inside
+    :returns: :class:`~soulframe.Registration` objects; ``factory(agent)`` must return
+        an object satisfying :class:`~soulframe.Store`. Import heavy drivers inside
         the factory, not at module level. Set ``extra`` to the pip extra that installs the
         driver (``"postgres"``) so the unknown-name error can say what to install. A store
         that is one local file declares ``location(agent) -> Path``, so ``agents list`` and
@@ -219,8 +219,8 @@ def register_embedding_providers() -> Iterable[Registration[EmbeddingProvider]]:
 
     Called when memory or skill search first needs an embedder, and by ``soulframe models``.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
-        returns a :class:`~soulframe.model.EmbeddingProvider`.
+    :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
+        returns a :class:`~soulframe.EmbeddingProvider`.
 
     Combined: a named registry; ``embedding.provider`` selects one. ``"auto"`` is resolved by
     the core: the first provider in ``embedding.auto_order`` whose ``available()`` is true;
@@ -250,9 +250,9 @@ def register_chunkers() -> Iterable[Registration[Chunker]]:
 
     Called when a memory sync first needs a chunker.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
-        returns a :class:`~soulframe.model.Chunker`: a ``name`` and ``chunk(text, path) ->
-        list[Chunk]`` (:class:`~soulframe.model.Chunk`: path, 1-based inclusive
+    :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
+        returns a :class:`~soulframe.Chunker`: a ``name`` and ``chunk(text, path) ->
+        list[Chunk]`` (:class:`~soulframe.Chunk`: path, 1-based inclusive
         ``start_line``/``end_line`` of the lines the chunk's text came from, text).
 
     Combined: a named registry; ``memory.chunker`` selects one (default ``"lines"``: up to
@@ -267,8 +267,8 @@ def register_rerankers() -> Iterable[Registration[Reranker]]:
 
     Called when a search first needs the re-ranker that ``memory.reranker`` names.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
-        returns a :class:`~soulframe.model.Reranker`: ``rerank(query, candidates) ->
+    :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
+        returns a :class:`~soulframe.Reranker`: ``rerank(query, candidates) ->
         list[float]``, one score in [0, 1] per candidate (a :class:`~soulframe.model.Candidate`:
         path, lines, text, fused score), higher is better.
 
@@ -291,7 +291,7 @@ def register_skill_sources(agent: AgentLike) -> Iterable[SkillSource]:
     reload.
 
     :param agent: the :class:`~soulframe.Agent`, for its workspace and config.
-    :returns: :class:`~soulframe.model.SkillSource` objects with a ``tier`` (1 = workspace
+    :returns: :class:`~soulframe.SkillSource` objects with a ``tier`` (1 = workspace
         ``skills/``, the highest; 5 = built-in, the lowest).
 
     Combined: every source is used; for a skill name found in several sources the lowest
@@ -306,7 +306,7 @@ def register_tools() -> Iterable[ToolSpec]:
     Called when the Tooling section is rendered, by ``soulframe serve`` when it starts, and by
     ``soulframe tools``.
 
-    :returns: :class:`~soulframe.model.ToolSpec` objects: name, description, a JSON Schema for
+    :returns: :class:`~soulframe.ToolSpec` objects: name, description, a JSON Schema for
         the arguments and a ``handler(ctx, arguments)``.
 
     Combined: every tool is collected; the same name from two plugins: later wins, with a
@@ -321,8 +321,8 @@ def register_chat_models() -> Iterable[Registration[ChatModel]]:
 
     Called when a routine first needs a chat model, and by ``soulframe models``.
 
-    :returns: :class:`~soulframe.model.Registration` objects whose ``factory(agent)``
-        returns a :class:`~soulframe.model.ChatModel`.
+    :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
+        returns a :class:`~soulframe.ChatModel`.
 
     Combined: a named registry; ``model.provider`` selects one.
     """
@@ -357,7 +357,7 @@ def register_config_keys() -> Mapping[str, Key]:
     is an error naming the file, the line and the key.
 
     :returns: a mapping of dotted key (``"quiet_hours.start"``) to
-        :class:`~soulframe.config.Key`, built with :func:`soulframe.config.K`:
+        :class:`~soulframe.Key`, built with :func:`soulframe.K`:
         ``K(default, help, types=..., choices=..., min=..., max=...)``. Use your own table
         (a prefix no other plugin uses). The keys appear in ``soulframe config show`` and in
         the generated configuration reference.
@@ -380,7 +380,7 @@ def register_doctor_checks() -> Iterable[DoctorCheck]:
     :returns: callables ``check(agent) -> Iterable[Finding]``, ``agent`` a
         :class:`~soulframe.CheckedAgent` (``AgentLike`` with the memory files and status, the
         skills snapshot and mode, and ``store_location()``): each yields
-        :class:`~soulframe.model.Finding` objects (``check``, the area checked; ``level`` one of ``"problem"``,
+        :class:`~soulframe.Finding` objects (``check``, the area checked; ``level`` one of ``"problem"``,
         ``"warning"``, ``"info"``, ``message`` saying what is wrong and how to fix it, and the
         ``path`` concerned). The function's name is the check's name in the report.
 
@@ -399,7 +399,7 @@ def prompt_built(agent: AgentLike, prompt: SystemPrompt) -> None:
     Called at the end of every :meth:`~soulframe.Agent.system_prompt` build.
 
     :param agent: the :class:`~soulframe.Agent`.
-    :param prompt: the finished :class:`~soulframe.model.SystemPrompt` (text, sections,
+    :param prompt: the finished :class:`~soulframe.SystemPrompt` (text, sections,
         truncation notices).
 
     Combined: every implementation is called; return values are ignored.

@@ -975,7 +975,7 @@ class ChatReply:
 
 
 class Settings(Protocol):
-    """The configuration, read by key (``soulframe.config.Config`` implements it). Every
+    """The configuration, read by key (``soulframe.Config`` implements it). Every
     key's default is declared once, with the key; a read passes no default of its own."""
 
     def get(self, key: str) -> Any:
@@ -996,7 +996,7 @@ class Settings(Protocol):
 
 
 class WorkspaceLike(Protocol):
-    """The agent's workspace directory (``soulframe.workspace.Workspace`` implements it):
+    """The agent's workspace directory (``soulframe.kit.Workspace`` implements it):
     every path a plugin takes from a user, a tool or a config value goes through
     :meth:`resolve`, which refuses a path leaving the workspace."""
 

@@ -16,7 +16,7 @@ persistence and two-connection behaviour can be tested)::
         def make_store(self, tmp_path):
             return lambda key="a": MyStore(tmp_path / key)
 
-Every test uses real data through the public :class:`~soulframe.model.Store` methods only.
+Every test uses real data through the public :class:`~soulframe.Store` methods only.
 Class attributes switch off what a store legitimately does not do (``stemming``,
 ``per_user_files``).
 
@@ -308,7 +308,7 @@ class RecallLogContract:
 
 
 class StoreContract(ContextFileContract):
-    """The memory-store contract (see :class:`soulframe.model.Store`)."""
+    """The memory-store contract (see :class:`soulframe.Store`)."""
 
     #: the store's keyword search stems words ("screenshots" finds "screenshot")
     stemming: bool = True
