@@ -121,7 +121,7 @@ def _like_a_new_process(env: dict[str, str], cwd: str | os.PathLike[str] | None)
 
 
 def _reset_logging(logger: logging.Logger, saved: tuple[int, bool, list[logging.Handler]]) -> None:
-    from soulframe import logs
+    from soulframe._engine import logs
 
     # ``-v`` installs one handler per process, on the stderr of the moment: drop it so the
     # next call's ``-v`` writes to that call's stderr, as a fresh process would

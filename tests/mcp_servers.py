@@ -68,7 +68,7 @@ class HttpServer:
 
 
 def token_file(workspace: Path, port: int) -> Path:
-    from soulframe.agent import Agent
+    from soulframe._engine.agent import Agent
 
     agent = Agent.open(workspace, embedding__provider="none")
     try:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "memory.md"
 

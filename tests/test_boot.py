@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from fakes.llm_server import FakeLLMServer, call, calls, fail, say
 from soulframe import Session, hookimpl
-from soulframe.config import load_config
-from soulframe.memory.provenance import strip as unmarked
-from soulframe.model import ContextFile, Registration
-from soulframe.prompt.context import visible_in_session
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.provenance import strip as unmarked
+from soulframe._engine.model import ContextFile, Registration
+from soulframe._engine.prompt.context import visible_in_session
 from soulframe_routines.boot import BOOT_OK, boot_message, has_tasks, parse_reply, run_boot
 from test_prompt_helpers import NOW as PROMPT_NOW
 from test_prompt_helpers import example_agent
@@ -32,7 +32,7 @@ KEY = "sk-ant-secret-key-0123456789"
 
 
 def agent_at(workspace: Path, srv: FakeLLMServer | None, **overrides):
-    from soulframe.agent import Agent
+    from soulframe._engine.agent import Agent
 
     model = {}
     if srv is not None:
@@ -262,7 +262,7 @@ def test_no_log_when_memory_is_disabled(workspace: Path) -> None:
 
 def test_a_host_passes_its_own_model(workspace: Path) -> None:
     """What a host does at startup: the agent and a model it already has."""
-    from soulframe.agent import Agent
+    from soulframe._engine.agent import Agent
     from soulframe_chat.models import build_chat_model
 
     booted(workspace)

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 
 from fakes.llm_server import FakeLLMServer, fail, say
-from soulframe.workspace import seed_workspace
+from soulframe._engine.workspace import seed_workspace
 
 KEY = "sk-logged-0123456789abcdefXYZ"
 

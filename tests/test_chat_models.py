@@ -7,8 +7,8 @@ import time
 
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply, call, fail, say
-from soulframe import conversation as m
-from soulframe.model import ToolSpec
+from soulframe._engine import conversation as m
+from soulframe._engine.model import ToolSpec
 from soulframe_chat.errors import ChatConfigError, ChatModelError
 from soulframe_chat.models import build_chat_model
 from soulframe_chat.settings import resolve_settings
@@ -114,7 +114,7 @@ def test_anthropic_tool_errors_are_flagged_and_consecutive_results_merged():
     with FakeLLMServer([say("ok")]) as srv:
         model = model_for(srv, "anthropic")
         first = Reply  # noqa: F841 - the assistant turn below is built by hand
-        from soulframe.model import ChatReply, ToolCall
+        from soulframe._engine.model import ChatReply, ToolCall
 
         turn = ChatReply(
             tool_calls=(ToolCall("a", "read_file", {"path": "x"}), ToolCall("b", "read_file", {}))
@@ -279,8 +279,8 @@ def test_no_provider_is_a_clear_error():
 
 
 def test_models_are_offered_through_the_plugin_hook_and_built_from_a_config():
-    from soulframe.config import load_config
-    from soulframe.plugins import collect_named, make_plugin_manager
+    from soulframe._engine.config import load_config
+    from soulframe._engine.plugins import collect_named, make_plugin_manager
 
     registry = collect_named(make_plugin_manager(), "register_chat_models")
     assert {"openai", "openai-compatible", "anthropic"} <= set(registry)
@@ -294,7 +294,7 @@ def test_models_are_offered_through_the_plugin_hook_and_built_from_a_config():
                 "model.base_url": srv.openai_base_url,
             },
         )
-        from soulframe.agent import Agent
+        from soulframe._engine.agent import Agent
 
         model = registry["openai-compatible"].factory(Agent(config))
         assert model.chat([m.user("hi")]).text == "from config"

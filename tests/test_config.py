@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from soulframe.config import key_catalogue, load_config
-from soulframe.model import ConfigError
+from soulframe._engine.config import key_catalogue, load_config
+from soulframe._engine.model import ConfigError
 
 
 def write(path: Path, text: str) -> Path:

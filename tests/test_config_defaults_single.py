@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from soulframe.config import key_catalogue, load_config
+from soulframe._engine.config import key_catalogue, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

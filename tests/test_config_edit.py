@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from soulframe.config_edit import edited, parse_value
+from soulframe._engine.config_edit import edited, parse_value
 
 ORIGINAL = """# my agent
 [memory]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from fakes.llm_server import FakeLLMServer, say
-from soulframe.agent import Agent
-from soulframe.config import load_config
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
 
 from .conftest import run_cli
 
@@ -49,7 +49,7 @@ def recall_over_three_days(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_a_fact_recalled_three_times_is_promoted_with_its_citation_and_undone(
         workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from soulframe.memory.consolidate import consolidate, undo_last
+    from soulframe._engine.memory.consolidate import consolidate, undo_last
 
     with FakeLLMServer() as srv:
         agent, citation = setup(workspace, tmp_path, srv)
@@ -102,8 +102,8 @@ def test_a_fact_recalled_three_times_is_promoted_with_its_citation_and_undone(
 
 def test_a_reviewed_dry_run_is_applied_as_shown_without_asking_again(
         workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from soulframe.memory.consolidate import apply_reviewed, consolidate
-    from soulframe.model import SoulframeError
+    from soulframe._engine.memory.consolidate import apply_reviewed, consolidate
+    from soulframe._engine.model import SoulframeError
 
     with FakeLLMServer() as srv:
         agent, citation = setup(workspace, tmp_path, srv)
@@ -158,7 +158,7 @@ def test_without_a_model_it_only_removes_near_duplicates(workspace: Path) -> Non
 
 def test_entity_pages_collect_facts_and_rank_first(workspace: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from soulframe.memory.consolidate import consolidate
+    from soulframe._engine.memory.consolidate import consolidate
 
     with FakeLLMServer() as srv:
         agent, citation = setup(workspace, tmp_path, srv)
@@ -184,18 +184,18 @@ def test_entity_pages_collect_facts_and_rank_first(workspace: Path, tmp_path: Pa
     question = "does the Lisbon office door code change every Monday"
     hits = agent.memory.search(question, min_score=0)
     assert hits[0].path == "bank/entities/lisbon-office.md"
-    import soulframe.memory.search as search_module
+    import soulframe._engine.memory.search as search_module
 
     monkeypatch.setattr(search_module, "_entities_first", lambda index, fused, query: fused)
     assert agent.memory.search(question, min_score=0)[0].path != "bank/entities/lisbon-office.md"
-    from soulframe.model import Session
+    from soulframe._engine.model import Session
 
     group = agent.memory.search("what does Marta know about the door", session=Session.group(), min_score=0)
     assert all(not h.path.startswith("bank/") for h in group)
 
 
 def test_entity_pages_are_off_by_default(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from soulframe.memory.consolidate import consolidate
+    from soulframe._engine.memory.consolidate import consolidate
 
     with FakeLLMServer() as srv:
         agent, citation = setup(workspace, tmp_path, srv)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from soulframe import Agent, Session, hookimpl
-from soulframe.model import ContextFile, Registration
-from soulframe.prompt.context import collect_context, heartbeat_has_tasks, merge
+from soulframe._engine.model import ContextFile, Registration
+from soulframe._engine.prompt.context import collect_context, heartbeat_has_tasks, merge
 from soulframe.testing import make_agent
 
 ALL_BOOTSTRAP = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md"]
@@ -230,7 +230,7 @@ def test_truncation_notices_reach_the_result(workspace: Path) -> None:
 
 
 def test_unknown_truncation_policy_is_a_clear_error(workspace: Path) -> None:
-    from soulframe.model import UnknownNameError
+    from soulframe._engine.model import UnknownNameError
 
     with pytest.raises(UnknownNameError, match=r"bootstrap.truncation.*'hed-tail'.*did you mean 'head-tail'"):
         collect_context(make_agent(workspace, seed=False, timezone="UTC", bootstrap__truncation="hed-tail"), Session.main())
@@ -254,7 +254,7 @@ def test_heartbeat_has_tasks(text: str | None, expected: bool) -> None:
 
 
 def test_the_heartbeat_template_has_nothing_to_do() -> None:
-    from soulframe.workspace import workspace_templates
+    from soulframe._engine.workspace import workspace_templates
 
     template = {t.name: t for t in workspace_templates()}["HEARTBEAT.md"]
     assert heartbeat_has_tasks(template.content) is False

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from soulframe.model import Session
+from soulframe._engine.model import Session
+from soulframe._engine.tools import ToolError, dispatch
+from soulframe._engine.workspace import seed_workspace
 from soulframe.testing import make_agent
-from soulframe.tools import ToolError, dispatch
-from soulframe.workspace import seed_workspace
 
 
 def test_first_run_ends_when_the_agent_empties_bootstrap(workspace: Path) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
-from soulframe.memory import conversations as cm
-from soulframe.model import SoulframeError
+from soulframe._engine.memory import conversations as cm
+from soulframe._engine.model import SoulframeError
 
 DATA = Path(__file__).parent / "data" / "conversation_formats"
 

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from soulframe import Agent, Session
-from soulframe.tools import ToolError, dispatch
+from soulframe._engine.tools import ToolError, dispatch
 
 from .conftest import run_cli
 

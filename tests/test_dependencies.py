@@ -75,7 +75,7 @@ def test_the_walk_sees_the_imports_we_know_of() -> None:
     # guards the test itself: an AST walk that found nothing would make both checks pass
     imports = third_party_imports()
     assert "plugins/soulframe_postgres/connection.py" in imports["psycopg_pool"]
-    assert "core/soulframe/skills/loader.py" in imports["yaml"]
+    assert "core/soulframe/_engine/skills/loader.py" in imports["yaml"]
     assert {"numpy", "click", "attrs", "pluggy"} <= set(imports)
 
 
@@ -129,5 +129,5 @@ def test_the_base_install_leaves_out_what_a_lighter_path_serves() -> None:
     imports = third_party_imports()
     assert "frontmatter" not in imports
     assert imports["sqlite_vec"] == {"plugins/soulframe_sqlite/driver.py"}
-    assert imports["watchdog"] <= {"core/soulframe/memory/watch.py", "core/soulframe/skills/watch.py",
+    assert imports["watchdog"] <= {"core/soulframe/_engine/memory/watch.py", "core/soulframe/_engine/skills/watch.py",
                                    "plugins/soulframe_mcp/changes.py"}  # serve: long-running

@@ -59,7 +59,7 @@ def test_hook_reference_renders_as_prose_not_code_blocks() -> None:
 
 def test_every_hook_is_documented_with_its_signature() -> None:
     text = (DOCS / "plugins" / "hooks.md").read_text()
-    from soulframe.plugins import make_plugin_manager
+    from soulframe._engine.plugins import make_plugin_manager
 
     pm = make_plugin_manager(load_entrypoints=False)
     hooks = [name for name in dir(pm.hook) if not name.startswith("_")]
@@ -72,7 +72,7 @@ def test_every_hook_is_documented_with_its_signature() -> None:
 def test_configuration_keys_table_is_current() -> None:
     path = DOCS / "configuration.md"
     text = path.read_text()
-    start, end = "<!-- keys: generated from core/soulframe/config.py by tests/test_docs.py -->\n", "<!-- end keys -->"
+    start, end = "<!-- keys: generated from core/soulframe/_engine/config.py by tests/test_docs.py -->\n", "<!-- end keys -->"
     head, rest = text.split(start)
     _, tail = rest.split(end)
     expected = head + start + _docgen.configuration_reference() + end + tail

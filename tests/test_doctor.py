@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from soulframe import Agent, hookimpl
-from soulframe.cli.doctor import run_checks
-from soulframe.model import Finding
-from soulframe.plugins import make_plugin_manager
-from soulframe.workspace import seed_workspace
+from soulframe._engine.cli.doctor import run_checks
+from soulframe._engine.model import Finding
+from soulframe._engine.plugins import make_plugin_manager
+from soulframe._engine.workspace import seed_workspace
 
 
 def doctor(cli: Any, ws: Path, *extra: str) -> tuple[int, dict[str, Any]]:
@@ -130,7 +130,7 @@ def test_doctor_fix_applies_the_safe_fixes_and_lists_each(cli, workspace: Path, 
     import json
     import os
 
-    from soulframe.workspace import seed_workspace
+    from soulframe._engine.workspace import seed_workspace
 
     seed_workspace(workspace)
     (workspace / "memory" / "2026-11-20.md").write_text("- Prefers dark-mode screenshots\n")

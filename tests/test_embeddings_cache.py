@@ -1,4 +1,4 @@
-"""The embedding cache (core/soulframe/embedding.py) and choosing a provider
+"""The embedding cache (core/soulframe/_engine/embedding.py) and choosing a provider
 (``embedding.provider``, ``auto``), with real providers: the fake OpenAI server counts what
 actually reaches the API, and the offline model is the real one."""
 
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import soulframe_embeddings
 from fakes.embeddings_server import FakeEmbeddingsServer
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.embedding import (
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.embedding import (
     NO_PROVIDER_MESSAGE,
     EmbeddingCache,
     EmbeddingUnavailableError,
@@ -26,8 +26,8 @@ from soulframe.embedding import (
     vector_from_bytes,
     vector_to_bytes,
 )
-from soulframe.model import UnknownNameError
-from soulframe.plugins import collect_named, make_plugin_manager
+from soulframe._engine.model import UnknownNameError
+from soulframe._engine.plugins import collect_named, make_plugin_manager
 from soulframe_embeddings.remote import OpenAIProvider
 
 KEY = "sk-cache-test-key-0123456789"

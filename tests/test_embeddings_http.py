@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 from fakes.embeddings_server import FakeEmbeddingsServer, fake_vector
-from soulframe.config import load_config
-from soulframe.embedding import EmbeddingError, EmbeddingUnavailableError
-from soulframe.model import ConfigError
+from soulframe._engine.config import load_config
+from soulframe._engine.embedding import EmbeddingError, EmbeddingUnavailableError
+from soulframe._engine.model import ConfigError
 from soulframe.testing import EmbeddingProviderContract
 from soulframe_embeddings.remote import GeminiProvider, OpenAIProvider
 from soulframe_embeddings.transport import EmbeddingHTTPError, RetryPolicy

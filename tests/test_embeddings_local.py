@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from soulframe.embedding import EmbeddingUnavailableError
+from soulframe._engine.embedding import EmbeddingUnavailableError
 from soulframe.testing import EmbeddingProviderContract
 from soulframe_embeddings import weights as weights_mod
 from soulframe_embeddings.local import LocalProvider
@@ -240,8 +240,8 @@ def test_nothing_heavy_is_imported_until_the_first_embed() -> None:
         "import sys\n"
         "import soulframe_embeddings as se\n"
         "regs = {r.name: r for r in se.register_embedding_providers()}\n"
-        "from soulframe.agent import Agent\n"
-        "from soulframe.config import load_config\n"
+        "from soulframe._engine.agent import Agent\n"
+        "from soulframe._engine.config import load_config\n"
         "agent = Agent(load_config(search=False))\n"
         "providers = [r.factory(agent) for r in regs.values()]\n"
         "for p in providers: p.available(); p.model_id; p.dimensions\n"

@@ -14,9 +14,9 @@ import pytest
 from fakes.llm_server import FakeLLMServer, call, calls, fail, say
 from hypothesis import given
 from hypothesis import strategies as st
-from soulframe.config import load_config
-from soulframe.memory.provenance import strip as unmarked
-from soulframe.model import Session
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.provenance import strip as unmarked
+from soulframe._engine.model import Session
 from soulframe.testing import make_agent
 from soulframe_chat.models import build_chat_model
 from soulframe_memory.flush import FlushSettings, maybe_flush, run_flush
@@ -310,7 +310,7 @@ def test_flush_disabled_or_without_messages_does_nothing(workspace, tmp_path):
 
 
 def test_no_model_configured_is_a_warning_not_a_crash(workspace, tmp_path):
-    from soulframe.agent import Agent
+    from soulframe._engine.agent import Agent
 
     config = load_config(
         search=False, workspace=workspace, overrides={"state_dir": str(tmp_path / "s")}

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from fakes.llm_server import FakeLLMServer, fail, say
 from soulframe import Agent, Session
-from soulframe.config import load_config
-from soulframe.memory.provenance import strip as unmarked
-from soulframe.workspace import seed_workspace
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.provenance import strip as unmarked
+from soulframe._engine.workspace import seed_workspace
 from soulframe_routines.heartbeat import has_tasks, is_heartbeat_ok, run_heartbeat
 
 TASKS = "# HEARTBEAT.md\n\n- Check whether the backup server is reachable.\n"
@@ -21,7 +21,7 @@ NOW = dt.datetime(2026, 3, 1, 9, 15, tzinfo=dt.UTC)
 
 
 def agent_at(workspace: Path, srv: FakeLLMServer | None, **overrides):
-    from soulframe.agent import Agent
+    from soulframe._engine.agent import Agent
 
     model = {}
     if srv is not None:

@@ -23,13 +23,13 @@ from soulframe import (
     hookimpl,
     hookspecs,
 )
-from soulframe.agent import Agent
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.model import CHAT_MODELS, STORES, WorkspaceTemplate
+from soulframe._engine.plugins import make_plugin_manager
+from soulframe._engine.tools import dispatch
+from soulframe._engine.workspace import seed_workspace
 from soulframe.cli import build_cli
-from soulframe.config import load_config
-from soulframe.model import CHAT_MODELS, STORES, WorkspaceTemplate
-from soulframe.plugins import make_plugin_manager
-from soulframe.tools import dispatch
-from soulframe.workspace import seed_workspace
 
 
 def agent_with(workspace: Path, plugin: Any, **overrides: Any) -> Agent:
@@ -295,8 +295,8 @@ def test_hook_register_rerankers(ws: Path) -> None:
 
 
 def test_hook_register_config_keys(ws: Path) -> None:
-    from soulframe.config import K
-    from soulframe.model import ConfigError
+    from soulframe._engine.config import K
+    from soulframe._engine.model import ConfigError
 
     class P:
         __name__ = "weather"
@@ -317,8 +317,8 @@ def test_hook_register_config_keys(ws: Path) -> None:
 
 
 def test_hook_register_doctor_checks(ws: Path) -> None:
-    from soulframe.cli.doctor import run_checks
-    from soulframe.model import Finding
+    from soulframe._engine.cli.doctor import run_checks
+    from soulframe._engine.model import Finding
 
     def forecast(agent: Agent) -> list[Finding]:
         return [Finding("weather", "warning", "no forecast for today")]
@@ -510,10 +510,10 @@ def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
         def register_context_sources(self):
             return [Registration("toy", made("context", object()))]
 
-    from soulframe.memory.pipeline import chunker, reranker
-    from soulframe.prompt.context import sources, truncation_policy
-    from soulframe.prompt.tokens import get_estimator
-    from soulframe.toolloop import chat_model_for
+    from soulframe._engine.memory.pipeline import chunker, reranker
+    from soulframe._engine.prompt.context import sources, truncation_policy
+    from soulframe._engine.prompt.tokens import get_estimator
+    from soulframe._engine.toolloop import chat_model_for
 
     agent = agent_with(ws, P(), **{
         "bootstrap.truncation": "toy", "prompt.tokenizer": "toy", "embedding.provider": "toy",

@@ -1,4 +1,4 @@
-"""soulframe.http, the one HTTP client the chat and embedding plugins share, against a real
+"""soulframe._engine.http, the one HTTP client the chat and embedding plugins share, against a real
 HTTP server on 127.0.0.1 that replays a script of replies (status, headers, body, delay, or
 a dropped connection)."""
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 import pytest
-from soulframe.http import (
+from soulframe._engine.http import (
     RequestError,
     RetryPolicy,
     Secret,
@@ -31,7 +31,7 @@ from soulframe.http import (
     resolve_api_key,
     retry_after,
 )
-from soulframe.model import SoulframeError
+from soulframe._engine.model import SoulframeError
 
 KEY = "sk-test-0123456789abcdefSECRET"
 FAST = RetryPolicy(max_retries=3, backoff=0.01)
@@ -399,7 +399,7 @@ def test_backoff_doubles_with_jitter_and_is_capped() -> None:
 
 def test_importing_it_is_light() -> None:
     # plugins import Secret from here while the CLI starts: no urllib.request (and ssl) yet
-    probe = ("import sys, soulframe.http; "
+    probe = ("import sys, soulframe._engine.http; "
              "print([m for m in ('urllib.request', 'ssl', 'http.client') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
@@ -414,13 +414,13 @@ def test_importing_it_is_light() -> None:
     ("not a url", "not a url"),
 ])
 def test_redact_url_masks_credentials_and_keeps_the_rest(url: str, shown: str) -> None:
-    from soulframe.http import redact_url
+    from soulframe._engine.http import redact_url
 
     assert redact_url(url) == shown
 
 
 def test_redact_urls_in_a_message_and_credential_shapes() -> None:
-    from soulframe.http import looks_secret, redact_urls
+    from soulframe._engine.http import looks_secret, redact_urls
 
     message = ("cannot reach http://u:pw9@h:9/v1/embeddings?key=k9 (refused); "
                "server said: bad key sk-proj-abcdefghijklmnop, token ghp_abcdefghijklmnopqrstuvwx12")
@@ -433,7 +433,7 @@ def test_redact_urls_in_a_message_and_credential_shapes() -> None:
 
 
 def test_ordinary_words_are_not_taken_for_credentials() -> None:
-    from soulframe.http import looks_secret, redact_urls
+    from soulframe._engine.http import looks_secret, redact_urls
 
     text = "use the task-management-tools; disk-benchmarks; ask-questions-first; eyJ is a prefix"
     assert not looks_secret(text)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from soulframe import Agent
-from soulframe.prompt.identity import explain_identity, parse_identity_md, resolve_identity
+from soulframe._engine.prompt.identity import explain_identity, parse_identity_md, resolve_identity
 
 SEED_EXAMPLE = """# IDENTITY.md
 
@@ -51,7 +51,7 @@ def test_emoji_with_modifiers_and_zwj_survives() -> None:
 
 
 def test_template_placeholders_count_as_unset_without_a_warning() -> None:
-    from soulframe.workspace import workspace_templates
+    from soulframe._engine.workspace import workspace_templates
 
     template = {t.name: t for t in workspace_templates()}["IDENTITY.md"].content
     parsed = parse_identity_md(template)

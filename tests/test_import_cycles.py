@@ -1,7 +1,7 @@
 """No import cycle anywhere in the core or the default plugins (imports made only for type
 checking aside): a cycle means two modules cannot be understood, tested or replaced apart.
 Counting the imports made for type checking too, no circle holds more than five modules:
-nothing below ``soulframe.agent`` names ``Agent`` (it names the ``AgentLike`` protocol), so
+nothing below ``soulframe._engine.agent`` names ``Agent`` (it names the ``AgentLike`` protocol), so
 the prompt, memory and skills code is not one knot."""
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ def test_model_names_no_engine_module() -> None:
     """The catalogue of shared types names, for type checking, only the engine memo and the
     memory result types it hands out, never the agent, prompt, memory or skills code."""
     graph = grimp.build_graph("soulframe", exclude_type_checking_imports=False, cache_dir=None)
-    named = {m for m in graph.find_modules_directly_imported_by("soulframe.model") if m.startswith("soulframe")}
-    assert named <= {"soulframe.agentcache", "soulframe.memory.results", "soulframe.paths"}, named
+    named = {m for m in graph.find_modules_directly_imported_by("soulframe._engine.model") if m.startswith("soulframe")}
+    assert named <= {"soulframe._engine.agentcache", "soulframe._engine.memory.results", "soulframe._engine.paths"}, named
 
 
 def test_the_cycle_finder_counts_type_checking_imports(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

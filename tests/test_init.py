@@ -8,8 +8,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from soulframe.model import WorkspaceTemplate
-from soulframe.workspace import seed_workspace, workspace_templates
+from soulframe._engine.model import WorkspaceTemplate
+from soulframe._engine.workspace import seed_workspace, workspace_templates
 
 EXPECTED = ["AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
             "BOOTSTRAP.md", "MEMORY.md", "memory/"]

@@ -133,7 +133,7 @@ def test_shell_completion_completes_commands_and_plugin_subcommands(tmp_path: Pa
 def test_without_pip_uv_is_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import importlib.util
 
-    from soulframe.cli import install
+    from soulframe._engine.cli import install
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real(name, *a))

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import click
+from soulframe._engine.plugins import make_plugin_manager
 from soulframe.cli import build_cli
-from soulframe.plugins import make_plugin_manager
 
 #: commands that print no data a script would parse, with the reason
 NO_DATA = {

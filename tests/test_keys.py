@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 from fakes.llm_server import FakeLLMServer, fail, say
-from soulframe.workspace import seed_workspace
+from soulframe._engine.workspace import seed_workspace
 
 KEY = "sk-stored-0123456789abcdefXYZ"
 
@@ -82,7 +82,7 @@ def test_verbose_logs_plugin_loading_on_stderr(cli, workspace: Path) -> None:
 
 
 def test_mask_secrets_shapes() -> None:
-    from soulframe.logs import mask_secrets
+    from soulframe._engine.logs import mask_secrets
 
     text = ("POST http://bob:hunter22@llm.local/v1?key=abcdef123456 Authorization: Bearer abcdefghijkl "
             "sk-ant-0123456789abcdef AKIAABCDEFGHIJKLMNOP ghp_0123456789abcdefghijABCD")

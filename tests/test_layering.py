@@ -87,7 +87,7 @@ def test_the_cross_plugin_import_check_catches_every_form() -> None:
     source = (
         "from typing import TYPE_CHECKING\n"
         "import soulframe_memory.tools\n"
-        "from soulframe.model import Session\n"
+        "from soulframe._engine.model import Session\n"
         "from . import rules\n"
         "if TYPE_CHECKING:\n"
         "    from soulframe_sqlite import default_path\n"

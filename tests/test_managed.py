@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from pg_fixtures import closed_after_test
-from soulframe.agent import Agent
-from soulframe.agentstore import context_store, is_managed
-from soulframe.config import load_config
-from soulframe.memory.users import UserMemory
-from soulframe.model import Session
-from soulframe.workspace import workspace_templates
+from soulframe._engine.agent import Agent
+from soulframe._engine.agentstore import context_store, is_managed
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.users import UserMemory
+from soulframe._engine.model import Session
+from soulframe._engine.workspace import workspace_templates
 from soulframe_userfiles.rules import (
     ContextFileReadOnlyError,
     read_context_file,
@@ -178,7 +178,7 @@ def test_user_memory_is_boosted_and_wins_over_the_agents_copy(workspace, pg_dsn)
     assert hits[0].scope == "user"
     plain = agent.memory.search("deploys fridays", min_score=0, session=Session.main())
     assert plain[0].scope == "agent"
-    from soulframe.memory.fusion import boost
+    from soulframe._engine.memory.fusion import boost
 
     factor = agent.config.get("memory.user_scope_boost")
     # boosted on the odds: higher, never above 1

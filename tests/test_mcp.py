@@ -190,9 +190,9 @@ def test_stateless_http_with_the_sdk_client(served_workspace: Path, revision: st
 
 
 def test_remember_for_a_user_goes_to_that_users_memory(served_workspace: Path) -> None:
-    from soulframe.agent import Agent
-    from soulframe.model import Session
-    from soulframe.tools import dispatch
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.model import Session
+    from soulframe._engine.tools import dispatch
 
     agent = Agent.open(served_workspace, embedding__provider="none")
     saved = dispatch(agent, "memory_remember", {"text": "Alice takes her tea without sugar."},
@@ -210,7 +210,7 @@ def test_a_plugins_tool_is_served_and_its_failures_are_tool_errors(served_worksp
     """Every tool comes from the tools hook: a third-party plugin's tool is listed and called;
     a handler that crashes is a tool error, and the server goes on serving."""
     from soulframe import ToolSpec, hookimpl
-    from soulframe.agent import Agent
+    from soulframe._engine.agent import Agent
     from soulframe_mcp.server import build_server
 
     rolls: list[int] = []

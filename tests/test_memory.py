@@ -19,16 +19,22 @@ from cli_runner import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from soulframe import hookimpl
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.memory.chunking import chunk_text, split_long_line
-from soulframe.memory.files import Discovery
-from soulframe.memory.provenance import strip as unmarked
-from soulframe.memory.querying import query_terms
-from soulframe.model import ConfigError, PathEscapeError, Registration, Session, SoulframeError
-from soulframe.plugins import make_plugin_manager
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.chunking import chunk_text, split_long_line
+from soulframe._engine.memory.files import Discovery
+from soulframe._engine.memory.provenance import strip as unmarked
+from soulframe._engine.memory.querying import query_terms
+from soulframe._engine.model import (
+    ConfigError,
+    PathEscapeError,
+    Registration,
+    Session,
+    SoulframeError,
+)
+from soulframe._engine.plugins import make_plugin_manager
+from soulframe._engine.workspace import Workspace
 from soulframe.testing import make_agent
-from soulframe.workspace import Workspace
 
 # --------------------------------------------------------------------------- helpers
 
@@ -345,7 +351,7 @@ def test_group_and_subagent_sessions_never_get_private_memory(agent: Any, kind: 
 
 
 def test_the_memory_tools_take_the_session_from_the_context(agent: Any) -> None:
-    from soulframe.tools import ToolError, dispatch
+    from soulframe._engine.tools import ToolError, dispatch
 
     tools = {t.name for t in agent.tools(Session.group())}
     assert {"memory_search", "memory_get"} <= tools
@@ -516,7 +522,7 @@ def test_reindexing_never_re_embeds_unchanged_text(ws: Path, tmp_path: Path) -> 
 
 
 def test_an_embedding_failure_indexes_keyword_only_and_retries(ws: Path, tmp_path: Path) -> None:
-    from soulframe.embedding import EmbeddingError
+    from soulframe._engine.embedding import EmbeddingError
 
     class Flaky(HashingProvider):
         fail = True
@@ -574,7 +580,7 @@ def test_search_results_json_shape(agent: Any) -> None:
 def test_watch_reindexes_after_a_change(agent: Any, ws: Path) -> None:
     import threading
 
-    from soulframe.memory.watch import watch
+    from soulframe._engine.memory.watch import watch
 
     quiet(agent.memory.sync)
     stop = threading.Event()
@@ -628,7 +634,7 @@ def test_cli_eval_reports_recall_per_channel(tmp_path: Path) -> None:
 def test_eval_reports_every_rate_per_split(agent: Any) -> None:
     """The half used to choose settings and the half held apart each get their own recall,
     false "no results" and unrelated rate, beside the overall figures (kept as they were)."""
-    from soulframe.memory.evaluation import evaluate
+    from soulframe._engine.memory.evaluation import evaluate
 
     quiet(agent.memory.sync)
     golden = [
@@ -679,7 +685,7 @@ def test_cli_search_json_says_keyword_only(ws: Path, tmp_path: Path) -> None:
 
 
 def test_a_users_memory_is_found_again_after_a_rebuild(agent: Any) -> None:
-    from soulframe.memory.users import UserMemory
+    from soulframe._engine.memory.users import UserMemory
 
     UserMemory(agent, "alice").remember("Alice's cat is called Dinah")
     alice = Session.main(user_id="alice")
@@ -713,7 +719,7 @@ def test_search_asks_for_at_least_one_result(agent: Any) -> None:
 
 
 def test_citations_off_leaves_paths_but_no_line_citations(ws: Path, tmp_path: Path) -> None:
-    from soulframe.model import ToolContext
+    from soulframe._engine.model import ToolContext
 
     a = make_agent(ws, seed=False, state_dir=tmp_path / "state", memory__citations="off")
     tool = next(t for t in a.tools() if t.name == "memory_search")

@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 
 from soulframe import Agent
-from soulframe.memory.curated import file_note
-from soulframe.memory.provenance import strip as unmarked
+from soulframe._engine.memory.curated import file_note
+from soulframe._engine.memory.provenance import strip as unmarked
 
 from .conftest import run_cli
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from soulframe import Session
-from soulframe.agent import Agent
-from soulframe.memory.freshness import HOT_FILES
+from soulframe._engine.agent import Agent
+from soulframe._engine.memory.freshness import HOT_FILES
 
 OLD = time.time() - 3600  # an hour ago: older than any racy-timestamp window
 

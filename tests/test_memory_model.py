@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
-from soulframe.model import Session
+from soulframe._engine.model import Session
 from soulframe.testing import make_agent
 
 pytestmark = pytest.mark.model

@@ -7,7 +7,7 @@ import warnings
 from pathlib import Path
 
 from soulframe import Agent
-from soulframe.memory.noise import TEMPLATE_LINES, is_noise
+from soulframe._engine.memory.noise import TEMPLATE_LINES, is_noise
 from soulframe.testing import make_agent
 
 ROOT = Path(__file__).resolve().parents[1]

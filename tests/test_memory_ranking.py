@@ -116,7 +116,7 @@ def test_scores_keep_their_spread(tmp_path: Path) -> None:
 
 
 def test_the_user_boost_never_lifts_a_score_above_1() -> None:
-    from soulframe.memory.fusion import boost
+    from soulframe._engine.memory.fusion import boost
 
     assert boost(0.999, 1.2) < 1.0
     assert boost(0.5, 1.2) > 0.5 and boost(0.0, 1.2) == 0.0

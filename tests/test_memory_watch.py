@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.memory.watch import watch
-from soulframe.plugins import make_plugin_manager
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.watch import watch
+from soulframe._engine.plugins import make_plugin_manager
 
 DEBOUNCE = 0.2
 #: long enough for an event to have been delivered and debounced

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from fakes.llm_server import FakeLLMServer, say
-from soulframe.chatmodels import resolve
-from soulframe.model import ConfigError
-from soulframe.workspace import seed_workspace
+from soulframe._engine.chatmodels import resolve
+from soulframe._engine.model import ConfigError
+from soulframe._engine.workspace import seed_workspace
 
 
 def _ws(workspace: Path, srv: FakeLLMServer, model: str = 'provider = "openai"\nname = "gpt-configured"\n') -> Path:
@@ -49,8 +49,8 @@ def test_models_default_is_used_when_the_config_names_no_model(cli, workspace: P
 
 
 def test_every_chat_model_command_takes_m() -> None:
+    from soulframe._engine.plugins import make_plugin_manager
     from soulframe.cli import build_cli
-    from soulframe.plugins import make_plugin_manager
 
     cli = build_cli(make_plugin_manager())
     for path in (["heartbeat"], ["boot"], ["agents", "summon"], ["memory", "flush"]):

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from recall_support import check_docs, regenerates_identically
-from soulframe.agent import Agent
-from soulframe.memory.evaluation import evaluate, load_golden
+from soulframe._engine.agent import Agent
+from soulframe._engine.memory.evaluation import evaluate, load_golden
 from soulframe.testing import make_agent
 
 DATA = Path(__file__).parent / "data" / "multilingual_eval"
@@ -187,7 +187,7 @@ def test_unrelated_questions_in_every_language_return_nothing_with_the_multiling
 
 def _calibration_table(model_agent: Agent, with_model: dict[str, dict[str, Any]],
                        unrelated: dict[str, dict[str, int]]) -> str:
-    from soulframe.memory.calibration import Background, meta_key
+    from soulframe._engine.memory.calibration import Background, meta_key
 
     key = str(model_agent.memory.model_key())
     rows = ["| language | background (unrelated pairs, mean ± sd) | paraphrase recall@5 (tune) "

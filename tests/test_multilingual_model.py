@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from conftest import run_cli
 from fakes.package_index import FakePackageIndex
-from soulframe.agent import Agent
-from soulframe.config import load_config
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
 from soulframe_embeddings import multilingual as ML
 from soulframe_embeddings.download import DownloadError, IndexSettings, Pins, fetch
 

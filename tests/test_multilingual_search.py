@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from pg_fixtures import closed_after_test
-from soulframe.memory.querying import query_terms
-from soulframe.model import ChunkInput, FileRecord
-from soulframe.textsplit import index_grams, query_words, text_words
+from soulframe._engine.memory.querying import query_terms
+from soulframe._engine.model import ChunkInput, FileRecord
+from soulframe._engine.textsplit import index_grams, query_words, text_words
 
 ZH = "我女儿每周三学钢琴，老师姓王。"
 
@@ -135,8 +135,8 @@ def zh_workspace(tmp_path: Path) -> Path:
 
 
 def test_memory_search_finds_a_two_character_word_and_shows_its_line(zh_workspace: Path) -> None:
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
 
     agent = Agent(load_config(workspace=zh_workspace, search=False,
                               overrides={"embedding.provider": "none"}))

@@ -29,21 +29,21 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("kit.py", "getattr(importlib.import_module(module), attr or name)"): "the kit's lazy re-export (module __getattr__)",
     ("memorykit.py", "getattr(importlib.import_module(module), attr or name)"):
         "the memory kit's lazy re-export (module __getattr__)",
-    ("cli/__init__.py", "getattr(importlib.import_module(module), attr or name)"):
+    ("cli.py", "getattr(importlib.import_module(module), attr or name)"):
         "the command line's lazy re-export (module __getattr__)",
-    ("calllog.py", "getattr(self.inner, attr)"):
+    ("_engine/calllog.py", "getattr(self.inner, attr)"):
         "a transparent wrapper (__getattr__) forwarding to the chat model it logs; it decides nothing",
-    ("cli/doctor.py", "getattr(check, '__name__', repr(check))"): "a doctor check's function name, for a message",
-    ("memory/__init__.py", "getattr(results, name)"): "the package's lazy re-export (module __getattr__)",
-    ("memory/watch.py", "getattr(event, 'dest_path', '')"): "watchdog: only move events carry dest_path",
-    ("skills/watch.py", "getattr(event, 'dest_path', '')"): "watchdog: only move events carry dest_path",
-    ("plugins.py", "getattr(pm.hook, hook_name)"): "pluggy: the hook caller named by a string",
-    ("plugins.py", "getattr(plugin, '__name__', None)"): "pluggy: a plugin module's name, or its class's for an object",
-    ("plugins.py", "getattr(item, 'name', None)"):
+    ("_engine/cli/doctor.py", "getattr(check, '__name__', repr(check))"): "a doctor check's function name, for a message",
+    ("_engine/memory/__init__.py", "getattr(results, name)"): "the package's lazy re-export (module __getattr__)",
+    ("_engine/memory/watch.py", "getattr(event, 'dest_path', '')"): "watchdog: only move events carry dest_path",
+    ("_engine/skills/watch.py", "getattr(event, 'dest_path', '')"): "watchdog: only move events carry dest_path",
+    ("_engine/plugins.py", "getattr(pm.hook, hook_name)"): "pluggy: the hook caller named by a string",
+    ("_engine/plugins.py", "getattr(plugin, '__name__', None)"): "pluggy: a plugin module's name, or its class's for an object",
+    ("_engine/plugins.py", "getattr(item, 'name', None)"):
         "`soulframe plugins` lists what each plugin registered and skips a malformed item instead of crashing",
-    ("skills/loader.py", "getattr(yaml, 'CSafeLoader', yaml.SafeLoader)"): "PyYAML built without libyaml lacks it",
-    ("workspace.py", "getattr(exc, 'sqlstate', None)"): "a driver's exception (psycopg) names a full disk by SQLSTATE",
-    ("workspace.py", "getattr(os, 'O_NOFOLLOW', 0)"): "a platform flag (absent on Windows)",
+    ("_engine/skills/loader.py", "getattr(yaml, 'CSafeLoader', yaml.SafeLoader)"): "PyYAML built without libyaml lacks it",
+    ("_engine/workspace.py", "getattr(exc, 'sqlstate', None)"): "a driver's exception (psycopg) names a full disk by SQLSTATE",
+    ("_engine/workspace.py", "getattr(os, 'O_NOFOLLOW', 0)"): "a platform flag (absent on Windows)",
 }
 
 
@@ -93,7 +93,7 @@ def plugin_probes() -> dict[tuple[str, str], int]:
 def test_the_core_probes_no_plugin_feature() -> None:
     new = {f"{module}:{line}: {call}" for (module, call), line in probes().items() if (module, call) not in ALLOWED}
     assert not new, ("getattr/hasattr in the core: declare the feature as a runtime_checkable protocol in "
-                     "soulframe.model and check it with isinstance (or justify it in ALLOWED):\n"
+                     "soulframe._engine.model and check it with isinstance (or justify it in ALLOWED):\n"
                      + "\n".join(sorted(new)))
 
 

@@ -8,8 +8,8 @@ import datetime as dt
 from pathlib import Path
 
 from soulframe import Session
-from soulframe.memory import files as memory_files
-from soulframe.prompt import context
+from soulframe._engine.memory import files as memory_files
+from soulframe._engine.prompt import context
 from soulframe.testing import make_agent
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,9 +37,9 @@ def test_the_agents_clock_is_in_its_time_zone(tmp_path: Path) -> None:
 
 def test_one_module_spells_the_memory_file_names() -> None:
     """``memory.md`` (the curated memory's lower-case spelling) is written once, in
-    soulframe.memory.files; everything else asks it."""
+    soulframe._engine.memory.files; everything else asks it."""
     allowed = {
-        "core/soulframe/memory/files.py": "the owner",
+        "core/soulframe/_engine/memory/files.py": "the owner",
         # a weight per context-file name, for the fair truncation policy's shares
         "plugins/soulframe_truncation/fair.py": "a table keyed by every context file name",
     }

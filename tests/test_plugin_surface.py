@@ -76,11 +76,11 @@ def test_a_new_private_import_is_caught(tmp_path: Path) -> None:
     plugin = tmp_path / "plugins" / "soulframe_chat" / "settings.py"
     plugin.parent.mkdir(parents=True)
     plugin.write_text((REPO / "plugins" / "soulframe_chat" / "settings.py").read_text()
-                      + "\n\ndef later():\n    from soulframe.memory.index import MemoryIndex\n"
+                      + "\n\ndef later():\n    from soulframe._engine.memory.index import MemoryIndex\n"
                       + "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                      + "    import soulframe.skills.skillset\n")
+                      + "    import soulframe._engine.skills.skillset\n")
     found = {line.split(" imports ")[1] for line in private_imports_under(tmp_path, [plugin])}
-    assert found == {"soulframe.memory.index", "soulframe.skills.skillset"}
+    assert found == {"soulframe._engine.memory.index", "soulframe._engine.skills.skillset"}
     assert all(forbidden(m) for m in found)
 
 
@@ -99,7 +99,7 @@ def test_the_surface_is_the_public_api() -> None:
 def test_plugins_need_no_agent_class() -> None:
     """Plugins are typed against ``soulframe.AgentLike``; the engine's ``Agent`` class is not
     part of what they may import (they build one, where they must, through ``soulframe.Agent``)."""
-    assert "soulframe.agent" not in SURFACE
+    assert "soulframe._engine.agent" not in SURFACE
     agent_module = type(importlib.import_module("soulframe").Agent.__module__)
     assert agent_module is str
     assert forbidden(importlib.import_module("soulframe").Agent.__module__)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from soulframe import Section, hookimpl
-from soulframe.model import ConfigError, Registration, UnknownNameError
-from soulframe.plugins import (
+from soulframe._engine.model import ConfigError, Registration, UnknownNameError
+from soulframe._engine.plugins import (
     PluginWarning,
     collect_named,
     list_plugins,
@@ -305,8 +305,8 @@ def test_command_group_is_shared_between_plugins() -> None:
 
 THIRD_PARTY = """
 from soulframe import Registration, hookimpl
-from soulframe.config import K
-from soulframe.model import Finding
+from soulframe._engine.config import K
+from soulframe._engine.model import Finding
 
 
 class Reverse:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from cli_runner import run_cli
 from pg_fixtures import close_opened, closed_after_test
-from soulframe.model import ChunkInput, FileRecord, SoulframeError
+from soulframe._engine.model import ChunkInput, FileRecord, SoulframeError
 
 pytestmark = pytest.mark.postgres
 
@@ -97,8 +97,8 @@ def test_a_bad_dsn_is_one_clear_error_without_the_password(workspace, dsn):
 
 
 def test_postgres_without_a_dsn_says_how_to_get_one(workspace):
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
 
     agent = Agent(load_config(search=False, workspace=workspace,
                               overrides={"store.backend": "postgres"}))
@@ -171,7 +171,7 @@ def _kill_server(data: Path) -> None:
 
 WRITER = textwrap.dedent("""
     import sys, numpy as np
-    from soulframe.model import ChunkInput, FileRecord
+    from soulframe._engine.model import ChunkInput, FileRecord
     from soulframe_postgres.store import PostgresStore
     s = PostgresStore(sys.argv[1], agent_key="crash")
     rng = np.random.default_rng(1)
@@ -365,8 +365,8 @@ def test_versions_and_pinning_per_agent(pg_dsn, tmp_path):
 
 
 def test_managed_skills_are_tier_4_of_the_agent(workspace, pg_dsn, tmp_path):
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
 
     cfg = load_config(search=False, workspace=workspace, overrides={
         "store.backend": "postgres", "store.dsn": pg_dsn, "embedding.provider": "none",
@@ -472,11 +472,11 @@ def test_db_start_without_the_server_extra_names_it(tmp_path):
 
 
 def test_migrate_from_sqlite_moves_memory_and_user_files(workspace, pg_dsn):
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
-    from soulframe.memory.users import UserMemory
-    from soulframe.model import Session
-    from soulframe.workspace import seed_workspace
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+    from soulframe._engine.memory.users import UserMemory
+    from soulframe._engine.model import Session
+    from soulframe._engine.workspace import seed_workspace
     from soulframe_userfiles.rules import read_context_file, write_context_file
 
     seed_workspace(workspace, agent_type="predefined")

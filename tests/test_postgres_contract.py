@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from soulframe.model import ChunkInput, FileRecord
+from soulframe._engine.model import ChunkInput, FileRecord
 from soulframe.testing import StoreContract
 
 STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -108,7 +108,7 @@ def minilm(shared_minilm):
 def _provider_plugin(provider):
     """A plugin registering the real offline model under the name 'local'."""
     from soulframe import hookimpl
-    from soulframe.model import Registration
+    from soulframe._engine.model import Registration
 
     class TestMiniLM:
         __name__ = "test_minilm"
@@ -121,9 +121,9 @@ def _provider_plugin(provider):
 
 
 def memory_agent(kind: str, workspace: Path, request, provider):
-    from soulframe import plugins
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
+    from soulframe._engine import plugins
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
 
     overrides = {"embedding.provider": "local", "store.backend": kind}
     if kind == "postgres":

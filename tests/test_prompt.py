@@ -1,4 +1,4 @@
-"""Prompt assembly (soulframe.prompt): mode resolution, the section table (order, modes,
+"""Prompt assembly (soulframe._engine.prompt): mode resolution, the section table (order, modes,
 replacement, disabling), the cache boundary, budget enforcement and truncation notices,
 the prompt_built hook."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from soulframe import Session, hookimpl
-from soulframe.model import PromptContext, Section, SoulframeError, SystemPrompt
-from soulframe.plugins import PluginWarning
-from soulframe.prompt.build import PromptWarning, resolve_mode
+from soulframe._engine.model import PromptContext, Section, SoulframeError, SystemPrompt
+from soulframe._engine.plugins import PluginWarning
+from soulframe._engine.prompt.build import PromptWarning, resolve_mode
 from test_prompt_helpers import NOW, example_agent
 
 # --------------------------------------------------------------------------- mode
@@ -270,10 +270,10 @@ def test_no_warnings_for_the_example_workspace(tmp_path: Path) -> None:
 
 
 def test_budget_scales_down_with_a_small_context_window(tmp_path) -> None:
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
-    from soulframe.model import Session
-    from soulframe.workspace import seed_workspace
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+    from soulframe._engine.model import Session
+    from soulframe._engine.workspace import seed_workspace
 
     ws = tmp_path / "ws"
     seed_workspace(ws)

@@ -12,7 +12,7 @@ import pytest
 from test_prompt_helpers import copy_fixture
 
 HEAVY = ("numpy", "sqlite_vec", "psycopg", "tokenizers", "safetensors", "mcp", "watchdog", "frontmatter", "platformdirs",
-         "soulframe.memory.index")
+         "soulframe._engine.memory.index")
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from soulframe.config import key_catalogue
+from soulframe._engine.config import key_catalogue
 from soulframe_sections.catalog import SECTIONS
 from test_prompt_helpers import GOLDEN, REPO, updating
 

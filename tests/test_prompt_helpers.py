@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 
 import attrs
 from soulframe import Agent, Session
-from soulframe.config import load_config
-from soulframe.plugins import PluginManager, make_plugin_manager, ordered_entry_points
+from soulframe._engine.config import load_config
+from soulframe._engine.plugins import PluginManager, make_plugin_manager, ordered_entry_points
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

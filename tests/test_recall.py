@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import DEFAULTS, load_config
-from soulframe.memory.evaluation import evaluate, load_golden, markdown_table
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import DEFAULTS, load_config
+from soulframe._engine.memory.evaluation import evaluate, load_golden, markdown_table
 
 pytestmark = pytest.mark.model
 
@@ -89,7 +89,7 @@ def test_the_default_fusion_keeps_min_score_from_hurting(results: dict[str, Any]
 
 def test_rerankers_that_do_not_help_stay_off_by_default(results: dict[str, Any]) -> None:
     """MMR and temporal decay are options: on by default only if they help recall here."""
-    from soulframe.config import DEFAULTS
+    from soulframe._engine.config import DEFAULTS
 
     default = results[DEFAULT]["channels"]["hybrid"]["recall@k"]
     for name, over in RERANKERS.items():

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from recall_support import check_docs, indexed, regenerates_identically
-from soulframe.memory.evaluation import evaluate, load_golden
+from soulframe._engine.memory.evaluation import evaluate, load_golden
 
 pytestmark = pytest.mark.model
 
@@ -58,8 +58,8 @@ def test_the_set_is_well_formed() -> None:
     """Two halves of 36 remembered facts and 24 unrelated questions each; every fact is in
     the log the golden names; no keyword term of the held half's unrelated questions occurs
     in any log (as a word, or by its first five letters: how keyword scores count a term)."""
-    from soulframe.memory.fusion import term_coverage
-    from soulframe.memory.querying import query_terms
+    from soulframe._engine.memory.fusion import term_coverage
+    from soulframe._engine.memory.querying import query_terms
 
     golden = load_golden(DATA / "golden.jsonl")
     for split in SPLITS:
@@ -135,7 +135,12 @@ def test_a_question_is_calibrated_against_its_own_language(tmp_path: Path) -> No
     """A Chinese question about nothing in a Chinese memory returns nothing (against the
     English background, the English-only model put every Chinese note far above it), while
     English questions keep the English background under the key it always had."""
-    from soulframe.memory.calibration import PROBE_NOTES, PROBE_QUESTIONS, Background, meta_key
+    from soulframe._engine.memory.calibration import (
+        PROBE_NOTES,
+        PROBE_QUESTIONS,
+        Background,
+        meta_key,
+    )
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
@@ -159,7 +164,7 @@ def test_a_question_is_calibrated_against_its_own_language(tmp_path: Path) -> No
 def test_min_score_means_the_same_scale_for_every_model() -> None:
     """Two models with different cosine scales get the same calibrated score for text that
     stands equally far above each one's background."""
-    from soulframe.memory.calibration import Background
+    from soulframe._engine.memory.calibration import Background
 
     mini = Background(mean=0.06, sd=0.085, pairs=380)
     big = Background(mean=0.30, sd=0.05, pairs=380)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from recall_support import check_docs, indexed, regenerates_identically
-from soulframe.memory.evaluation import evaluate
+from soulframe._engine.memory.evaluation import evaluate
 
 pytestmark = pytest.mark.model
 

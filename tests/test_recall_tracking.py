@@ -7,9 +7,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.model import Session
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.model import Session
 
 from .conftest import run_cli
 
@@ -44,7 +44,7 @@ def exercise(agent: Agent, workspace: Path) -> None:
     garage = next(r for r in top if "garage" in r.text)
     assert (garage.count, garage.queries, garage.line) == (1, 1, 4)
     # the tool path counts too
-    from soulframe.tools import dispatch
+    from soulframe._engine.tools import dispatch
 
     dispatch(agent, "memory_search", {"query": "garage in December"}, session=Session.main())
     garage = next(r for r in agent.store.recalls(5) if "garage" in r.text)
@@ -110,7 +110,7 @@ def test_a_superseded_fact_is_hidden_below_its_successor_and_out_of_the_prompt(w
 
 
 def test_the_memory_search_tool_shows_history_only_when_asked(workspace: Path, tmp_path: Path) -> None:
-    from soulframe.tools import dispatch
+    from soulframe._engine.tools import dispatch
 
     (workspace / "MEMORY.md").write_text(MEMORY)
     agent = agent_on(workspace, tmp_path, "sqlite")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from fakes.llm_server import FakeLLMServer, call, say
 from soulframe import Agent, Session
-from soulframe.config import load_config
-from soulframe.tools import ToolError, dispatch
-from soulframe.workspace import seed_workspace
+from soulframe._engine.config import load_config
+from soulframe._engine.tools import ToolError, dispatch
+from soulframe._engine.workspace import seed_workspace
 from soulframe_chat.models import build_chat_model
 from soulframe_memory.flush import FlushSettings, maybe_flush, run_flush
 

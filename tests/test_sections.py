@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from soulframe import Session
-from soulframe.model import SystemPrompt
+from soulframe._engine.model import SystemPrompt
 from soulframe_sections._common import sanitize_title
 from soulframe_sections.catalog import SECTIONS
 from test_prompt_helpers import NOW, example_agent
@@ -281,7 +281,7 @@ def test_credentialed_cli_is_cut_with_the_tool_call_style(tmp_path: Path) -> Non
     ([{"name": "gh", "description": 3}], r"options.credentialed_cli\[0\].description — expected a string"),
 ])
 def test_bad_credentialed_cli_option_names_the_agent_and_key(tmp_path: Path, value: object, message: str) -> None:
-    from soulframe.model import ConfigError
+    from soulframe._engine.model import ConfigError
 
     with pytest.raises(ConfigError, match=r"agent 'aria': " + message):
         build(tmp_path, options={"credentialed_cli": value})
@@ -466,7 +466,7 @@ def test_memory_recall_in_a_group_does_not_promise_private_memory(tmp_path: Path
 
 
 def test_bad_mcp_tools_option_names_the_agent_and_key(tmp_path: Path) -> None:
-    from soulframe.model import ConfigError
+    from soulframe._engine.model import ConfigError
 
     with pytest.raises(ConfigError, match=r"agent 'aria': options.mcp_tools\[1\] — expected a table with a non-empty 'name'"):
         build(tmp_path, options={"mcp_tools": [{"name": "ok"}, {"description": "no name"}]})

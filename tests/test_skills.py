@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import soulframe_skills
 from soulframe import Agent, Identity, PromptContext, Session, SoulframeError, ToolContext
-from soulframe.plugins import make_plugin_manager
-from soulframe.skills.skillset import SkillWarning, choose_mode
+from soulframe._engine.plugins import make_plugin_manager
+from soulframe._engine.skills.skillset import SkillWarning, choose_mode
 
 
 def write_skill(root: Path, dirname: str, name: str | None = None, description: str | None = None,
@@ -272,7 +272,7 @@ def test_two_hundred_skills_switch_to_search_mode(workspace: Path, tmp_path: Pat
 def test_mode_thresholds_count_tokens_and_config(workspace: Path, tmp_path: Path) -> None:
     agent = open_agent(workspace, tmp_path, plugins=(_OnlyWorkspace,))
     cfg = agent.config
-    from soulframe.model import Skill
+    from soulframe._engine.model import Skill
 
     def skills(n: int, desc_len: int = 10) -> list[Skill]:
         return [Skill(name=f"s{i:02d}", description="d" * desc_len, path=Path("/x"), tier=1) for i in range(n)]
@@ -395,8 +395,8 @@ _OnlyWorkspace.register_skill_sources = staticmethod(hookimpl(_OnlyWorkspace.reg
 
 
 def test_front_matter_memo_keeps_only_what_json_gives_back_exactly(tmp_path: Path) -> None:
-    from soulframe.skills.frontcache import FILE_NAME, FrontMatterMemo
-    from soulframe.skills.loader import split_front_matter
+    from soulframe._engine.skills.frontcache import FILE_NAME, FrontMatterMemo
+    from soulframe._engine.skills.loader import split_front_matter
 
     text = ("---\nname: a\ndescription: b\ncreated: 2026-01-02\n1: one\ntags: [x, y]\n---\nbody\n")
     plain = "---\nname: a\ndescription: b\ntags: [x, y]\nn: 3\nok: true\n---\nbody\n"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import soulframe_skills
 from soulframe import Agent, Identity, PromptContext, Session, SkillSource, hookimpl
-from soulframe.plugins import make_plugin_manager
-from soulframe.skills.skillset import SkillReload
+from soulframe._engine.plugins import make_plugin_manager
+from soulframe._engine.skills.skillset import SkillReload
 
 
 def write_skill(root: Path, dirname: str, name: str, description: str) -> Path:
@@ -121,11 +121,11 @@ def test_while_watching_a_prompt_build_does_not_stat_the_skill_files(agent: Agen
     agent.skills.prompt_block(ctx)
     time.sleep(0.3)  # let the debounce window that watch() opened (if any) close
     agent.skills.prompt_block(ctx)
-    from soulframe.skills import loader as skills_loader
+    from soulframe._engine.skills import loader as skills_loader
 
     calls: list[Any] = []
     real = skills_loader.sig_of
-    monkeypatch.setattr("soulframe.skills.skillset.sig_of", lambda p: calls.append(p) or real(p))
+    monkeypatch.setattr("soulframe._engine.skills.skillset.sig_of", lambda p: calls.append(p) or real(p))
     for _ in range(10):
         agent.skills.prompt_block(ctx)
     assert calls == []
@@ -139,7 +139,7 @@ def test_while_watching_a_prompt_build_does_not_stat_the_skill_files(agent: Agen
 
 def test_a_store_backed_source_reloads_when_its_version_changes(workspace: Path, tmp_path: Path) -> None:
     """How a managed-mode tier plugs in: ``load`` returns skills, ``version`` says when."""
-    from soulframe.model import Skill
+    from soulframe._engine.model import Skill
 
     materialised = tmp_path / "store" / "report" / "SKILL.md"
     materialised.parent.mkdir(parents=True)

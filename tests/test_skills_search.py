@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 from soulframe import Agent, Registration, SkillSource, hookimpl
-from soulframe.plugins import make_plugin_manager
-from soulframe.skills.search import SeedBM25, seed_idf, tokenize
+from soulframe._engine.plugins import make_plugin_manager
+from soulframe._engine.skills.search import SeedBM25, seed_idf, tokenize
 
 
 def write_skill(root: Path, dirname: str, name: str, description: str, body: str = "") -> None:
@@ -37,8 +37,8 @@ def test_tokenisation_follows_the_seed() -> None:
 
 
 def test_tokenisation_splits_unspaced_scripts_as_memory_does() -> None:
-    from soulframe.memory.querying import query_terms, words
-    from soulframe.skills.search import tokenize_query
+    from soulframe._engine.memory.querying import query_terms, words
+    from soulframe._engine.skills.search import tokenize_query
 
     assert tokenize("天气预报") == words("天气预报")  # pairs, then each character
     assert tokenize_query("天气") == query_terms("天气") == ["天气"]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from soulframe import Agent, Session
-from soulframe.config import load_config
-from soulframe.tools import ToolError, dispatch
+from soulframe._engine.config import load_config
+from soulframe._engine.tools import ToolError, dispatch
 
 pytestmark = pytest.mark.postgres
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from soulframe.memory.querying import best_lines, query_terms, stem, words
+from soulframe._engine.memory.querying import best_lines, query_terms, stem, words
 
 VOCAB = ["Screenshots", "screenshot", "dark-mode", "DARK", "appearance", "appear", "lease", "Leases",
          "kayak", "the", "über", "Straße", "猫が好き", "手机", "apin0x19q", "apin0x11q", "42", "a_b", "ΑΣ"]

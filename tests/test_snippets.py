@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.memory.querying import snippet
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.querying import snippet
 
 
 def test_the_exact_word_wins_over_a_word_sharing_its_stem() -> None:

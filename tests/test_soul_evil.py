@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from soulframe import Agent, Session
-from soulframe.model import ConfigError
-from soulframe.prompt.context import collect_context
+from soulframe._engine.model import ConfigError
+from soulframe._engine.prompt.context import collect_context
 from soulframe_soul_evil.audit import audit_path, read
 from soulframe_soul_evil.schedule import Schedule, parse_at, parse_duration
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.memory.chunking import bytes_hash, chunk_text
-from soulframe.memory.provenance import strip as unmarked
-from soulframe.model import ChunkInput, FileRecord, SoulframeError
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.chunking import bytes_hash, chunk_text
+from soulframe._engine.memory.provenance import strip as unmarked
+from soulframe._engine.model import ChunkInput, FileRecord, SoulframeError
 from soulframe.testing import basis, make_agent
 
 
@@ -127,7 +127,7 @@ def test_the_default_numpy_scan_neither_loads_sqlite_vec_nor_writes_its_mirror(t
     (docs/install.md): only ``vector_scan = "sqlite-vec"`` loads the extension."""
     code = (
         "import sys\n"
-        "from soulframe.model import ChunkInput, FileRecord\n"
+        "from soulframe._engine.model import ChunkInput, FileRecord\n"
         "from soulframe_sqlite.store import SqliteStore\n"
         "import numpy as np\n"
         f"s = SqliteStore({str(tmp_path / 'x.sqlite')!r})\n"
@@ -262,7 +262,7 @@ def _consistent(db: Path, ws: Path) -> tuple[int, int]:
     for fid, path, digest in files:
         data = (ws / path).read_bytes()
         assert bytes_hash(data) == digest
-        # the index holds the text without its provenance comments (soulframe.memory.provenance)
+        # the index holds the text without its provenance comments (soulframe._engine.memory.provenance)
         expected = [(ch.start_line, ch.end_line, ch.text) for ch in chunk_text(unmarked(data.decode()), 1000)]
         got = c.execute("SELECT start_line, end_line, text FROM chunks WHERE file_id = ? ORDER BY id",
                         (fid,)).fetchall()
@@ -316,8 +316,8 @@ def test_two_processes_indexing_and_remembering_lose_nothing(tmp_path: Path) -> 
     script = textwrap.dedent(f"""
         import sys, warnings
         warnings.simplefilter("ignore")
-        from soulframe.agent import Agent
-        from soulframe.config import load_config
+        from soulframe._engine.agent import Agent
+        from soulframe._engine.config import load_config
         cfg = load_config(search=False, workspace={str(ws)!r},
                           overrides={{"state_dir": {str(state)!r}, "embedding.provider": "none"}})
         agent = Agent(cfg)

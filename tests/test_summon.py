@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from fakes.llm_server import FakeLLMServer, Reply, fail, say
 from pg_fixtures import pg_dsn, pg_server  # noqa: F401  (fixtures)
-from soulframe.config import load_config
-from soulframe.model import SoulframeError
-from soulframe.workspace import seed_workspace, workspace_templates
+from soulframe._engine.config import load_config
+from soulframe._engine.model import SoulframeError
+from soulframe._engine.workspace import seed_workspace, workspace_templates
 from soulframe_routines.summon import SUMMON_FILES, SummonParseError, parse_files, summon
 
 GOOD = "\n".join(
@@ -21,7 +21,7 @@ GOOD = "\n".join(
 
 
 def agent_at(workspace: Path, srv: FakeLLMServer | None = None, **overrides):
-    from soulframe.agent import Agent
+    from soulframe._engine.agent import Agent
 
     model = {}
     if srv is not None:
@@ -213,7 +213,7 @@ def test_cli_summon_without_a_model_says_so_and_fails(workspace, cli):
 
 @pytest.mark.postgres
 def test_predefined_agent_in_a_store_is_summoned_into_the_store(workspace, pg_dsn):  # noqa: F811
-    from soulframe import agentstore
+    from soulframe._engine import agentstore
     from soulframe_userfiles.rules import ContextFileReadOnlyError, write_context_file
 
     with FakeLLMServer([say(GOOD)]) as srv:

@@ -10,9 +10,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.memory.safety import UnsafeWriteError
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.safety import UnsafeWriteError
 
 from .conftest import run_cli
 
@@ -213,7 +213,7 @@ def test_forget_by_query(tmp_path: Path) -> None:
 
 
 def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
-    from soulframe.memory.users import UserMemory
+    from soulframe._engine.memory.users import UserMemory
     from soulframe_transfer.forget import forget, select
 
     ws, state = tmp_path / "ws", tmp_path / "state"

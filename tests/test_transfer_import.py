@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from soulframe.model import ConfigError
+from soulframe._engine.model import ConfigError
 from soulframe_transfer import json5
 
 from .conftest import run_cli

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from soulframe.memory import provenance
-from soulframe.memory.recall import recall_key
+from soulframe._engine.memory import provenance
+from soulframe._engine.memory.recall import recall_key
 
 from .conftest import run_cli
 
@@ -74,7 +74,7 @@ def test_the_notation() -> None:
 
 
 def test_consolidation_marks_what_it_promotes() -> None:
-    from soulframe.memory.consolidate import plan
+    from soulframe._engine.memory.consolidate import plan
 
     new, _applied, _notes, _removed = plan(
         "# MEMORY.md\n\n- Old entry\n",

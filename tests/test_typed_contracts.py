@@ -46,7 +46,7 @@ def test_no_hookspec_takes_or_returns_any() -> None:
 
 
 def test_the_aliases_hookspecs_name_hold_no_any_but_the_justified_ones() -> None:
-    import soulframe.model as model
+    import soulframe._engine.model as model
 
     source = inspect.getsource(model)
     aliases = {node.targets[0].id: ast.unparse(node.value) for node in ast.parse(source).body
@@ -104,8 +104,8 @@ def test_memory_status_is_typed_and_its_json_keeps_its_shape(tmp_path: Path, mon
     import json
 
     from click.testing import CliRunner
+    from soulframe._engine.memory.results import MemoryStatus
     from soulframe.cli import build_cli
-    from soulframe.memory.results import MemoryStatus
 
     agent = make_agent(tmp_path / "ws")
     (agent.root / "memory").mkdir(exist_ok=True)
@@ -154,8 +154,8 @@ def test_the_engine_memo_is_not_part_of_what_plugins_see() -> None:
 def test_the_engine_serves_an_agent_that_is_only_agent_like(tmp_path: Path) -> None:
     """A prompt, its context files and memory chunks are built for any AgentLike, memoised
     beside it, not only for ``soulframe.Agent`` (which keeps the memo itself)."""
-    from soulframe.memory.pipeline import chunk
-    from soulframe.prompt.build import build_system_prompt
+    from soulframe._engine.memory.pipeline import chunk
+    from soulframe._engine.prompt.build import build_system_prompt
 
     real = make_agent(tmp_path / "ws")
     (tmp_path / "ws" / "SOUL.md").write_text("# Soul\n\nSpeak plainly, like a lighthouse keeper.\n")

@@ -9,11 +9,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from soulframe import agentstore
-from soulframe.agentstore import standalone_agent_id
-from soulframe.model import Session, SoulframeError
+from soulframe._engine import agentstore
+from soulframe._engine.agentstore import standalone_agent_id
+from soulframe._engine.model import Session, SoulframeError
+from soulframe._engine.workspace import seed_workspace, workspace_templates
 from soulframe.testing import make_agent
-from soulframe.workspace import seed_workspace, workspace_templates
 from soulframe_userfiles.rules import (
     ContextFileReadOnlyError,
     read_context_file,

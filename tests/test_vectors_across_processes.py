@@ -9,8 +9,8 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.model import Session
+from soulframe._engine.agent import Agent
+from soulframe._engine.model import Session
 from soulframe_embeddings.local import LocalProvider
 
 pytestmark = pytest.mark.skipif(not LocalProvider().available(), reason="offline model not installed")

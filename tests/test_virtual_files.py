@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from soulframe import Session
-from soulframe.model import ConfigError, ContextFile
-from soulframe.prompt.context import collect_context
+from soulframe._engine.model import ConfigError, ContextFile
+from soulframe._engine.prompt.context import collect_context
 from test_prompt_helpers import NOW, example_agent
 
 TARGETS = [{"id": "scout", "description": "Web research"}, {"id": "ledger", "description": "Finances"}]
@@ -110,7 +110,7 @@ def test_context_read_of_a_virtual_file_says_it_is_already_in_context(tmp_path: 
     """Seed 000 §5: virtual files are rendered in <system_context> "so the LLM does not
     attempt to read or write them as files" — a model that tries anyway gets a short answer,
     not a schema error; and it still cannot write them."""
-    from soulframe.tools import ToolError, dispatch
+    from soulframe._engine.tools import ToolError, dispatch
 
     agent = example_agent(tmp_path, options={"delegation_targets": TARGETS, "team": LEAD})
     for name in ("DELEGATION.md", "TEAM.md"):

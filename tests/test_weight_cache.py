@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from soulframe.embedding import EmbeddingUnavailableError
+from soulframe._engine.embedding import EmbeddingUnavailableError
 from soulframe_embeddings import weights as W
 from soulframe_embeddings.local import LocalProvider
 

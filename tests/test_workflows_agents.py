@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from soulframe.config import load_config
-from soulframe.workspace import seed_workspace
+from soulframe._engine.config import load_config
+from soulframe._engine.workspace import seed_workspace
 from soulframe_workflows.agents import toml_string
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.workspace import seed_workspace
+from soulframe._engine.workspace import seed_workspace
 from soulframe_workflows.backup import redact_url
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from soulframe import Agent
-from soulframe.workspace import seed_workspace
+from soulframe._engine.workspace import seed_workspace
 
 TODAY = dt.datetime.now(dt.UTC).date()  # the workspaces below are configured for UTC
 YESTERDAY = TODAY - dt.timedelta(days=1)
@@ -245,9 +245,9 @@ def test_doctor_soul_evil_enabled_without_its_file(ws: Path, cli: Any) -> None:
 
 def test_checks_run_once_however_often_the_cli_is_built(tmp_path: Path) -> None:
     from soulframe import Agent
+    from soulframe._engine.cli.doctor import all_checks
+    from soulframe._engine.plugins import make_plugin_manager
     from soulframe.cli import build_cli
-    from soulframe.cli.doctor import all_checks
-    from soulframe.plugins import make_plugin_manager
     from soulframe_memory.checks import CHECKS
     from soulframe_skills.checks import skills
 
@@ -279,7 +279,7 @@ def test_doctor_with_the_offline_model_says_nothing_of_keyword_only_and_loads_no
         "import json, sys\n"
         "from soulframe import Agent\n"
         "from soulframe.cli import build_cli\n"
-        "from soulframe.cli.doctor import run_checks\n"
+        "from soulframe._engine.cli.doctor import run_checks\n"
         f"agent = Agent.open({str(ws)!r})\n"
         "build_cli(agent.pm)\n"
         "found = [f.to_dict() for f in run_checks(agent)]\n"

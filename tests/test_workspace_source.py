@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from soulframe import Agent, Session
-from soulframe.prompt.context import ContextWarning, collect_context
+from soulframe._engine.prompt.context import ContextWarning, collect_context
 
 
 def collect(ws: Path, **overrides: object):  # type: ignore[no-untyped-def]

@@ -15,13 +15,13 @@ import pytest
 from fakes.llm_server import FakeLLMServer, call, say
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.memory.provenance import strip as unmarked
-from soulframe.memory.safety import UnsafeWriteError, UnsafeWriteWarning, scan
-from soulframe.model import Session
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.memory.provenance import strip as unmarked
+from soulframe._engine.memory.safety import UnsafeWriteError, UnsafeWriteWarning, scan
+from soulframe._engine.model import Session
+from soulframe._engine.tools import ToolError, dispatch
 from soulframe.testing import make_agent
-from soulframe.tools import ToolError, dispatch
 
 from .conftest import run_cli
 
@@ -138,7 +138,7 @@ def test_refused_remember_is_quarantined_and_released_on_request(workspace: Path
     (row,) = [json.loads(x) for x in q.read_text().splitlines()]
     assert FAKE_KEY in row["text"] and row["via"] == "memory remember"
     # the owner decides it is fine after all
-    from soulframe.memory.sessions import release
+    from soulframe._engine.memory.sessions import release
 
     target = release(agent, row["id"])
     assert FAKE_KEY in (workspace / target).read_text()

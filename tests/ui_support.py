@@ -118,8 +118,8 @@ def stop(ui: UI) -> None:
 def make_workspace(root: Path, llm_url: str | None) -> tuple[Path, str]:
     """A workspace with identity files, curated memory, a daily log five days old holding a
     fact that was recalled (so consolidation has a candidate), a skill, and a chat model."""
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
 
     ws = root / "agent"
     run_cli("init", str(ws), "--no-download", check=True)

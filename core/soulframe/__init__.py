@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .hookspecs import hookimpl
-from .model import (
+from soulframe._engine.model import (
     CHAT_MODELS,
     CHUNKERS,
     CONTEXT_SOURCES,
@@ -95,9 +94,11 @@ from .model import (
     WorkspaceTemplate,
 )
 
+from .hookspecs import hookimpl
+
 if TYPE_CHECKING:
-    from .agent import Agent
-    from .config import Config, K, Key
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import Config, K, Key
 
 __all__ = [
     "Agent",
@@ -179,11 +180,11 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # Agent pulls in config and plugin loading; keep `import soulframe` for plugins light.
     if name == "Agent":
-        from .agent import Agent
+        from soulframe._engine.agent import Agent
 
         return Agent
     if name in ("Config", "K", "Key"):
-        from . import config
+        from soulframe._engine import config
 
         return getattr(config, name)
     raise AttributeError(f"module 'soulframe' has no attribute {name!r}")

@@ -7,8 +7,9 @@ import inspect
 import re
 import typing
 
+from soulframe._engine.config import key_catalogue
+
 from . import hookspecs
-from .config import key_catalogue
 
 
 def hooks_reference() -> str:
@@ -35,7 +36,7 @@ def hooks_reference() -> str:
 def configuration_reference() -> str:
     """docs/configuration.md's key table: the core's keys, then each of soulframe's own
     plugins' (``register_config_keys``), each key with the plugin that declares it."""
-    from .plugins import make_plugin_manager
+    from soulframe._engine.plugins import make_plugin_manager
 
     pm = make_plugin_manager()
     own = {name for name, (dist, _) in pm.dists.items() if dist == "soulframe"}

@@ -53,34 +53,34 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from soulframe.config import (
+    from soulframe._engine.config import (
         find_config_file,
         load_config,
         user_config_dir,
     )
-    from soulframe.conversation import (
+    from soulframe._engine.conversation import (
         assistant as assistant_message,
     )
-    from soulframe.conversation import (
+    from soulframe._engine.conversation import (
         check_conversation,
         parse_arguments,
         text_of,
         tool_calls_of,
     )
-    from soulframe.conversation import (
+    from soulframe._engine.conversation import (
         system as system_message,
     )
-    from soulframe.conversation import (
+    from soulframe._engine.conversation import (
         tool_result as tool_result_message,
     )
-    from soulframe.conversation import (
+    from soulframe._engine.conversation import (
         user as user_message,
     )
-    from soulframe.embedding import (
+    from soulframe._engine.embedding import (
         EmbeddingError,
         EmbeddingUnavailableError,
     )
-    from soulframe.http import (
+    from soulframe._engine.http import (
         RequestError,
         RetryPolicy,
         Secret,
@@ -89,25 +89,25 @@ if TYPE_CHECKING:
         redact_endpoint,
         resolve_api_key,
     )
-    from soulframe.neutralise import (
+    from soulframe._engine.neutralise import (
         neutralise,
         one_line,
     )
-    from soulframe.paths import (
+    from soulframe._engine.paths import (
         cache_dir,
         data_dir,
     )
-    from soulframe.plugins import (
+    from soulframe._engine.plugins import (
         PluginManager,
         collect_named,
         list_plugins,
         make_plugin_manager,
         what_each_registers,
     )
-    from soulframe.prompt.build import (
+    from soulframe._engine.prompt.build import (
         section_table,
     )
-    from soulframe.prompt.context import (
+    from soulframe._engine.prompt.context import (
         BOOTSTRAP_FILES,
         EXTRA_CONTEXT_FILES,
         ContextWarning,
@@ -119,48 +119,48 @@ if TYPE_CHECKING:
         visible_in_session,
         where,
     )
-    from soulframe.prompt.identity import (
+    from soulframe._engine.prompt.identity import (
         explain_identity,
     )
-    from soulframe.prompt.reached import (
+    from soulframe._engine.prompt.reached import (
         OWNERS_FILES,
         Reached,
     )
-    from soulframe.prompt.tokens import (
+    from soulframe._engine.prompt.tokens import (
         estimate as estimate_tokens,
     )
-    from soulframe.prompt.tokens import (
+    from soulframe._engine.prompt.tokens import (
         tiktoken_estimator,
     )
-    from soulframe.redaction import (
+    from soulframe._engine.redaction import (
         looks_secret,
         mask_for_model,
         redact_url,
         redact_urls,
         secret_lines,
     )
-    from soulframe.sandbox import (
+    from soulframe._engine.sandbox import (
         read_only_reason,
         sandbox_settings,
         workspace_access,
     )
-    from soulframe.skills.loader import (
+    from soulframe._engine.skills.loader import (
         SkillProblem,
         parse_skill_text,
     )
-    from soulframe.skills.prompt import (
+    from soulframe._engine.skills.prompt import (
         Limits as SkillLimits,
     )
-    from soulframe.skills.prompt import (
+    from soulframe._engine.skills.prompt import (
         render_inline as render_skills_inline,
     )
-    from soulframe.textsplit import (
+    from soulframe._engine.textsplit import (
         MARKS,
         UNSPACED_CLASS,
         index_grams,
         raw_words,
     )
-    from soulframe.toolloop import (
+    from soulframe._engine.toolloop import (
         ChatConfigError,
         ChatModelError,
         LoopResult,
@@ -168,12 +168,12 @@ if TYPE_CHECKING:
         chat_model_for,
         run_tool_loop,
     )
-    from soulframe.tools import (
+    from soulframe._engine.tools import (
         ToolError,
         dispatch,
         export_tools,
     )
-    from soulframe.workspace import (
+    from soulframe._engine.workspace import (
         StorageFullError,
         Workspace,
         atomic_write,
@@ -188,85 +188,85 @@ if TYPE_CHECKING:
 #: where each name lives in the engine (``module`` or ``module:attribute`` when the public
 #: name differs): imported on first use, so importing this module costs nothing
 _HOMES: dict[str, str] = {
-    "agent_now": "soulframe.prompt.context",
-    "agent_timezone": "soulframe.prompt.context",
-    "assistant_message": "soulframe.conversation:assistant",
-    "atomic_write": "soulframe.workspace",
-    "BOOTSTRAP_FILES": "soulframe.prompt.context",
-    "cache_dir": "soulframe.paths",
-    "chat_model_for": "soulframe.toolloop",
-    "ChatConfigError": "soulframe.toolloop",
-    "ChatModelError": "soulframe.toolloop",
-    "check_conversation": "soulframe.conversation",
-    "collect_named": "soulframe.plugins",
-    "ContextWarning": "soulframe.prompt.context",
-    "data_dir": "soulframe.paths",
-    "dispatch": "soulframe.tools",
-    "EmbeddingError": "soulframe.embedding",
-    "EmbeddingUnavailableError": "soulframe.embedding",
-    "ensure_private_dir": "soulframe.workspace",
-    "estimate_tokens": "soulframe.prompt.tokens:estimate",
-    "explain_identity": "soulframe.prompt.identity",
-    "export_tools": "soulframe.tools",
-    "EXTRA_CONTEXT_FILES": "soulframe.prompt.context",
-    "find_config_file": "soulframe.config",
-    "heartbeat_has_tasks": "soulframe.prompt.context",
-    "index_grams": "soulframe.textsplit",
-    "key_source": "soulframe.http",
-    "list_plugins": "soulframe.plugins",
-    "load_config": "soulframe.config",
-    "load_merged": "soulframe.prompt.context",
-    "locked": "soulframe.workspace",
-    "looks_secret": "soulframe.redaction",
-    "LoopResult": "soulframe.toolloop",
-    "make_plugin_manager": "soulframe.plugins",
-    "MARKS": "soulframe.textsplit",
-    "mask_for_model": "soulframe.redaction",
-    "neutralise": "soulframe.neutralise",
-    "one_line": "soulframe.neutralise",
-    "OWNERS_FILES": "soulframe.prompt.reached",
-    "parse_arguments": "soulframe.conversation",
-    "parse_skill_text": "soulframe.skills.loader",
-    "PluginManager": "soulframe.plugins",
-    "post_json": "soulframe.http",
-    "raw_words": "soulframe.textsplit",
-    "Reached": "soulframe.prompt.reached",
-    "read_only_reason": "soulframe.sandbox",
-    "redact_endpoint": "soulframe.http",
-    "redact_url": "soulframe.redaction",
-    "redact_urls": "soulframe.redaction",
-    "render_skills_inline": "soulframe.skills.prompt:render_inline",
-    "RequestError": "soulframe.http",
-    "resolve_api_key": "soulframe.http",
-    "RetryPolicy": "soulframe.http",
-    "run_tool_loop": "soulframe.toolloop",
-    "sandbox_settings": "soulframe.sandbox",
-    "Secret": "soulframe.http",
-    "secret_lines": "soulframe.redaction",
-    "section_table": "soulframe.prompt.build",
-    "seed_workspace": "soulframe.workspace",
-    "session_now": "soulframe.prompt.context",
-    "SkillLimits": "soulframe.skills.prompt:Limits",
-    "SkillProblem": "soulframe.skills.loader",
-    "storage_full": "soulframe.workspace",
-    "StorageFullError": "soulframe.workspace",
-    "system_message": "soulframe.conversation:system",
-    "text_of": "soulframe.conversation",
-    "tiktoken_estimator": "soulframe.prompt.tokens",
-    "tool_calls_of": "soulframe.conversation",
-    "tool_result_message": "soulframe.conversation:tool_result",
-    "ToolError": "soulframe.tools",
-    "ToolEvent": "soulframe.toolloop",
-    "UNSPACED_CLASS": "soulframe.textsplit",
-    "update_locked": "soulframe.workspace",
-    "user_config_dir": "soulframe.config",
-    "user_message": "soulframe.conversation:user",
-    "visible_in_session": "soulframe.prompt.context",
-    "what_each_registers": "soulframe.plugins",
-    "where": "soulframe.prompt.context",
-    "Workspace": "soulframe.workspace",
-    "workspace_access": "soulframe.sandbox",
-    "workspace_templates": "soulframe.workspace",
+    "agent_now": "soulframe._engine.prompt.context",
+    "agent_timezone": "soulframe._engine.prompt.context",
+    "assistant_message": "soulframe._engine.conversation:assistant",
+    "atomic_write": "soulframe._engine.workspace",
+    "BOOTSTRAP_FILES": "soulframe._engine.prompt.context",
+    "cache_dir": "soulframe._engine.paths",
+    "chat_model_for": "soulframe._engine.toolloop",
+    "ChatConfigError": "soulframe._engine.toolloop",
+    "ChatModelError": "soulframe._engine.toolloop",
+    "check_conversation": "soulframe._engine.conversation",
+    "collect_named": "soulframe._engine.plugins",
+    "ContextWarning": "soulframe._engine.prompt.context",
+    "data_dir": "soulframe._engine.paths",
+    "dispatch": "soulframe._engine.tools",
+    "EmbeddingError": "soulframe._engine.embedding",
+    "EmbeddingUnavailableError": "soulframe._engine.embedding",
+    "ensure_private_dir": "soulframe._engine.workspace",
+    "estimate_tokens": "soulframe._engine.prompt.tokens:estimate",
+    "explain_identity": "soulframe._engine.prompt.identity",
+    "export_tools": "soulframe._engine.tools",
+    "EXTRA_CONTEXT_FILES": "soulframe._engine.prompt.context",
+    "find_config_file": "soulframe._engine.config",
+    "heartbeat_has_tasks": "soulframe._engine.prompt.context",
+    "index_grams": "soulframe._engine.textsplit",
+    "key_source": "soulframe._engine.http",
+    "list_plugins": "soulframe._engine.plugins",
+    "load_config": "soulframe._engine.config",
+    "load_merged": "soulframe._engine.prompt.context",
+    "locked": "soulframe._engine.workspace",
+    "looks_secret": "soulframe._engine.redaction",
+    "LoopResult": "soulframe._engine.toolloop",
+    "make_plugin_manager": "soulframe._engine.plugins",
+    "MARKS": "soulframe._engine.textsplit",
+    "mask_for_model": "soulframe._engine.redaction",
+    "neutralise": "soulframe._engine.neutralise",
+    "one_line": "soulframe._engine.neutralise",
+    "OWNERS_FILES": "soulframe._engine.prompt.reached",
+    "parse_arguments": "soulframe._engine.conversation",
+    "parse_skill_text": "soulframe._engine.skills.loader",
+    "PluginManager": "soulframe._engine.plugins",
+    "post_json": "soulframe._engine.http",
+    "raw_words": "soulframe._engine.textsplit",
+    "Reached": "soulframe._engine.prompt.reached",
+    "read_only_reason": "soulframe._engine.sandbox",
+    "redact_endpoint": "soulframe._engine.http",
+    "redact_url": "soulframe._engine.redaction",
+    "redact_urls": "soulframe._engine.redaction",
+    "render_skills_inline": "soulframe._engine.skills.prompt:render_inline",
+    "RequestError": "soulframe._engine.http",
+    "resolve_api_key": "soulframe._engine.http",
+    "RetryPolicy": "soulframe._engine.http",
+    "run_tool_loop": "soulframe._engine.toolloop",
+    "sandbox_settings": "soulframe._engine.sandbox",
+    "Secret": "soulframe._engine.http",
+    "secret_lines": "soulframe._engine.redaction",
+    "section_table": "soulframe._engine.prompt.build",
+    "seed_workspace": "soulframe._engine.workspace",
+    "session_now": "soulframe._engine.prompt.context",
+    "SkillLimits": "soulframe._engine.skills.prompt:Limits",
+    "SkillProblem": "soulframe._engine.skills.loader",
+    "storage_full": "soulframe._engine.workspace",
+    "StorageFullError": "soulframe._engine.workspace",
+    "system_message": "soulframe._engine.conversation:system",
+    "text_of": "soulframe._engine.conversation",
+    "tiktoken_estimator": "soulframe._engine.prompt.tokens",
+    "tool_calls_of": "soulframe._engine.conversation",
+    "tool_result_message": "soulframe._engine.conversation:tool_result",
+    "ToolError": "soulframe._engine.tools",
+    "ToolEvent": "soulframe._engine.toolloop",
+    "UNSPACED_CLASS": "soulframe._engine.textsplit",
+    "update_locked": "soulframe._engine.workspace",
+    "user_config_dir": "soulframe._engine.config",
+    "user_message": "soulframe._engine.conversation:user",
+    "visible_in_session": "soulframe._engine.prompt.context",
+    "what_each_registers": "soulframe._engine.plugins",
+    "where": "soulframe._engine.prompt.context",
+    "Workspace": "soulframe._engine.workspace",
+    "workspace_access": "soulframe._engine.sandbox",
+    "workspace_templates": "soulframe._engine.workspace",
 }
 
 __all__ = [

@@ -37,7 +37,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from soulframe.agentstore import (
+    from soulframe._engine.agentstore import (
         BOOTSTRAP,
         CONTEXT_FILES,
         agent_level_files,
@@ -50,24 +50,24 @@ if TYPE_CHECKING:
         standalone_agent_id,
         user_level_files,
     )
-    from soulframe.embedding import (
+    from soulframe._engine.embedding import (
         EmbeddingCache,
         InMemoryCacheBackend,
         text_hash,
         vector_from_bytes,
         vector_to_bytes,
     )
-    from soulframe.memory.chunking import (
+    from soulframe._engine.memory.chunking import (
         chunk_text,
     )
-    from soulframe.memory.consolidate import (
+    from soulframe._engine.memory.consolidate import (
         DIARY,
         UNDO_DIR,
         apply_reviewed,
         consolidate,
         undo_last,
     )
-    from soulframe.memory.files import (
+    from soulframe._engine.memory.files import (
         CURATED,
         DAILY_LOG,
         SKIP_DIRS,
@@ -77,51 +77,51 @@ if TYPE_CHECKING:
         day_of,
         is_curated,
     )
-    from soulframe.memory.noise import (
+    from soulframe._engine.memory.noise import (
         without_noise,
     )
-    from soulframe.memory.pipeline import (
+    from soulframe._engine.memory.pipeline import (
         chunk as chunk_file,
     )
-    from soulframe.memory.provenance import (
+    from soulframe._engine.memory.provenance import (
         Provenance,
         mark_new_lines,
     )
-    from soulframe.memory.provenance import (
+    from soulframe._engine.memory.provenance import (
         clean as clean_provenance,
     )
-    from soulframe.memory.provenance import (
+    from soulframe._engine.memory.provenance import (
         mark as mark_provenance,
     )
-    from soulframe.memory.provenance import (
+    from soulframe._engine.memory.provenance import (
         parse as parse_provenance,
     )
-    from soulframe.memory.provenance import (
+    from soulframe._engine.memory.provenance import (
         strip as strip_provenance,
     )
-    from soulframe.memory.querying import (
+    from soulframe._engine.memory.querying import (
         query_terms,
     )
-    from soulframe.memory.recall import (
+    from soulframe._engine.memory.recall import (
         recall_key,
     )
-    from soulframe.memory.safety import (
+    from soulframe._engine.memory.safety import (
         Quarantine,
         QuarantineEntry,
         UnsafeWriteError,
         UnsafeWriteWarning,
         guard,
     )
-    from soulframe.memory.safety import (
+    from soulframe._engine.memory.safety import (
         mode_of as safety_mode_of,
     )
-    from soulframe.memory.safety import (
+    from soulframe._engine.memory.safety import (
         scan as scan_for_unsafe,
     )
-    from soulframe.memory.sessions import (
+    from soulframe._engine.memory.sessions import (
         Limits as SessionLimits,
     )
-    from soulframe.memory.sessions import (
+    from soulframe._engine.memory.sessions import (
         load_messages,
         loads_bounded,
         parse_messages,
@@ -129,20 +129,20 @@ if TYPE_CHECKING:
         release,
         save_session,
     )
-    from soulframe.memory.supersede import (
+    from soulframe._engine.memory.supersede import (
         drop_superseded,
         is_superseded_chunk,
     )
-    from soulframe.memory.sync import (
+    from soulframe._engine.memory.sync import (
         passage_windows,
     )
-    from soulframe.memory.textclean import (
+    from soulframe._engine.memory.textclean import (
         strip_controls,
     )
-    from soulframe.memory.users import (
+    from soulframe._engine.memory.users import (
         UserMemory,
     )
-    from soulframe.prompt.context import (
+    from soulframe._engine.prompt.context import (
         MEMORY_FILES,
         daily_log_names,
     )
@@ -150,67 +150,67 @@ if TYPE_CHECKING:
 #: where each name lives in the engine (``module`` or ``module:attribute`` when the public
 #: name differs): imported on first use, so importing this module costs nothing
 _HOMES: dict[str, str] = {
-    "agent_level_files": "soulframe.agentstore",
-    "apply_reviewed": "soulframe.memory.consolidate",
-    "BOOTSTRAP": "soulframe.agentstore",
-    "check_user": "soulframe.agentstore",
-    "chunk_file": "soulframe.memory.pipeline:chunk",
-    "chunk_text": "soulframe.memory.chunking",
-    "clean_provenance": "soulframe.memory.provenance:clean",
-    "confine_memory_path": "soulframe.memory.files",
-    "consolidate": "soulframe.memory.consolidate",
-    "CONTEXT_FILES": "soulframe.agentstore",
-    "context_store": "soulframe.agentstore",
-    "CURATED": "soulframe.memory.files",
-    "DAILY_LOG": "soulframe.memory.files",
-    "daily_log_names": "soulframe.prompt.context",
-    "day_of": "soulframe.memory.files",
-    "DIARY": "soulframe.memory.consolidate",
-    "Discovery": "soulframe.memory.files",
-    "drop_superseded": "soulframe.memory.supersede",
-    "effective_user": "soulframe.agentstore",
-    "EmbeddingCache": "soulframe.embedding",
-    "guard": "soulframe.memory.safety",
-    "InMemoryCacheBackend": "soulframe.embedding",
-    "is_context_file": "soulframe.agentstore",
-    "is_curated": "soulframe.memory.files",
-    "is_managed": "soulframe.agentstore",
-    "is_superseded_chunk": "soulframe.memory.supersede",
-    "load_messages": "soulframe.memory.sessions",
-    "loads_bounded": "soulframe.memory.sessions",
-    "mark_new_lines": "soulframe.memory.provenance",
-    "mark_provenance": "soulframe.memory.provenance:mark",
-    "MEMORY_FILES": "soulframe.prompt.context",
-    "MemoryPathError": "soulframe.memory.files",
-    "parse_messages": "soulframe.memory.sessions",
-    "parse_provenance": "soulframe.memory.provenance:parse",
-    "passage_windows": "soulframe.memory.sync",
-    "Provenance": "soulframe.memory.provenance",
-    "Quarantine": "soulframe.memory.safety",
-    "QuarantineEntry": "soulframe.memory.safety",
-    "query_terms": "soulframe.memory.querying",
-    "read_transcript": "soulframe.memory.sessions",
-    "recall_key": "soulframe.memory.recall",
-    "release": "soulframe.memory.sessions",
-    "safety_mode_of": "soulframe.memory.safety:mode_of",
-    "save_session": "soulframe.memory.sessions",
-    "scan_for_unsafe": "soulframe.memory.safety:scan",
-    "sees_owner_memory": "soulframe.agentstore",
-    "SessionLimits": "soulframe.memory.sessions:Limits",
-    "SKIP_DIRS": "soulframe.memory.files",
-    "standalone_agent_id": "soulframe.agentstore",
-    "strip_controls": "soulframe.memory.textclean",
-    "strip_provenance": "soulframe.memory.provenance:strip",
-    "text_hash": "soulframe.embedding",
-    "UNDO_DIR": "soulframe.memory.consolidate",
-    "undo_last": "soulframe.memory.consolidate",
-    "UnsafeWriteError": "soulframe.memory.safety",
-    "UnsafeWriteWarning": "soulframe.memory.safety",
-    "user_level_files": "soulframe.agentstore",
-    "UserMemory": "soulframe.memory.users",
-    "vector_from_bytes": "soulframe.embedding",
-    "vector_to_bytes": "soulframe.embedding",
-    "without_noise": "soulframe.memory.noise",
+    "agent_level_files": "soulframe._engine.agentstore",
+    "apply_reviewed": "soulframe._engine.memory.consolidate",
+    "BOOTSTRAP": "soulframe._engine.agentstore",
+    "check_user": "soulframe._engine.agentstore",
+    "chunk_file": "soulframe._engine.memory.pipeline:chunk",
+    "chunk_text": "soulframe._engine.memory.chunking",
+    "clean_provenance": "soulframe._engine.memory.provenance:clean",
+    "confine_memory_path": "soulframe._engine.memory.files",
+    "consolidate": "soulframe._engine.memory.consolidate",
+    "CONTEXT_FILES": "soulframe._engine.agentstore",
+    "context_store": "soulframe._engine.agentstore",
+    "CURATED": "soulframe._engine.memory.files",
+    "DAILY_LOG": "soulframe._engine.memory.files",
+    "daily_log_names": "soulframe._engine.prompt.context",
+    "day_of": "soulframe._engine.memory.files",
+    "DIARY": "soulframe._engine.memory.consolidate",
+    "Discovery": "soulframe._engine.memory.files",
+    "drop_superseded": "soulframe._engine.memory.supersede",
+    "effective_user": "soulframe._engine.agentstore",
+    "EmbeddingCache": "soulframe._engine.embedding",
+    "guard": "soulframe._engine.memory.safety",
+    "InMemoryCacheBackend": "soulframe._engine.embedding",
+    "is_context_file": "soulframe._engine.agentstore",
+    "is_curated": "soulframe._engine.memory.files",
+    "is_managed": "soulframe._engine.agentstore",
+    "is_superseded_chunk": "soulframe._engine.memory.supersede",
+    "load_messages": "soulframe._engine.memory.sessions",
+    "loads_bounded": "soulframe._engine.memory.sessions",
+    "mark_new_lines": "soulframe._engine.memory.provenance",
+    "mark_provenance": "soulframe._engine.memory.provenance:mark",
+    "MEMORY_FILES": "soulframe._engine.prompt.context",
+    "MemoryPathError": "soulframe._engine.memory.files",
+    "parse_messages": "soulframe._engine.memory.sessions",
+    "parse_provenance": "soulframe._engine.memory.provenance:parse",
+    "passage_windows": "soulframe._engine.memory.sync",
+    "Provenance": "soulframe._engine.memory.provenance",
+    "Quarantine": "soulframe._engine.memory.safety",
+    "QuarantineEntry": "soulframe._engine.memory.safety",
+    "query_terms": "soulframe._engine.memory.querying",
+    "read_transcript": "soulframe._engine.memory.sessions",
+    "recall_key": "soulframe._engine.memory.recall",
+    "release": "soulframe._engine.memory.sessions",
+    "safety_mode_of": "soulframe._engine.memory.safety:mode_of",
+    "save_session": "soulframe._engine.memory.sessions",
+    "scan_for_unsafe": "soulframe._engine.memory.safety:scan",
+    "sees_owner_memory": "soulframe._engine.agentstore",
+    "SessionLimits": "soulframe._engine.memory.sessions:Limits",
+    "SKIP_DIRS": "soulframe._engine.memory.files",
+    "standalone_agent_id": "soulframe._engine.agentstore",
+    "strip_controls": "soulframe._engine.memory.textclean",
+    "strip_provenance": "soulframe._engine.memory.provenance:strip",
+    "text_hash": "soulframe._engine.embedding",
+    "UNDO_DIR": "soulframe._engine.memory.consolidate",
+    "undo_last": "soulframe._engine.memory.consolidate",
+    "UnsafeWriteError": "soulframe._engine.memory.safety",
+    "UnsafeWriteWarning": "soulframe._engine.memory.safety",
+    "user_level_files": "soulframe._engine.agentstore",
+    "UserMemory": "soulframe._engine.memory.users",
+    "vector_from_bytes": "soulframe._engine.embedding",
+    "vector_to_bytes": "soulframe._engine.embedding",
+    "without_noise": "soulframe._engine.memory.noise",
 }
 
 __all__ = [

@@ -50,9 +50,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pytest
 
-from .agentstore import BOOTSTRAP, ContextFileStore
-from .hookspecs import hookimpl
-from .model import (
+from soulframe._engine.agentstore import BOOTSTRAP, ContextFileStore
+from soulframe._engine.model import (
     ChunkInput,
     CountsTokens,
     Describes,
@@ -71,8 +70,10 @@ from .model import (
     TracksRecalls,
 )
 
+from .hookspecs import hookimpl
+
 if TYPE_CHECKING:
-    from .agent import Agent
+    from soulframe._engine.agent import Agent
 
 StoreFactory = Callable[..., Store]
 ContextFilesFactory = Callable[..., ContextFileStore]
@@ -118,10 +119,10 @@ def make_agent(workspace: str | os.PathLike[str], *, plugins: Iterable[Any] = ()
     No config file is read (not ``$SOULFRAME_CONFIG``, the workspace's ``soulframe.toml``
     or the user's config directory), so a test's agent is the same on every machine.
     """
-    from .agent import Agent
-    from .config import load_config
-    from .plugins import make_plugin_manager
-    from .workspace import seed_workspace
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+    from soulframe._engine.plugins import make_plugin_manager
+    from soulframe._engine.workspace import seed_workspace
 
     root = Path(workspace)
     dotted = {k.replace("__", "."): os.fspath(v) if isinstance(v, os.PathLike) else v
@@ -175,7 +176,7 @@ def check_sessions(agent: Agent) -> None:
     """What every store, provider and section must keep working: memory search shows
     MEMORY.md to a main session only; main, group and per-user prompts build; each user
     sees their own USER.md and never another user's."""
-    from .agentstore import context_store
+    from soulframe._engine.agentstore import context_store
 
     agent.memory.sync()
     main = {h.path for h in agent.memory.search("heron", session=Session.main())}
@@ -419,8 +420,8 @@ class StoreContract(ContextFileContract):
     def test_keyword_search_finds_words_inside_unspaced_scripts(self, store: Store) -> None:
         """A two-character Chinese word, a Japanese or Thai word inside a sentence and a
         Korean word with its particle attached are found by the query terms the core makes
-        (character pairs, :mod:`soulframe.textsplit`)."""
-        from .memory.querying import query_terms
+        (character pairs, :mod:`soulframe._engine.textsplit`)."""
+        from soulframe._engine.memory.querying import query_terms
 
         notes = {
             "zh.md": "我女儿每周三学钢琴，老师姓王。",

@@ -6,7 +6,7 @@
 * ``register_config_keys``: the ``model.*`` keys they read.
 
 The loops that call a model (flush, boot, heartbeat, summon) are other plugins' and get
-their model through the registry (:func:`soulframe.toolloop.chat_model_for`). Nothing heavy
+their model through the registry (:func:`soulframe.kit.chat_model_for`). Nothing heavy
 is imported here: a client module is loaded when a model is built.
 """
 

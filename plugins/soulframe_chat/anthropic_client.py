@@ -114,7 +114,7 @@ def parse_reply(data: Mapping[str, Any]) -> ChatReply:
 
 
 class AnthropicChatModel:
-    """:class:`~soulframe.model.ChatModel` over Anthropic's Messages API."""
+    """:class:`~soulframe.ChatModel` over Anthropic's Messages API."""
 
     def __init__(self, settings: ModelSettings) -> None:
         self.settings = settings

@@ -1,7 +1,7 @@
-"""The errors the chat clients raise: always a :class:`~soulframe.model.SoulframeError`,
+"""The errors the chat clients raise: always a :class:`~soulframe.SoulframeError`,
 so the CLI prints the message without a traceback, and never with a secret in it.
 
-The classes are the core's (:mod:`soulframe.toolloop`), so the agent routines catch them
+The classes are the core's (:mod:`soulframe._engine.toolloop`), so the agent routines catch them
 without importing this plugin; they are re-exported here for the clients and their users.
 """
 

@@ -1,5 +1,5 @@
 """The chat-model registrations. An agent gets its configured model through the registry
-(:func:`soulframe.toolloop.chat_model_for`), never by importing this module."""
+(:func:`soulframe.kit.chat_model_for`), never by importing this module."""
 
 from __future__ import annotations
 

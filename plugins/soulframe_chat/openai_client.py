@@ -94,7 +94,7 @@ def parse_reply(data: Mapping[str, Any]) -> ChatReply:
 
 
 class OpenAIChatModel:
-    """:class:`~soulframe.model.ChatModel` over ``POST {base_url}/chat/completions``."""
+    """:class:`~soulframe.ChatModel` over ``POST {base_url}/chat/completions``."""
 
     def __init__(self, settings: ModelSettings) -> None:
         self.settings = settings

@@ -11,7 +11,7 @@
     timeout_s = 60
     max_retries = 3
 
-The key is held in a :class:`~soulframe.http.Secret`, whose ``repr`` and ``str`` are ``***``,
+The key is held in a :class:`~soulframe.kit.Secret`, whose ``repr`` and ``str`` are ``***``,
 so it cannot leak through a log line, an exception message or an attrs ``repr``.
 """
 
@@ -90,7 +90,7 @@ class ModelSettings:
 
 def model_table(config: Mapping[str, Any] | Settings | None) -> Mapping[str, Any]:
     """The ``[model]`` table of a config: a plain mapping (``{"model": {...}}`` or the table
-    itself), or soulframe's :class:`~soulframe.config.Config` (read key by key, so its
+    itself), or soulframe's :class:`~soulframe.Config` (read key by key, so its
     defaults apply)."""
     if config is None:
         return {}

@@ -1,4 +1,4 @@
-"""How the chat clients call their API: :func:`soulframe.http.post_json` with the model's
+"""How the chat clients call their API: :func:`soulframe.kit.post_json` with the model's
 settings — its timeout as the budget of the whole call (retries and waits included), its
 retries, its key scrubbed from every message — raising :class:`ChatModelError`."""
 

@@ -1,6 +1,6 @@
 """Reading the ``[embedding]`` settings, the API key among them.
 
-Providers receive the soulframe :class:`~soulframe.config.Config` (``config.get("a.b")``
+Providers receive the soulframe :class:`~soulframe.Config` (``config.get("a.b")``
 with the defaults table behind it). A plain mapping works too — flat dotted keys
 (``{"embedding.model": ...}``) or nested tables (``{"embedding": {"model": ...}}``) — which
 keeps the providers usable from a script without a config file.

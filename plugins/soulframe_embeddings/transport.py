@@ -1,5 +1,5 @@
 """The embedding providers' side of HTTP: their error class and URL check. Sending is
-:func:`soulframe.http.post_json` (timeouts, retries honouring ``Retry-After``, messages that
+:func:`soulframe.kit.post_json` (timeouts, retries honouring ``Retry-After``, messages that
 never contain the API key); :class:`RetryPolicy` is re-exported from there."""
 
 from __future__ import annotations

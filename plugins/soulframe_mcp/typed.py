@@ -2,7 +2,7 @@
 result as ``structuredContent`` beside the text a person reads, and hints saying what a
 call does (reads only, replaces what was there, safe to repeat).
 
-A tool declares its result's schema in its :class:`~soulframe.model.ToolSpec`. A plugin's
+A tool declares its result's schema in its :class:`~soulframe.ToolSpec`. A plugin's
 tool that declares none still gets one: its result is wrapped as ``{"result": ...}``, so a
 client can rely on every tool having structured output.
 """

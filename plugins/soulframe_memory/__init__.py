@@ -10,7 +10,7 @@
 * ``register_doctor_checks``: the memory index and memory files growing towards the
   bootstrap limit.
 
-The memory index itself (sync, search, the journal) is the core's :mod:`soulframe.memory`.
+The memory index itself (sync, search, the journal) is the core's :mod:`soulframe._engine.memory`.
 Nothing heavy is imported here: every module is loaded when a command or a hook needs it.
 """
 
@@ -52,7 +52,7 @@ def register_tools() -> list[ToolSpec]:
 class LinesChunker:
     """The default chunker (seed 000 §14): up to ``memory.chunk_max_chars`` per chunk, ending
     at a blank line once half full, over-long lines split at a space (see
-    :func:`soulframe.memory.chunking.chunk_text`)."""
+    :func:`soulframe.memorykit.chunk_text`)."""
 
     name = "lines"
 

@@ -2,7 +2,7 @@
 files (``MEMORY.md`` and ``memory/**/*.md``), and, only when ``flush.allow_exec`` is on,
 ``exec`` with the workspace as its working directory.
 
-Confinement is the core's :func:`soulframe.memory.files.confine_memory_path`: checked on
+Confinement is the core's :func:`soulframe.memorykit.confine_memory_path`: checked on
 the path as written (no absolute paths, no ``..``, no backslashes) and on the path it really
 resolves to (so ``memory/x.md`` being a symlink to ``SOUL.md`` or to ``/etc/passwd`` is
 refused too). Writes never go through a symlink.
@@ -56,10 +56,10 @@ class MemoryFiles:
         #: write over a file changed since then is refused, not allowed to drop the change
         self.seen: dict[str, str] = {}
         #: called with (content, relative path) before a write; raises to refuse it (the
-        #: flush passes soulframe.memory.safety.guard: no injection or secret lands)
+        #: flush passes soulframe.memorykit.guard: no injection or secret lands)
         self.check: Any = None
         #: called with (content, relative path) before a write; raises to refuse it (the
-        #: flush passes soulframe.memory.safety.guard: no injection or secret lands)
+        #: flush passes soulframe.memorykit.guard: no injection or secret lands)
         self.check: Any = None
 
     @property
@@ -130,7 +130,7 @@ class MemoryFiles:
             sep = "" if not old or old.endswith("\n") else "\n"
             new = old + sep + content
             new = new if not new or new.endswith("\n") else new + "\n"
-            # the lines this write adds carry their provenance (soulframe.memory.provenance)
+            # the lines this write adds carry their provenance (soulframe._engine.memory.provenance)
             new = mark_new_lines(before.decode("utf-8", errors="replace"), new, "flush", via="write_file")
             data: bytes = new.encode("utf-8")
             self.seen[relative] = hashlib.sha256(data).hexdigest()

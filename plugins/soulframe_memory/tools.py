@@ -2,7 +2,7 @@
 ``memory_remember``.
 
 ``memory_search`` and ``memory_get`` take the session from the
-:class:`~soulframe.model.ToolContext`: in a group or sub-agent session they never return
+:class:`~soulframe.ToolContext`: in a group or sub-agent session they never return
 MEMORY.md or any other private memory — the store query itself leaves private files out, so
 no result can leak through a later step. ``memory_get`` reads only memory files, through
 ``Workspace.resolve`` (no ``..``, no absolute paths, no symlink out of the workspace).

@@ -2,7 +2,7 @@
 one transaction per unit of work, and one retry when the connection is lost.
 
 Every error that reaches a user is a :class:`StoreUnavailableError` (a
-:class:`~soulframe.model.SoulframeError`, so the CLI prints one line, no traceback) naming
+:class:`~soulframe.SoulframeError`, so the CLI prints one line, no traceback) naming
 the server (``host:port/db``), where the DSN came from, and what went wrong - never the
 password.
 """

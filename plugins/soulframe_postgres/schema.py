@@ -203,7 +203,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "keyword search in scripts written without spaces",
         """
         -- Chinese, Japanese, Korean and Thai: grams holds each unspaced run's character pairs
-        -- and characters (soulframe.textsplit.index_grams; '' for other text, whose lexemes
+        -- and characters (soulframe.kit.index_grams; '' for other text, whose lexemes
         -- stay what they were), so a two-character word inside a sentence is found
         ALTER TABLE memory_chunks ADD COLUMN grams text NOT NULL DEFAULT '';
         ALTER TABLE memory_chunks DROP COLUMN tsv;

@@ -7,7 +7,7 @@ scope covers the agent's memory and that user's, and the core's fusion boosts th
 
 * keyword search: ``tsvector`` (``to_tsvector('simple', text || ' ' || grams)``, a
   generated column with a GIN index; ``grams`` holds the character pairs of Chinese,
-  Japanese, Korean and Thai runs, :mod:`soulframe.textsplit`) matched with ``plainto_tsquery('simple', term)`` per term, OR-ed (the
+  Japanese, Korean and Thai runs, :mod:`soulframe._engine.textsplit`) matched with ``plainto_tsquery('simple', term)`` per term, OR-ed (the
   contract: chunks containing ANY term), ranked with ``ts_rank``;
 * vector search: pgvector cosine distance on a per-dimension partial HNSW index
   (:func:`~soulframe_postgres.schema.build_vector_index`) with iterative index scans, so
@@ -58,7 +58,7 @@ class PostgresStore:
     """The ``postgres`` store for one agent."""
 
     name = "postgres"
-    #: agent-level context files live in the database (see soulframe.agentstore)
+    #: agent-level context files live in the database (see soulframe._engine.agentstore)
     managed = True
 
     def __init__(self, dsn: str, *, agent_key: str, agent_type: str = "open",

@@ -1,7 +1,7 @@
 """Agent-level and per-user context files in PostgreSQL (managed mode, seed 000 §3–4).
 
-Implements :class:`soulframe.agentstore.ContextFileStore`; the rules (which files, the
-interceptor, seeding content) live in :mod:`soulframe.agentstore`. Every method is one
+Implements :class:`soulframe.ContextFileStore`; the rules (which files, the
+interceptor, seeding content) live in :mod:`soulframe._engine.agentstore`. Every method is one
 transaction; seeding uses ``INSERT ... ON CONFLICT`` that only fills missing or empty
 rows, so two processes seeding the same user at once cannot overwrite each other.
 """

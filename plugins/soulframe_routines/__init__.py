@@ -3,7 +3,7 @@ chat clients themselves.
 
 * ``soulframe boot``: the BOOT.md startup ritual (seed 003 §1.1; hosts call
   :func:`soulframe_routines.boot.run_boot` at startup), through the core's shared
-  tool-call loop (:mod:`soulframe.toolloop`);
+  tool-call loop (:mod:`soulframe._engine.toolloop`);
 * ``soulframe heartbeat``: a health check against HEARTBEAT.md
   (:func:`soulframe_routines.heartbeat.run_heartbeat`);
 * ``soulframe agents summon``: an agent's context files from a description

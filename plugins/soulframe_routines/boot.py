@@ -4,7 +4,7 @@ it is started or restarted — "one-time or restart actions", run at gateway sta
 BOOT.md is optional and never part of a prompt (the core's session filter keeps it out of
 every session). :func:`run_boot` sends its content, once, as the instruction of a main
 session: the agent's own system prompt, the agent's tools (each call goes through
-:func:`soulframe.tools.dispatch`, so arguments are checked against the tool's schema), at
+:func:`soulframe.kit.dispatch`, so arguments are checked against the tool's schema), at
 most ``max_iterations`` model calls within ``timeout`` seconds. The model ends with a short
 summary that starts with ``BOOT_OK`` — or ``BOOT_FAILED`` when a step could not be done.
 
@@ -180,7 +180,7 @@ def read_boot_file(ws: WorkspaceLike) -> str | None:
 
 
 def dispatching(agent: AgentLike, tools: Sequence[ToolSpec], session: Session) -> list[ToolSpec]:
-    """``tools`` with handlers that go through :func:`soulframe.tools.dispatch`: the model's
+    """``tools`` with handlers that go through :func:`soulframe.kit.dispatch`: the model's
     arguments are checked against each schema, and a refusal is a message it can read."""
     from soulframe.kit import dispatch
 

@@ -35,7 +35,7 @@ def disabled(ctx: PromptContext) -> frozenset[str]:
 
 def is_memory_file(name: str) -> bool:
     """The curated memory or a file under ``memory/``: shown by the memory sections, not as
-    project context (the names are :mod:`soulframe.memory.files`')."""
+    project context (the names are :mod:`soulframe._engine.memory.files`')."""
     return is_curated(name) or name.startswith("memory/")
 
 
@@ -79,7 +79,7 @@ def wrap(ctx: PromptContext, f: ContextFile, *, heading: str = "##") -> str:
 
 def safe_text(ctx: PromptContext, text: str) -> str:
     """Injected text (a file, an extra prompt) neutralised: no wrapper tag of soulframe's
-    and no cache-boundary marker survives in it (:func:`soulframe.neutralise.neutralise`), and
+    and no cache-boundary marker survives in it (:func:`soulframe.kit.neutralise`), and
     no secret unless ``memory.mask_secrets = false``."""
     from soulframe.kit import mask_for_model
 
@@ -104,7 +104,7 @@ def sanitize_title(title: str, max_chars: int = 100) -> str:
     """Make an untrusted group-chat title safe to quote in the prompt (seed 002): drop tags
     and markup characters, control and format characters (newlines, bidi overrides), collapse
     whitespace, and cut to ``max_chars`` characters. Every session field is quoted this way
-    (:func:`soulframe.neutralise.one_line`)."""
+    (:func:`soulframe.kit.one_line`)."""
     return one_line(title, max_chars)
 
 

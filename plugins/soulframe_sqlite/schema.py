@@ -98,7 +98,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (
         3,
         # Chinese, Japanese, Korean and Thai: ``grams`` holds each unspaced run's character
-        # pairs and characters (soulframe.textsplit.index_grams; "" for other text, whose
+        # pairs and characters (soulframe.kit.index_grams; "" for other text, whose
         # scores stay what they were), so a two-character word inside a sentence is found.
         # The marks of Thai and Indic scripts become letters, not separators. Existing rows
         # get their grams from the function the store registers on its connection.

@@ -5,7 +5,7 @@
   write is one ``BEGIN IMMEDIATE`` transaction (one file's chunks are replaced atomically);
 * FTS5 with the ``porter unicode61`` tokenizer for keyword search, over each chunk's text
   and its ``grams`` (the character pairs of Chinese, Japanese, Korean and Thai runs, see
-  :mod:`soulframe.textsplit`);
+  :mod:`soulframe._engine.textsplit`);
 * vectors as float32 BLOBs in the ``vectors`` table, scanned with numpy
   (:mod:`soulframe_sqlite.vectors`); with ``vector_scan = "sqlite-vec"`` in
   ``[plugins.config.soulframe_sqlite]`` (and the ``soulframe[sqlite-vec]`` extra) they are

@@ -3,10 +3,10 @@
 Kept in their own file, ``<state_dir>/agents.sqlite`` (0600), not in the memory index: the
 index can be thrown away and rebuilt from the Markdown at any time (a corrupted one is moved
 aside), while a user's USER.md exists nowhere else. Agents are keyed by the deterministic
-UUID v5 of their key (:func:`soulframe.agentstore.standalone_agent_id`), so rows survive
+UUID v5 of their key (:func:`soulframe.memorykit.standalone_agent_id`), so rows survive
 restarts and renames of the state directory need no coordination.
 
-Implements :class:`soulframe.agentstore.ContextFileStore` with ``managed = False``: a
+Implements :class:`soulframe.ContextFileStore` with ``managed = False``: a
 standalone agent's own (agent-level) files are its workspace on disk.
 """
 

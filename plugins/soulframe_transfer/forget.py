@@ -5,7 +5,7 @@ An entry is a line. :func:`select` finds them (by text, by a search query, a who
 date range); :func:`forget` removes them from the workspace's Markdown, then from every copy
 soulframe made: the consolidation diary and undo snapshots (``memory/.diary/``), the
 quarantine and the other JSON Lines files in ``state_dir``, the index (a sync replaces the
-changed files' chunks; :meth:`~soulframe.model.ErasingStore.erase` drops chunks, recall
+changed files' chunks; :meth:`~soulframe.ErasingStore.erase` drops chunks, recall
 rows and cached embeddings and compacts the store so the bytes are gone), and leaves a
 tombstone (a hash) so an import does not bring the entry back. What it cannot reach (the git
 history of ``soulframe backup``, the export the entry came from) is said, with the command

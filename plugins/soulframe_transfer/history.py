@@ -5,7 +5,7 @@ conversation runs into another day. Never MEMORY.md: consolidation decides what 
 
 The file name carries a hash of the conversation's id, so importing the same export again
 finds the file and adds nothing. Every message passes the write-time checks
-(:func:`soulframe.memory.safety.guard`): a refused one is left out and quarantined; one that
+(:func:`soulframe.memorykit.guard`): a refused one is left out and quarantined; one that
 ``forget`` removed (a tombstone) stays out.
 """
 

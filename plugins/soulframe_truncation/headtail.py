@@ -14,7 +14,7 @@ a section is shortened (its head kept, with a marker) before it is dropped; sect
 no priority (safety, tooling, workspace, identity) are never cut.
 
 Nothing is cut silently: every cut or dropped file or section yields a
-:class:`~soulframe.model.TruncationNotice` naming it, what was kept and where the rest is.
+:class:`~soulframe.TruncationNotice` naming it, what was kept and where the rest is.
 """
 
 from __future__ import annotations

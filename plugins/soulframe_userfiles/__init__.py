@@ -8,7 +8,7 @@ user's first session.
 
 The rules live here: seeding and the read/write interceptor in
 :mod:`soulframe_userfiles.rules`, the source in :mod:`soulframe_userfiles.source`; the core
-keeps only the store contract (:mod:`soulframe.agentstore`). The ``context_read`` /
+keeps only the store contract (:mod:`soulframe._engine.agentstore`). The ``context_read`` /
 ``context_write`` tools and ``soulframe context show|set`` are how the agent and an
 administrator reach the interceptor, so a third party can replace all of it by name.
 """

@@ -1,5 +1,5 @@
 """The per-user context-file rules (seed 000 §3–4, §6, §7) on top of the core's
-:class:`~soulframe.agentstore.ContextFileStore` contract.
+:class:`~soulframe.ContextFileStore` contract.
 
 * seeding (:func:`seed_to_store`, :func:`seed_user_files`): idempotent, never overwriting
   content, one transaction per call; a user's BOOTSTRAP.md is seeded only until that user

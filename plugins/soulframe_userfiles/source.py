@@ -21,7 +21,7 @@ from soulframe.memorykit import (
 
 from .rules import seed_to_store, seed_user_files
 
-#: a user's curated memory, kept in the store by :class:`soulframe.memory.users.UserMemory`
+#: a user's curated memory, kept in the store by :class:`soulframe.memorykit.UserMemory`
 CURATED = MEMORY_FILES[0]
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 (seed 000 §5): DELEGATION.md (the agents this one can delegate to) and TEAM.md (its team,
 role and teammates). They are ``kind="virtual"`` so they are shown in ``<system_context>``
 tags. While the first-run ritual (BOOTSTRAP.md) is under way the core leaves every virtual
-file out (``soulframe.prompt.context.collect_context``), so onboarding is not diluted.
+file out (``soulframe._engine.prompt.context.collect_context``), so onboarding is not diluted.
 """
 
 from __future__ import annotations

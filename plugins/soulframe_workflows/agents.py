@@ -2,7 +2,7 @@
 adding one to the config file.
 
 Adding is a text append of one ``[[agents]]`` block (comments and layout of the file are
-kept), validated with :func:`soulframe.config.load_config` on a temporary copy before the
+kept), validated with :func:`soulframe.kit.load_config` on a temporary copy before the
 real file is replaced, so a failed add never leaves a broken config behind.
 """
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     # what the listing shows (discovered files, where the store keeps them) is the engine's own view
     from soulframe import Agent
 
-#: the id rule of soulframe.config (an agent id becomes a file name in the state dir)
+#: the id rule of soulframe._engine.config (an agent id becomes a file name in the state dir)
 AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 #: files a workspace needs before it counts as initialised (as `soulframe doctor` says)
 CORE_FILES: tuple[str, ...] = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md")

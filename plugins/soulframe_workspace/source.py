@@ -3,13 +3,13 @@
 Reads the bootstrap files at the workspace root, MEMORY.md (or memory.md) and the daily
 logs of today and yesterday. Every file goes through :meth:`Workspace.resolve`, so a
 symlink leading out of the workspace is refused, and is judged by the file it reaches
-(:mod:`soulframe.prompt.reached`): ``SOUL.md -> MEMORY.md`` is MEMORY.md, a hard link from
+(:mod:`soulframe._engine.prompt.reached`): ``SOUL.md -> MEMORY.md`` is MEMORY.md, a hard link from
 outside is no context file. Contents are cached per process by
 ``(mtime_ns, size, inode)``: an unchanged file is never read twice, an edited one is re-read
 on the next prompt (seed 001 §2 "mtime cache").
 
 Nothing here raises for a bad file: it is skipped or repaired, with a
-:class:`~soulframe.prompt.context.ContextWarning` naming it.
+:class:`~soulframe.kit.ContextWarning` naming it.
 """
 
 from __future__ import annotations

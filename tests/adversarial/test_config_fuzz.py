@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from soulframe.agent import Agent
-from soulframe.config import key_catalogue, load_config
-from soulframe.model import ConfigError, Session
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import key_catalogue, load_config
+from soulframe._engine.model import ConfigError, Session
 
 #: the core's numeric keys and every default plugin's
 NUMERIC = sorted(

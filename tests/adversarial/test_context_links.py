@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.model import Session
+from soulframe._engine.agent import Agent
+from soulframe._engine.model import Session
 
 SECRETS = {
     "MEMORY.md": "linkmemorypangolin",
@@ -121,7 +121,7 @@ def test_a_context_file_is_judged_by_the_file_it_reaches(env: Path, adversary: A
                         a.refused(secret not in result.text)
                         assert SECRETS["TOOLS.md"] in result.text or name == "TOOLS.md"  # the build worked
             with adversary.attempt(f"{shape}: bob's seeded copies and context_read ({agent_type})") as a:
-                from soulframe.agentstore import context_store
+                from soulframe._engine.agentstore import context_store
                 from soulframe_userfiles.rules import read_context_file
 
                 copies = context_store(agent).user_files("bob")

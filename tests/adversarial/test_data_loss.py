@@ -357,7 +357,7 @@ def test_a_nul_byte_never_hides_a_day(adversary: Any, ws: Path, tmp_path: Path) 
 
 
 def test_model_written_text_carries_no_nul(adversary: Any) -> None:
-    from soulframe.memory.consolidate import plan
+    from soulframe._engine.memory.consolidate import plan
 
     cand = [{"citation": "memory/2026-01-02.md#L3", "text": "heron"}]
     for text in ("The heron \u0000 nests", "\u0000" * 20, "bell\u0007 and \u001b[31mred"):
@@ -488,9 +488,9 @@ def test_the_default_limit_stops_dev_zero(adversary: Any, ws: Path, tmp_path: Pa
 
 
 def test_the_python_api_bounds_a_conversation_too(adversary: Any, ws: Path, tmp_path: Path) -> None:
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
-    from soulframe.model import SoulframeError
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+    from soulframe._engine.model import SoulframeError
 
     agent = Agent(load_config(search=False, workspace=ws, overrides={
         "embedding.provider": "none", "state_dir": str(tmp_path / "state"),

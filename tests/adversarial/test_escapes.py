@@ -33,9 +33,9 @@ from adversarial.shapes import (
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from soulframe.agent import Agent
-from soulframe.model import Session, SoulframeError
-from soulframe.tools import ToolError, dispatch
+from soulframe._engine.agent import Agent
+from soulframe._engine.model import Session, SoulframeError
+from soulframe._engine.tools import ToolError, dispatch
 
 
 #: every secret that must not reach a session of this kind through memory
@@ -139,8 +139,8 @@ def test_tool_calls_refuse_every_hostile_path(agent: Agent, adversary: Any, kind
 
 @functools.cache
 def _the_cli() -> Any:
+    from soulframe._engine.plugins import make_plugin_manager
     from soulframe.cli import build_cli
-    from soulframe.plugins import make_plugin_manager
 
     return build_cli(make_plugin_manager())
 
@@ -479,7 +479,7 @@ def test_todays_log_as_a_link_to_a_private_file_reaches_no_prompt(tmp_path: Path
                                                                   how: str) -> None:
     """Daily logs reach group and heartbeat prompts: today's log that is a link to USER.md or
     MEMORY.md must not carry them there under a public name."""
-    from soulframe.prompt.context import daily_log_names
+    from soulframe._engine.prompt.context import daily_log_names
 
     ws = _lone(tmp_path, "none")
     with Agent.open(ws) as agent:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.model import Session, SoulframeError
-from soulframe.tools import ToolError, dispatch
+from soulframe._engine.agent import Agent
+from soulframe._engine.model import Session, SoulframeError
+from soulframe._engine.tools import ToolError, dispatch
 
 OUTSIDE = "outsidehardlinkotter"
 USER = "userhardlinkmarten"
@@ -142,7 +142,7 @@ def test_todays_log_hard_linked_to_an_unknown_file_stays_out_of_shared_prompts(
         tmp_path: Path, adversary: Any, target: str) -> None:
     """Daily logs reach group and heartbeat prompts by name; today's log that is a hard link
     of a file outside the workspace (or of a private page) must not carry it there."""
-    from soulframe.prompt.context import daily_log_names
+    from soulframe._engine.prompt.context import daily_log_names
 
     ws = _workspace(tmp_path)
     with Agent.open(ws) as agent:

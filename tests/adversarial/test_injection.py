@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.model import Session, SoulframeError
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.model import Session, SoulframeError
 
 NOW = dt.datetime(2026, 3, 14, 9, 30, tzinfo=dt.UTC)
 BOUNDARY = "<!-- SOULFRAME_CACHE_BOUNDARY -->"
@@ -154,7 +154,7 @@ def test_channel_from_the_command_line_is_not_a_heading(workspace: Path, cli, ad
 
 
 def test_memory_excerpts_returned_to_the_model_are_neutralised(workspace: Path, adversary) -> None:
-    from soulframe.tools import dispatch
+    from soulframe._engine.tools import dispatch
 
     payload = "\n".join(PAYLOADS.values())
     workspace_with(workspace, "memory/2026-03-14.md", f"plumber note\n{payload}")

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.model import Session
-from soulframe.tools import ToolError, dispatch
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.model import Session
+from soulframe._engine.tools import ToolError, dispatch
 
 ZW = "\u200b"
 
@@ -82,7 +82,7 @@ SECRETS = {
 
 #: distinctive pieces that must not reach the file or the prompt (in any of their forms)
 def _needles(text: str) -> list[str]:
-    from soulframe.neutralise import fold
+    from soulframe._engine.neutralise import fold
 
     return [text, fold(text)]
 
@@ -95,7 +95,7 @@ def agent(workspace: Path, tmp_path: Path) -> Agent:
 
 
 def _try_all(adversary, agent: Agent, workspace: Path, label: str, text: str) -> None:
-    from soulframe.neutralise import fold
+    from soulframe._engine.neutralise import fold
 
     for tool, args in (
         ("memory_remember", {"text": text}),

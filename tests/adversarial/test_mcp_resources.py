@@ -16,9 +16,9 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.model import Session
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.model import Session
 
 from ..mcp_servers import REVISIONS, client, http_server, make_workspace, stdio_params
 

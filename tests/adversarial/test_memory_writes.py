@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
-from soulframe.model import Session
-from soulframe.tools import ToolError, dispatch
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.model import Session
+from soulframe._engine.tools import ToolError, dispatch
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "write_safety" / "corpus.jsonl"
 HOSTILE = [json.loads(x) for x in CORPUS.read_text().splitlines() if x.strip()]

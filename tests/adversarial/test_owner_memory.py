@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from soulframe.agent import Agent
-from soulframe.model import Session, SoulframeError
+from soulframe._engine.agent import Agent
+from soulframe._engine.model import Session, SoulframeError
 
 OWNER = "ownermemorycaracal"     # the workspace's MEMORY.md: alice's (the owner's)
 BOB = "bobmemoryquokka"          # bob's own curated memory, in the store
@@ -39,15 +39,15 @@ def ws(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Monke
     (ws / "MEMORY.md").write_text(f"# Memory\n- The owner's safe code is {OWNER}\n")
     (ws / "memory" / "2026-02-01.md").write_text(f"# 2026-02-01\n- {PUBLIC} on the shelf\n")
     with Agent.open(config=ws / "soulframe.toml") as agent:
-        from soulframe.memory.users import UserMemory
+        from soulframe._engine.memory.users import UserMemory
 
         UserMemory(agent, "bob").remember(f"Bob's locker is {BOB}", curated=True)
     yield ws
 
 
 def _cli(ws: Path, *args: str) -> Any:
+    from soulframe._engine.plugins import make_plugin_manager
     from soulframe.cli import build_cli
-    from soulframe.plugins import make_plugin_manager
 
     res = CliRunner().invoke(build_cli(make_plugin_manager()), ["--config", str(ws / "soulframe.toml"), *args],
                              catch_exceptions=True)

@@ -30,7 +30,7 @@ def _run(ws: Path, dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_two_workspaces_opened_with_w_keep_their_own_documents(tmp_path: Path, pg_dsn: str, adversary: Any,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from soulframe.agent import Agent
+    from soulframe._engine.agent import Agent
 
     monkeypatch.setenv("SOULFRAME_DSN", pg_dsn)
     a = _ws(tmp_path, "a", {"2026-01-01": "pgalphanote about the harbour", "2026-01-03": "pgalphatwo"})
@@ -55,8 +55,8 @@ def test_two_workspaces_opened_with_w_keep_their_own_documents(tmp_path: Path, p
 
 def test_two_configs_naming_one_agent_id_are_refused_not_merged(tmp_path: Path, pg_dsn: str,
                                                                 adversary: Any) -> None:
-    from soulframe.agent import Agent
-    from soulframe.model import SoulframeError
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.model import SoulframeError
 
     a = _ws(tmp_path, "a", {"2026-01-01": "pgconfignote alpha"})
     b = _ws(tmp_path, "b", {"2026-01-02": "pgconfignote beta"})

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from soulframe.agent import Agent
-from soulframe.model import Session, SoulframeError
+from soulframe._engine.agent import Agent
+from soulframe._engine.model import Session, SoulframeError
 
 KINDS = ("main", "group", "subagent", "cron", "heartbeat")
 NOT_MAIN = KINDS[1:]
@@ -40,8 +40,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def _cli(ws: Path, *args: str, input: str | None = None) -> Any:
+    from soulframe._engine.plugins import make_plugin_manager
     from soulframe.cli import build_cli
-    from soulframe.plugins import make_plugin_manager
 
     res = CliRunner().invoke(build_cli(make_plugin_manager()), ["-w", str(ws), *args], input=input,
                              catch_exceptions=True)
@@ -151,7 +151,7 @@ def test_a_users_main_session_is_kept_in_that_users_own_memory(ws: Path, adversa
         bobs = [h.path for h in agent.memory.search("capbobheron", session=Session.main(user_id="bob"),
                                                     min_score=0.0) if "capbobheron" in h.snippet]
         assert bobs and bobs[0].startswith("sessions/")
-        from soulframe.memory.sessions import save_session
+        from soulframe._engine.memory.sessions import save_session
 
         again = save_session(agent, _talk("capbobheron"), use_model=False, session=Session.main(user_id="bob"))
         assert again.user == "bob" and again.path == bobs[0].replace(".md", "-2.md")  # never over the first

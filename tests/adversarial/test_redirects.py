@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from fakes.embeddings_server import FakeEmbeddingsServer
 from fakes.redirect_server import RedirectServer
-from soulframe.config import load_config
-from soulframe.model import SoulframeError
+from soulframe._engine.config import load_config
+from soulframe._engine.model import SoulframeError
 
 KEY = "sk-proj-Rd1rEcTk3yZq81vXa0KfLw3nQ"
 STATUSES = (301, 302, 303, 307, 308)
@@ -157,7 +157,7 @@ def test_a_redirect_within_the_origin_is_followed(status: int) -> None:
 
 
 def test_a_redirect_loop_ends_with_an_error() -> None:
-    from soulframe.http import RetryPolicy, post_json
+    from soulframe._engine.http import RetryPolicy, post_json
 
     with RedirectServer() as api:
         api.redirect(308, "/again")

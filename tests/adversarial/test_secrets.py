@@ -116,8 +116,8 @@ def test_error_bodies_never_carry_a_credential(cli, ws: Path, adversary) -> None
 
 @pytest.mark.parametrize("kind", [*SECRETS, "pem"])
 def test_config_errors_never_echo_a_secret(workspace: Path, adversary, kind: str) -> None:
-    from soulframe.config import load_config
-    from soulframe.model import ConfigError
+    from soulframe._engine.config import load_config
+    from soulframe._engine.model import ConfigError
 
     secret = planted(kind)
     needle = "MIIEowIBAAKCAQEAu1SU1Lf" if kind == "pem" else SECRETS[kind]
@@ -303,10 +303,10 @@ def test_backup_never_commits_a_config_or_a_file_holding_a_credential(
 
 def test_secrets_written_by_hand_are_named_by_doctor_and_masked_for_the_model(
         cli, workspace: Path, adversary, tmp_path: Path) -> None:
-    from soulframe.agent import Agent
-    from soulframe.config import load_config
-    from soulframe.model import Session
-    from soulframe.tools import dispatch
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+    from soulframe._engine.model import Session
+    from soulframe._engine.tools import dispatch
 
     cli("init", str(workspace), "--no-download", check=True)
     kinds = [*SECRETS, "pem"]

@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import CliRunner
-from soulframe.agent import Agent
-from soulframe.model import Session
+from soulframe._engine.agent import Agent
+from soulframe._engine.model import Session
 
 MEMORY = "sessmemorylynx"     # MEMORY.md: main only
 USER = "sessuserotter"        # USER.md: main and (full) heartbeat, never group
@@ -66,7 +66,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterato
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        from soulframe.prompt.context import daily_log_names
+        from soulframe._engine.prompt.context import daily_log_names
         from soulframe_userfiles.rules import write_context_file
 
         with Agent.open(ws) as agent:
@@ -88,8 +88,8 @@ def agent(ws: Path, env: dict[str, str]) -> Iterator[Agent]:
 
 @functools.cache
 def _the_cli() -> Any:
+    from soulframe._engine.plugins import make_plugin_manager
     from soulframe.cli import build_cli
-    from soulframe.plugins import make_plugin_manager
 
     return build_cli(make_plugin_manager())
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.model import Session, SoulframeError
+from soulframe._engine.agent import Agent
+from soulframe._engine.model import Session, SoulframeError
 
 
 def _ws(root: Path, name: str, state: Path, note: str, extra: str = "") -> Path:
@@ -130,8 +130,8 @@ def test_a_text_refused_in_one_workspace_is_not_shown_or_released_in_the_other(t
     import json
 
     from click.testing import CliRunner
+    from soulframe._engine.plugins import make_plugin_manager
     from soulframe.cli import build_cli
-    from soulframe.plugins import make_plugin_manager
 
     state = tmp_path / "state"
     a = _ws(tmp_path, "a", state, "sharedalphaferret")

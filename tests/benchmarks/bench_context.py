@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from soulframe import Agent, Session
-from soulframe.config import load_config
-from soulframe.model import ContextFile
-from soulframe.prompt.context import collect_context
-from soulframe.workspace import seed_workspace
+from soulframe._engine.config import load_config
+from soulframe._engine.model import ContextFile
+from soulframe._engine.prompt.context import collect_context
+from soulframe._engine.workspace import seed_workspace
 from soulframe_truncation.fair import FairPolicy
 from soulframe_truncation.headtail import HeadTailPolicy
 from soulframe_workspace.source import clear_cache
@@ -70,7 +70,7 @@ def test_truncation_speed(bench: Any) -> None:
 
 
 def test_judging_linked_context_files_by_the_file_reached(tmp_path: Path, bench: Any) -> None:
-    """Privacy follows the file reached (soulframe.prompt.reached): a plain file costs no
+    """Privacy follows the file reached (soulframe._engine.prompt.reached): a plain file costs no
     extra system call, a symlinked or hard-linked one the identities of the root files
     (once per build) and one resolve. Measured as a ratio to the plain workspace in the
     same run."""

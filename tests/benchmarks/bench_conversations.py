@@ -4,7 +4,7 @@ into it. Run with ``tox -e bench`` (or ``pytest tests/benchmarks/bench_conversat
 python_files=bench_*.py -s``).
 
 Every conversation is indexed at default settings with the offline model, and every
-question asked as ``memory search`` asks it (:mod:`soulframe.memory.conversation_eval`),
+question asked as ``memory search`` asks it (:mod:`soulframe._engine.memory.conversation_eval`),
 on the tune half (the conversations settings were chosen on) and the held half (never
 looked at while choosing). The issue's thresholds, at k = 6:
 
@@ -54,9 +54,9 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if data is None:
         pytest.skip(f"REALTALK data not found (looked in {', '.join(map(str, CANDIDATES))}; "
                     "set SOULFRAME_REALTALK)")
-    from soulframe.config import load_config
-    from soulframe.memory import conversations as cm
-    from soulframe.memory.conversation_eval import evaluate_conversations, table
+    from soulframe._engine.config import load_config
+    from soulframe._engine.memory import conversations as cm
+    from soulframe._engine.memory.conversation_eval import evaluate_conversations, table
     from soulframe_embeddings.local import LocalProvider
 
     provider = LocalProvider()

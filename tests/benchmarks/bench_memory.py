@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from soulframe.agent import Agent
-from soulframe.config import load_config
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
 
 from .conftest import interleaved, timed
 
@@ -95,7 +95,7 @@ def test_indexing_throughput_and_overhead(tmp_path: Path, provider: Any, bench: 
 
     # the passages the indexer embeds, computed the indexer's way
     probe = agent_for(ws, tmp_path / "probe", provider)
-    from soulframe.memory.chunking import chunk_text
+    from soulframe._engine.memory.chunking import chunk_text
 
     passages: list[str] = []
     for f in probe.memory.files():
@@ -190,7 +190,7 @@ def test_hybrid_search_over_100k_chunks_vs_numpy_scan(tmp_path: Path, provider: 
     import os
 
     import numpy as np
-    from soulframe.model import ChunkInput, FileRecord
+    from soulframe._engine.model import ChunkInput, FileRecord
 
     n, dims, per_file = int(os.environ.get("SOULFRAME_BENCH_CHUNKS", "100000")), 384, 500
     texts = realistic_chunks(n)

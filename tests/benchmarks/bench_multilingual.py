@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from soulframe.memory.querying import query_terms
-from soulframe.model import ChunkInput, FileRecord
+from soulframe._engine.memory.querying import query_terms
+from soulframe._engine.model import ChunkInput, FileRecord
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "multilingual_eval"
 N_CHUNKS = 20_000

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from soulframe.model import ChunkInput, FileRecord
+from soulframe._engine.model import ChunkInput, FileRecord
 
 pytestmark = pytest.mark.postgres
 
@@ -77,7 +77,7 @@ def load(store, files) -> float:
 
 def timed(store, queries):
     """Per query: the whole hybrid search, and each channel alone, in ms."""
-    from soulframe.memory.fusion import fuse
+    from soulframe._engine.memory.fusion import fuse
 
     total, text_ms, vec_ms, tops = [], [], [], []
     for i, (terms, q) in enumerate(queries):

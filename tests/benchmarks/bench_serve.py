@@ -148,8 +148,8 @@ def _workspace(root: Path) -> Path:
 
 
 def _in_process_rate(ws: Path, seconds: float = 10.0, *, sync: bool = True) -> float:
-    from soulframe.agent import Agent
-    from soulframe.model import Session
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.model import Session
 
     agent = Agent.open(ws)
     try:

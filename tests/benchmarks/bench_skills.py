@@ -21,7 +21,7 @@ from typing import Any
 
 import soulframe_skills
 from soulframe import Agent, Identity, PromptContext, Session
-from soulframe.plugins import make_plugin_manager
+from soulframe._engine.plugins import make_plugin_manager
 
 from .conftest import interleaved
 

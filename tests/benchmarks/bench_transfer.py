@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from fakes.chatgpt_export import write_export
-from soulframe.agent import Agent
-from soulframe.config import load_config
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
 from soulframe_transfer.importer import run_import
 
 N = 1000

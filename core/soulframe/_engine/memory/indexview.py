@@ -1,0 +1,81 @@
+"""What the memory package's own modules (sync, search, reading, journal, status, ...) use of
+the memory index: :class:`IndexView`.
+
+:class:`~soulframe._engine.memory.index.MemoryIndex` is a small front that delegates to those
+modules, and they keep some of their state on it (the sync depth, the query-vector cache,
+the calibrator, ...). Typing them against this protocol, not the class, keeps index.py
+and the modules it delegates to apart, even for the type checker, and names in one place
+every attribute they reach for."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+if TYPE_CHECKING:
+    from ..model import AgentLike, EmbeddingProvider, FileRecord, MemoryLike, Settings, Store
+    from .calibration import Calibrator
+    from .files import Discovery, MemoryFile
+    from .results import SyncReport
+
+
+class IndexView(Protocol):
+    """The memory index, with the parts and state its modules share."""
+
+    agent: AgentLike
+    config: Settings
+    skipped_paths: list[tuple[str, str]]
+    narrowed_paths: list[tuple[str, str]]
+    follows_changes: bool
+    progress: Callable[[int, int], None] | None
+    _lock: threading.RLock
+    _warned: set[tuple[str, int, int]]
+    _warned_paths: set[tuple[str, str]]
+    _query_vectors: dict[tuple[str | None, str], Any]
+    _sync_depth: int
+    _executor: Any
+    _snapshot: Any
+    _walked_dirs: dict[str, int]
+    _calibrator: Calibrator | None
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def discovery(self) -> Discovery: ...
+
+    @property
+    def embedder(self) -> EmbeddingProvider | None: ...
+
+    @property
+    def embedder_problem(self) -> str | None: ...
+
+    def model_key(self) -> str | None: ...
+
+    def files(self) -> list[MemoryFile]: ...
+
+    def sync(
+        self, *, force: bool = False, progress: Callable[[int, int], None] | None = None,
+        blocking: bool = True,
+    ) -> SyncReport: ...
+
+    def sync_if_stale(self) -> SyncReport: ...
+
+    def changed(self) -> None: ...
+
+    def _check_enabled(self) -> None: ...
+
+    def _windows(self, text: str, provider: EmbeddingProvider) -> list[str]: ...
+
+    def embed_and_write(
+        self, pending: list[tuple[FileRecord, list[Any], bool]], provider: EmbeddingProvider | None,
+        model: str | None, report: SyncReport,
+    ) -> None: ...
+
+
+def index_of(memory: MemoryLike) -> IndexView:
+    """``agent.memory`` as the memory modules see it. The engine's agent always holds a
+    :class:`~soulframe._engine.memory.index.MemoryIndex`, which is an :class:`IndexView`; the
+    public :class:`~soulframe._engine.model.AgentLike` promises only :class:`MemoryLike`."""
+    return cast("IndexView", memory)

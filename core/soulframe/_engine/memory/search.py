@@ -1,0 +1,398 @@
+"""Searching memory: the keyword and vector channels (in parallel), fusion, the re-ranker
+seam, the user-scope boost, optional decay and MMR, ``min_score`` and the cut to k; each hit
+with its snippet showing the line that matched."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from ..model import SearchHit, Session, SoulframeError, StoredChunk, TracksRecalls
+from .fusion import Fused, cosine_lookup, fuse, mmr, ordered, temporal_decay
+from .fusion import boost as boosted
+from .querying import best_lines, query_terms, snippet
+from .results import MemoryWarning, SearchResults
+
+if TYPE_CHECKING:
+    from ..model import EmbeddingProvider
+    from .indexview import IndexView
+    from .widening import Widener
+
+log = logging.getLogger("soulframe.memory")
+
+POOL_MIN = 40
+
+
+#: candidates each channel contributes before fusion (per requested result)
+POOL_FACTOR = 8
+
+#: the vector channel's pool is this many times the keyword channel's. Fusion reads a
+#: candidate missing from a channel's pool as scoring 0 there, so a keyword candidate that
+#: fell just outside the vector pool lost its (often middling) vector score and sank below
+#: candidates found by meaning alone; a larger vector pool gives most keyword candidates
+#: their real vector score, for the cost of reading more rows (the scan is the same).
+#: Measured on REALTALK's tune half (docs/memory.md): recall@6 0.638 -> 0.643, the same
+#: as looking up the exact vector score of every keyword candidate; 4x gained nothing more,
+#: and a larger keyword pool nothing at all.
+VECTOR_POOL_FACTOR = 2
+
+
+def search(index: IndexView, query: str,
+    k: int | None = None,
+    session: Session | None = None,
+    *,
+    min_score: float | None = None,
+    channels: str = "hybrid",
+    sync: bool = True,
+    track: bool = True,
+    history: bool = False,
+) -> SearchResults:
+    """The body of :meth:`MemoryIndex.search` (see there for the parameters)."""
+    index._check_enabled()
+    if channels not in ("hybrid", "keyword", "vector"):
+        raise ValueError(f"channels = {channels!r} — expected hybrid, keyword or vector")
+    k = int(index.config.get("memory.max_results")) if k is None else int(k)
+    if k < 1:
+        raise SoulframeError(f"memory search: k = {k}: ask for at least one result")
+    min_score = float(index.config.get("memory.min_score")) if min_score is None else float(min_score)
+    query = (query or "").strip()
+    if not query:
+        raise SoulframeError("memory search: the query is empty")
+    private = session is None or session.is_private
+    scope = session.user_id if session is not None else None
+    from ..agentstore import sees_owner_memory
+
+    # a private session of a user who is not the owner sees their own private memory and
+    # the agent's public memory, never the owner's private files (MEMORY.md, ...)
+    strangers = private and not sees_owner_memory(index.agent, session)
+    if sync:
+        # a process whose file watcher syncs after every change (`serve`) need not look;
+        # any other checks what could have changed, cheaply (:mod:`.freshness`)
+        if not index.follows_changes:
+            index.sync_if_stale()
+        if scope:
+            _sync_user(index, scope)
+    terms = query_terms(query)
+    pool = max(k * POOL_FACTOR, POOL_MIN) * (2 if strangers else 1)
+    store = index.store
+
+    notice: str | None = None
+    text_hits: list[StoredChunk] = []
+    vector_hits: list[StoredChunk] = []
+    qv: Any = None
+    provider = index.embedder if channels in ("hybrid", "vector") else None
+    text_job = None
+    if channels in ("hybrid", "keyword"):
+        if provider is not None:
+            # the channels are independent: SQLite and numpy both release the GIL, so
+            # the keyword query runs while the vectors are scanned
+            text_job = _pool(index).submit(
+                store.search_text, terms, pool, include_private=private, scope=scope)
+        else:
+            text_hits = store.search_text(terms, pool, include_private=private, scope=scope)
+    if channels in ("hybrid", "vector"):
+        if provider is None:
+            notice = index.embedder_problem
+        else:
+            from ..embedding import EmbeddingError
+
+            try:
+                qv = embed_query(index, provider, query)
+                vector_hits = store.search_vector(qv, pool * VECTOR_POOL_FACTOR, include_private=private,
+                                                  scope=scope)
+                vector_hits = _calibrated(index, provider, vector_hits, query)
+            except EmbeddingError as exc:
+                notice = f"the vector channel failed ({exc}); keyword-only for this search"
+            finally:
+                if text_job is not None:
+                    text_hits = text_job.result()
+    if strangers:
+        text_hits = _not_the_owners(text_hits)
+        vector_hits = _not_the_owners(vector_hits)
+    if channels == "hybrid":
+        mode = "hybrid" if notice is None else "keyword-only"
+    else:
+        mode = f"{channels}-only"
+    if notice and str(index.config.get("embedding.provider")) != "none":
+        # switched off on purpose: said in the result and in status, not warned each time
+        warnings.warn(notice, MemoryWarning, stacklevel=2)
+
+    fused = fuse(
+        text_hits, vector_hits, terms,
+        text_weight=float(index.config.get("memory.text_weight")),
+        vector_weight=float(index.config.get("memory.vector_weight")),
+        method=str(index.config.get("memory.fusion")),
+    )
+    from .pipeline import rerank
+
+    reranked = rerank(index.agent, query, fused)
+    if reranked.notice:
+        notice = f"{notice}; {reranked.notice}" if notice else reranked.notice
+    fused = _adjust(index, reranked.fused, k, session)
+    fused = _entities_first(index, fused, query)
+    fused, older = _supersession(fused, history=history)
+    recalls: list[Any] = []
+    from .widening import Widener
+
+    widener = Widener(index, int(index.config.get("memory.hit_chars")))
+    from .calibration import probe_language
+
+    language = probe_language(query)  # the snippet's focus weighs passages on the vector channel's scale
+    hits: list[SearchHit] = []
+    for f in fused:
+        if len(hits) >= k:
+            break
+        if not (_passes(f, min_score) or id(f) in older):
+            continue
+        mine: list[Any] = []
+        if id(f) in older:  # a superseded entry, asked for: its own line, even inside a hit
+            hits.append(_hit(index, f, terms, qv, mine, widener, language))
+            continue
+        hit = widener.add(_hit(index, f, terms, qv, mine, widener, language))
+        if hit is not None:  # None: a better hit already cites all of its lines
+            hits.append(hit)
+            recalls.extend(mine)
+    if track and recalls and index.config.get("memory.recall_tracking"):
+        _record_recalls(index, query, recalls)
+    return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+
+
+def _not_the_owners(hits: list[StoredChunk]) -> list[StoredChunk]:
+    """``hits`` less the agent's own private chunks (a user's own private chunks stay)."""
+    return [h for h in hits if h.scope or not h.private]
+
+
+def _passes(f: Fused, min_score: float) -> bool:
+    """A hit is kept when its fused score reaches ``min_score``, or its calibrated vector
+    score does on its own: a paraphrase sharing no word with the question ranks by the
+    weighted sum like every hit, but is not dropped for the keyword evidence it cannot
+    have (the calibrated scale is what makes ``min_score`` mean the same for every model)."""
+    return f.score >= min_score or (f.vector_score is not None and f.vector_score >= min_score)
+
+
+def _calibrated(index: IndexView, provider: EmbeddingProvider, hits: list[StoredChunk],
+                query: str) -> list[StoredChunk]:
+    """Vector hits with their cosine mapped to the model's calibrated 0..1 scale, against its
+    background for the question's language and each hit's (:mod:`soulframe._engine.memory.calibration`),
+    unless ``memory.calibration = "raw"``."""
+    if not hits or str(index.config.get("memory.calibration")) == "raw":
+        return hits
+    from .calibration import Calibrator
+
+    calibrator = index._calibrator
+    if calibrator is None:
+        calibrator = index._calibrator = Calibrator()
+    return calibrator.calibrate(provider, str(index.model_key()), index.store, query, hits)
+
+
+def _record_recalls(index: IndexView, query: str, recalls: list[Any]) -> None:
+    from .recall import query_hash
+
+    store = index.store
+    if not isinstance(store, TracksRecalls):
+        return
+    try:
+        store.record_recalls(recalls, query_hash(query), index.agent.now().date().isoformat())
+    except Exception as exc:  # counting must never cost the user their search
+        log.debug("recall tracking skipped: %s", exc)
+
+
+def _entities_first(index: IndexView, fused: list[Fused], query: str) -> list[Fused]:
+    """A question naming an entity that has a page (``bank/entities/<name>.md``) gets
+    that page's facts first."""
+    if not fused or not index.config.get("memory.consolidate.entities"):
+        return fused
+    from .entities import pages_named_in
+
+    named = pages_named_in(index.agent.root, query)
+    if not named:
+        return fused
+    top = max(f.score for f in fused)
+    first = [f for f in fused if f.chunk.path in named]
+    for n, f in enumerate(first):
+        f.score = min(1.0, max(f.score, top) + 1e-3 * (len(first) - n))
+    return first + [f for f in fused if f.chunk.path not in named]
+
+
+def _supersession(fused: list[Fused], *, history: bool) -> tuple[list[Fused], set[int]]:
+    """Entries marked superseded (see :mod:`soulframe._engine.memory.supersede`) are blanked out of
+    their chunk; with ``history`` each comes back as a hit of its own, ranked below
+    every live hit (so below its successor)."""
+    import attrs
+
+    from .supersede import is_superseded, is_superseded_chunk, strip_superseded
+
+    out: list[Fused] = []
+    old: list[Fused] = []
+    older: set[int] = set()
+    for f in fused:
+        ch = f.chunk
+        if not is_superseded_chunk(ch.text):
+            out.append(f)
+            continue
+        live = strip_superseded(ch.text)
+        if any(ln.strip() and not ln.lstrip().startswith("#") for ln in live.split("\n")):
+            out.append(attrs.evolve(f, chunk=attrs.evolve(ch, text=live)))
+        if history:
+            for i, ln in enumerate(ch.text.split("\n")):
+                if is_superseded(ln):
+                    line = ch.start_line + i
+                    old.append(attrs.evolve(f, chunk=attrs.evolve(ch, text=ln, start_line=line, end_line=line)))
+    if old:
+        floor = min((f.score for f in out), default=max(f.score for f in old))
+        for n, f in enumerate(sorted(old, key=lambda f: -f.score)):
+            # below every live hit; asked for explicitly, so never cut by min_score
+            f.score = max(min(f.score, floor) * 0.99 - n * 1e-6, 1e-6)
+            older.add(id(f))
+        out.extend(sorted(old, key=lambda f: -f.score))
+    return out, older
+
+
+def _sync_user(index: IndexView, user_id: str) -> None:
+    """A user's memory documents live in the store, not in the workspace, so the file
+    sync above never sees them: a search for a user indexes that user's documents that
+    changed (or all of them after ``memory rebuild`` cleared the index, or when another
+    app server wrote them). One query when nothing changed."""
+    from .users import UserMemory
+
+    try:
+        UserMemory(index.agent, user_id).sync()
+    except SoulframeError as exc:  # a store without per-user files: nothing to index
+        log.debug("no per-user memory for %s: %s", user_id, exc)
+
+
+def _pool(index: IndexView) -> Any:
+    if index._executor is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        index._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="soulframe-memory")
+    return index._executor
+
+
+def embed_query(index: IndexView, provider: EmbeddingProvider, query: str) -> Any:
+    key = (index.model_key(), query)
+    qv = index._query_vectors.get(key)
+    if qv is None:
+        qv = provider.embed_query(query)
+        if len(index._query_vectors) >= 512:
+            index._query_vectors.pop(next(iter(index._query_vectors)))
+        index._query_vectors[key] = qv
+    return qv
+
+
+def _adjust(index: IndexView, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
+    """The user's own copies boosted over the agent's, then (when configured) temporal
+    decay and MMR diversity."""
+    boost = float(index.config.get("memory.user_scope_boost"))
+    if session is not None and session.user_id and boost != 1.0:
+        # a user's own copy of a file wins over the agent's, boosted (seed 000 §15)
+        for f in fused:
+            if f.chunk.scope:
+                f.score = boosted(f.score, boost)
+        mine = {(f.chunk.path, f.chunk.start_line) for f in fused if f.chunk.scope}
+        fused = ordered([f for f in fused if f.chunk.scope or (f.chunk.path, f.chunk.start_line) not in mine])
+    if index.config.get("memory.temporal_decay"):
+        fused = temporal_decay(fused, index.agent.now().date(), float(index.config.get("memory.half_life_days")))
+    if index.config.get("memory.mmr") and len(fused) > 1:
+        head = fused[: max(k * 4, 20)]
+        vectors = {}
+        with contextlib.suppress(Exception):
+            vectors = index.store.chunk_vectors([f.chunk.id for f in head])
+        fused = mmr(head, len(head), float(index.config.get("memory.mmr_lambda")), cosine_lookup(vectors))
+    return fused
+
+
+def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
+         recalls: list[Any] | None = None, files: Widener | None = None,
+         language: str = "en") -> SearchHit:
+    ch = f.chunk
+    first = best_lines(ch.text, terms)[0]
+    focus = _focus_line(index, ch.text, terms, qv, language) if qv is not None and f.vector_score is not None else None
+    if focus is None and first >= 0:
+        focus = first
+    text, _offset = snippet(ch.text, terms, focus=focus, prefer_focus=True)
+    if recalls is not None:
+        from ..model import Recall
+        from .recall import entry_line
+
+        at = focus if focus is not None else 0
+        i = entry_line(ch.text, at)
+        line_text = ch.text.split("\n")[i].strip()
+        if line_text:
+            recalls.append(Recall(ch.path, ch.start_line + i, line_text, float(f.score), ch.scope))
+    return SearchHit(
+        path=ch.path, start_line=ch.start_line, end_line=ch.end_line,
+        score=round(f.score, 6), snippet=text,
+        text_score=f.text_score, vector_score=f.vector_score,
+        scope="user" if ch.scope else "agent", rerank_score=f.rerank_score,
+        provenance=() if ch.scope else _provenance(index, ch.path, ch.start_line, ch.end_line, files),
+    )
+
+
+def _provenance(index: IndexView, path: str, start: int, end: int,
+                files: Widener | None = None) -> tuple[str, ...]:
+    """The provenance notes on lines ``start``-``end`` of the workspace file (the index holds
+    the text without them); nothing when the file cannot be read. ``files``: the search's
+    widener, which reads each file once for every hit in it (and for its own widening)."""
+    from .provenance import of_lines
+
+    if files is not None:
+        lines = files.lines(path)
+        return () if lines is None else of_lines(line for line in lines[start - 1:end] if "src:" in line)
+    try:
+        with open(index.agent.workspace.resolve(path), encoding="utf-8", errors="replace") as fh:
+            from itertools import islice
+
+            lines = [line for line in islice(fh, start - 1, end) if "src:" in line]
+    except (OSError, SoulframeError):
+        return ()
+    return of_lines(lines)
+
+
+def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language: str = "en") -> int | None:
+    """The 0-based line of ``text`` the snippet should show: the line whose passage is
+    closest to the question, weighed with the share of the question's terms the line holds
+    (the fusion's own weights), so the snippet shows the best-matching passage whichever
+    channel found it. The passages' vectors come from the embedding cache (by model and
+    text hash, as indexing stored them): nothing is embedded again."""
+    provider = index.embedder
+    if provider is None:
+        return None
+    windows = index._windows(text, provider)
+    import numpy as np
+
+    from ..embedding import text_hash as cache_key
+    from .fusion import term_coverage
+
+    try:
+        found = index.store.get_many(provider.model_id, [cache_key(w) for w in windows])
+    except Exception:  # a store without the cache: the default snippet will do
+        return None
+    q = np.asarray(qv, dtype=np.float32)
+    lines = text.split("\n")
+    where: dict[str, list[int]] = {}
+    from .passages import plain
+
+    for i, ln in enumerate(lines):
+        if ln.strip() and not ln.lstrip().startswith("#"):
+            where.setdefault(plain(ln), []).append(i)
+    # the background the question was calibrated against (known: the vector channel just used it)
+    known = index._calibrator._known if index._calibrator is not None else {}
+    background = known.get((str(index.model_key()), language))
+    tw = float(index.config.get("memory.text_weight"))
+    w = tw / max(tw + float(index.config.get("memory.vector_weight")), 1e-9)
+    best, best_score = None, -2.0
+    for win in windows:
+        v = found.get(cache_key(win))
+        if v is None:
+            continue
+        sim = float(np.asarray(v, dtype=np.float32) @ q)
+        vs = background.calibrate(sim) if background is not None else sim
+        for ln in win.split("\n"):
+            for i in where.get(plain(ln), ()):
+                s = (1 - w) * vs + w * term_coverage(ln, terms)
+                if s > best_score:
+                    best, best_score = i, s
+    return best

@@ -1,0 +1,292 @@
+"""Bringing the index up to date with the memory files: discovery, the fast path on
+mtime+size, hashing, chunking (the selected chunker), embedding in passages (cached by text
+hash) and one transaction per file; the cross-process sync lock.
+
+Embedding granularity (passages, one vector each; the chunk's vector score is its best
+passage's): see :mod:`soulframe._engine.memory.passages`. Template boilerplate and routine status
+lines are blanked before chunking (:mod:`soulframe._engine.memory.noise`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..model import ChunkInput, FileRecord, RebuildsWhenCorrupt
+from ..workspace import lock_fd, unlock_fd
+from .chunking import bytes_hash, text_hash
+from .noise import without_noise
+from .passages import passage_windows
+from .results import MemoryWarning, SyncReport
+from .textclean import BINARY, blank_nul_lines, line_list, looks_binary
+
+if TYPE_CHECKING:
+    from ..model import EmbeddingProvider
+    from .indexview import IndexView
+
+BINARY_SNIFF = 8192
+
+
+#: windows embedded per provider call (the provider batches further by embedding.batch_size)
+EMBED_GROUP = 256
+
+
+@contextlib.contextmanager
+def sync_lock(index: IndexView, *, blocking: bool) -> Any:
+    if index._sync_depth:
+        index._sync_depth += 1
+        try:
+            yield True
+        finally:
+            index._sync_depth -= 1
+        return
+    from ..workspace import ensure_private_dir
+
+    lock_dir = ensure_private_dir(index.agent.state_dir / "memory")
+    fd = os.open(lock_dir / f"{index.agent.state_key}.sync.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if not lock_fd(fd, blocking=blocking):
+            yield False
+            return
+        index._sync_depth = 1
+        try:
+            yield True
+        finally:
+            index._sync_depth = 0
+            unlock_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
+    started = time.perf_counter()
+    started_ns = time.time_ns()
+    report = SyncReport()
+    store = index.store
+    if isinstance(store, RebuildsWhenCorrupt) and store.recovered_from is not None:
+        recovered = store.recovered_from
+        report.recovered_from = str(recovered)
+        report.warnings.append(
+            f"the memory index was corrupted: moved to {recovered}; rebuilt from the Markdown files"
+        )
+        store.recovered_from = None
+    provider = index.embedder
+    model = index.model_key()
+    report.model = model
+    previous_model = store.get_meta("embedding_model")
+    if model is not None and previous_model != model:
+        if previous_model is not None:
+            report.model_changed = (previous_model, model)
+            report.warnings.append(
+                f"embedding model changed from {previous_model} to {model}: re-embedding "
+                "every chunk"
+            )
+        store.set_meta("embedding_model", model)
+
+    from .pipeline import chunk, chunker
+
+    cutter = f"{chunker(index.agent).name}:{int(index.config.get('memory.chunk_max_chars'))}"
+    if store.get_meta("chunker") != cutter:
+        # another chunker (or chunk size) cut the stored chunks: cut every file again
+        force = force or store.get_meta("chunker") is not None
+        store.set_meta("chunker", cutter)
+    found = index.files()
+    report.files = len(found)
+    for path, why in index.skipped_paths:  # links astray, loops, names that are not UTF-8
+        report.skipped.append((path, why))
+        if (path, why) not in index._warned_paths:  # once per process, not every search
+            index._warned_paths.add((path, why))
+            report.warnings.append(f"{path}: skipped: {why}")
+    for path, why in index.narrowed_paths:  # hard links kept private
+        if (path, why) not in index._warned_paths:
+            index._warned_paths.add((path, why))
+            report.warnings.append(f"{path}: {why}")
+    stored = store.files()
+    max_bytes = int(index.config.get("memory.max_file_bytes"))
+    pending: list[tuple[FileRecord, list[Any], bool]] = []  # (record, chunks, is_new)
+    pending_windows = 0
+    total = len(found)
+
+    def flush_pending() -> None:
+        nonlocal pending, pending_windows
+        if not pending:
+            return
+        embed_and_write(index, pending, provider, model, report)
+        pending = []
+        pending_windows = 0
+
+    for i, mf in enumerate(found):
+        st = mf.stat  # discovery's: one stat per file for a sync that finds nothing changed
+        if st is None:
+            try:
+                st = mf.abspath.stat()
+            except OSError:
+                continue  # vanished between discovery and now; next sync removes it
+        old = stored.get(mf.path)
+        expected_model = model if provider is not None else (old.model if old else None)
+        if (
+            not force and old is not None and old.mtime_ns == st.st_mtime_ns
+            and old.size == st.st_size and old.private == mf.private
+            and old.model == expected_model
+        ):
+            report.unchanged += 1
+            continue
+        if progress is not None:  # only files that must be read: a no-change sync shows nothing
+            progress(i, total)
+        if st.st_size > max_bytes:
+            _skip(index, report, mf.path, st, f"larger than memory.max_file_bytes ({st.st_size:,} > {max_bytes:,} bytes)")
+            continue
+        data = _read_stable(mf.abspath)
+        if data is None:
+            continue
+        if b"\x00" in data:
+            if looks_binary(data):
+                _skip(index, report, mf.path, st, BINARY)
+                continue
+            data, bad = blank_nul_lines(data)
+            _warn(index, report, mf.path, st, f"{mf.path}: {line_list(bad)} skipped: NUL bytes (the rest "
+                  "of the file is indexed; remove the NUL bytes to index the line)")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", errors="replace")
+            _warn(index, report, mf.path, st,
+                       f"{mf.path}: invalid UTF-8 at byte {exc.start}; indexed with the bad "
+                       "bytes replaced (U+FFFD) — fix the file's encoding")
+        text = text.lstrip("\ufeff")
+        digest = bytes_hash(data)
+        record = FileRecord(
+            path=mf.path, hash=digest, mtime_ns=st.st_mtime_ns, size=st.st_size,
+            private=mf.private, day=mf.day, model=expected_model,
+        )
+        if (
+            not force and old is not None and old.hash == digest and old.private == mf.private
+            and old.model == expected_model
+        ):
+            store.touch_file(record)
+            report.unchanged += 1
+            continue
+        # a chunk of headings alone (a template's empty sections) holds no memory
+        chunks = [c for c in chunk(index.agent, without_noise(text), mf.path)
+                  if any(ln.strip() and not ln.lstrip().startswith("#") for ln in c.text.split("\n"))]
+        pending.append((record, chunks, old is None))
+        pending_windows += len(chunks)
+        if pending_windows >= EMBED_GROUP:
+            flush_pending()
+    flush_pending()
+
+    gone = sorted(set(stored) - {f.path for f in found})
+    # files skipped this time (too big, binary) must not keep stale chunks either
+    gone += [p for p, _ in report.skipped if p in stored and p not in gone]
+    if gone:
+        store.remove_files(gone)
+        report.removed = gone
+    if progress is not None:
+        progress(total, total)
+    from .freshness import Snapshot
+
+    index._snapshot = Snapshot.after_walk(index._walked_dirs, found, started_ns)
+    report.seconds = time.perf_counter() - started
+    for w in report.warnings:
+        warnings.warn(w, MemoryWarning, stacklevel=3)
+    return report
+
+
+def _skip(index: IndexView, report: SyncReport, path: str, st: os.stat_result, reason: str) -> None:
+    report.skipped.append((path, reason))
+    _warn(index, report, path, st, f"{path}: skipped: {reason}")
+
+
+def _warn(index: IndexView, report: SyncReport, path: str, st: os.stat_result, message: str) -> None:
+    key = (path, st.st_mtime_ns, st.st_size)
+    if key in index._warned:
+        return
+    index._warned.add(key)
+    report.warnings.append(message)
+
+
+def embed_and_write(index: IndexView, pending: list[tuple[FileRecord, list[Any], bool]],
+    provider: EmbeddingProvider | None,
+    model: str | None,
+    report: SyncReport,
+) -> None:
+    """Embed the chunks of ``pending`` documents and write each document in one
+    transaction (``Store.replace_file``): the path every indexer shares — the agent's
+    files here, a user's memory documents in :class:`~soulframe._engine.memory.users.UserMemory`.
+
+    ``pending`` holds ``(record, chunks, is_new)`` per document, ``chunks`` from the
+    selected chunker (:func:`soulframe._engine.memory.pipeline.chunk`). Vectors come from the embedding cache where
+    the text was embedded before; ``report`` counts what was embedded, cached, added and
+    changed. An embedding failure indexes the documents keyword-only (``model=None``, so
+    the next sync retries) and is added to ``report.warnings``.
+    """
+    from ..embedding import EmbeddingCache, EmbeddingError
+
+    vectors_for: list[list[tuple[Any, ...]]] = [[() for _ in chunks] for _, chunks, _ in pending]
+    if provider is not None:
+        windows: list[str] = []
+        owners: list[tuple[int, int]] = []
+        for fi, (_rec, chunks, _new) in enumerate(pending):
+            for ci, ch in enumerate(chunks):
+                for w in passage_windows(index.config, ch.text, provider):
+                    windows.append(w)
+                    owners.append((fi, ci))
+        try:
+            cache = EmbeddingCache(index.store)
+            mat = cache.embed_documents(provider, windows)
+            report.embedded += cache.stats.misses
+            report.cached += cache.stats.hits
+            grouped: dict[tuple[int, int], list[Any]] = {}
+            for row, owner in enumerate(owners):
+                grouped.setdefault(owner, []).append(mat[row])
+            for (fi, ci), vecs in grouped.items():
+                vectors_for[fi][ci] = tuple(vecs)
+        except EmbeddingError as exc:
+            report.warnings.append(
+                f"embedding failed ({exc}); {len(pending)} file(s) indexed keyword-only "
+                "until the next sync"
+            )
+            pending = [(attrs.evolve(r, model=None), c, n) for r, c, n in pending]
+    for fi, (record, chunks, is_new) in enumerate(pending):
+        inputs = [
+            ChunkInput(ch.start_line, ch.end_line, ch.text, text_hash(ch.text), vectors_for[fi][ci])
+            for ci, ch in enumerate(chunks)
+        ]
+        index.store.replace_file(record, inputs)
+        (report.added if is_new else report.changed).append(record.path)
+        report.chunks += len(inputs)
+
+
+def _skip_reason(path: Path, size: int, max_bytes: int) -> str | None:
+    """Why a sync skips this file (the same tests as :meth:`MemoryIndex._sync`), or None."""
+    if size > max_bytes:
+        return f"larger than memory.max_file_bytes ({size:,} > {max_bytes:,} bytes)"
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(BINARY_SNIFF)
+    except OSError:
+        return None
+    return BINARY if b"\x00" in head and looks_binary(head) else None
+
+
+def _read_stable(path: Path, attempts: int = 3) -> bytes | None:
+    """Read a file whose size and mtime did not change while it was read (a writer
+    mid-append would otherwise leave half a line in the index until the next change)."""
+    for _ in range(attempts):
+        try:
+            before = path.stat()
+            data = path.read_bytes()
+            after = path.stat()
+        except OSError:
+            return None
+        if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
+            return data
+        time.sleep(0.01)
+    return data

@@ -1,0 +1,165 @@
+"""Per-user memory (seed 000 §15 "Scope: per-agent + per-user").
+
+An agent's own memory is its workspace Markdown (``MEMORY.md``, ``memory/*.md``), indexed by
+:class:`~soulframe._engine.memory.MemoryIndex` with ``scope=None``. A *user's* memory lives in the
+store next to that user's context files (rows named ``MEMORY.md`` and
+``memory/YYYY-MM-DD.md`` of :class:`~soulframe._engine.agentstore.ContextFileStore`) - in SQLite for a
+standalone agent, in PostgreSQL in managed mode, where several app servers share it - and is
+indexed into the same memory store with ``scope=<user id>``.
+
+A search for a user covers the agent's memory and that user's only (never another
+user's); the user's hits are boosted by ``memory.user_scope_boost`` and a user's copy of a
+passage wins over the agent's (done by ``MemoryIndex.search`` for a session with a user).
+
+>>> mem = UserMemory(agent, "alice")                          # doctest: +SKIP
+>>> mem.remember("Alice prefers dark-mode screenshots")       # doctest: +SKIP
+>>> mem.search("screenshot appearance")[0].scope              # doctest: +SKIP
+'user'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..agentstore import check_user, context_store
+from ..model import FileRecord, Session, SoulframeError
+from .chunking import bytes_hash
+from .indexview import index_of
+from .pipeline import chunk
+
+if TYPE_CHECKING:
+    from ..model import AgentLike
+
+DAILY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+CURATED = "MEMORY.md"
+#: the user's private sessions, saved (``sessions/YYYY-MM-DD-<slug>.md``, as in a workspace)
+SESSION = re.compile(r"^sessions/(\d{4}-\d{2}-\d{2})-[a-z0-9-]+\.md$")
+
+
+def is_user_memory_name(name: str) -> bool:
+    return name == CURATED or DAILY.match(name) is not None or SESSION.match(name) is not None
+
+
+def is_private_user_memory(name: str) -> bool:
+    """The user's curated memory and saved private sessions: only that user's main
+    sessions see them (the daily log is read in every session of the user, as an agent's)."""
+    return name == CURATED or SESSION.match(name) is not None
+
+
+def _entry(text: str) -> str:
+    text = " ".join((text or "").split())
+    if not text:
+        raise SoulframeError("memory remember: the text is empty")
+    return f"- {text}\n"
+
+
+class UserMemory:
+    """The memory of one user of one agent."""
+
+    def __init__(self, agent: AgentLike, user_id: str) -> None:
+        self.agent = agent
+        self.user_id = check_user(user_id)
+
+    @property
+    def files(self) -> Any:
+        return context_store(self.agent)
+
+    # ------------------------------------------------------------------ documents
+
+    def documents(self) -> dict[str, str]:
+        """The user's memory documents, by name."""
+        return {n: c for n, c in self.files.user_files(self.user_id).items() if is_user_memory_name(n)}
+
+    def read(self, name: str) -> str | None:
+        if not is_user_memory_name(name):
+            raise SoulframeError(f"{name}: not a memory document (MEMORY.md, memory/YYYY-MM-DD.md "
+                                 "or sessions/YYYY-MM-DD-<slug>.md)")
+        return self.documents().get(name)
+
+    def append_daily(self, text: str, *, when: _dt.datetime | None = None,
+                     via: str = "memory remember") -> str:
+        """Append ``- text`` to the user's ``memory/YYYY-MM-DD.md`` and index it."""
+        from .safety import guard
+
+        day = (when.date() if when is not None else self.agent.now().date()).isoformat()
+        name = f"memory/{day}.md"
+        guard(self.agent, text, target=f"{name} of user {self.user_id}", via=via)
+        self.files.append_user_file(self.user_id, name, _entry(text), heading=f"# {day}\n\n")
+        self.sync()
+        return name
+
+    def remember(self, text: str, *, curated: bool = False) -> str:
+        """Append to the user's daily log, or with ``curated`` to the user's MEMORY.md."""
+        from .safety import guard
+
+        if not curated:
+            return self.append_daily(text)
+        entry = _entry(text).rstrip("\n") + f" (added {self.agent.now().date().isoformat()})\n"
+        guard(self.agent, entry, target=f"{CURATED} of user {self.user_id}", via="memory remember")
+        self.files.append_user_file(self.user_id, CURATED, entry, heading="# MEMORY.md\n\n")
+        self.sync()
+        return CURATED
+
+    def save_session(self, stem: str, content: str, *, via: str = "memory save-session") -> str:
+        """Keep a private session's capture as the user's ``sessions/<stem>.md`` (a new
+        name, ``-2``, ``-3`` ... when taken) and index it. Returns the document's name."""
+        from .safety import guard
+
+        taken = set(self.documents())
+        name, n = f"sessions/{stem}.md", 2
+        while name in taken:
+            name, n = f"sessions/{stem}-{n}.md", n + 1
+        guard(self.agent, content, target=f"{name} of user {self.user_id}", via=via)
+        # seeding inserts only where no document is: another process saving a session of
+        # the same name meanwhile keeps its own, and this one takes the next name
+        while not self.files.seed_user_files(self.user_id, {name: content}):
+            name, n = f"sessions/{stem}-{n}.md", n + 1
+        self.sync()
+        return name
+
+    # ------------------------------------------------------------------ index
+
+    def sync(self) -> int:
+        """Index the user's documents that changed (and drop deleted ones) into the memory
+        store with ``scope=<user id>``. Returns how many documents were (re)indexed."""
+        from .results import SyncReport
+
+        index = index_of(self.agent.memory)
+        store = index.store
+        docs = self.documents()
+        stored = store.files(self.user_id)
+        provider = index.embedder
+        model = index.model_key() if provider is not None else None
+        pending = []
+        for name, text in docs.items():
+            data = text.encode("utf-8")
+            digest = bytes_hash(data)
+            old = stored.get(name)
+            if old is not None and old.hash == digest and (provider is None or old.model == model):
+                continue
+            m = DAILY.match(name) or SESSION.match(name)
+            record = FileRecord(path=name, hash=digest, mtime_ns=0, size=len(data),
+                                private=is_private_user_memory(name), day=m.group(1) if m else None,
+                                model=model, scope=self.user_id)
+            pending.append((record, chunk(self.agent, text, name), old is None))
+        if pending:
+            report = SyncReport()
+            # the same embedding path as the agent's own files (windows, cache, one
+            # transaction per document)
+            index.embed_and_write(pending, provider, model, report)
+        gone = sorted(set(stored) - set(docs))
+        if gone:
+            store.remove_files(gone, self.user_id)
+        return len(pending)
+
+    def search(self, query: str, k: int | None = None, *, min_score: float | None = None,
+               channels: str = "hybrid", session: Session | None = None) -> Any:
+        """Search the agent's memory and this user's (a main session of the user by
+        default, which may see private files). The search indexes the user's changed
+        documents first."""
+        sess = session or Session.main(user_id=self.user_id)
+        if sess.user_id != self.user_id:
+            raise SoulframeError("UserMemory.search: the session belongs to another user")
+        return self.agent.memory.search(query, k, sess, min_score=min_score, channels=channels)

@@ -1,0 +1,115 @@
+"""``soulframe memory watch``: re-sync the index when memory files change (watchdog).
+
+Events are debounced (``memory.watch_debounce_ms``, 1,500 ms, seed 000 §13): a burst of
+writes (an editor's save, a flush writing several files) causes one sync. Moves and creates
+are handled as well as modifications (editors save by renaming a temp file).
+
+Only changes to memory files count (``MEMORY.md``, ``memory/**/*.md``,
+``memory.extra_paths``: :meth:`~soulframe._engine.memory.files.Discovery.is_memory_path`), and
+directories that hold them: a commit under ``.git/``, an edit of ``SOUL.md`` or the sync's
+own reads of the files it indexes (inotify reports opens and closes) never cause a sync.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .files import SKIP_DIRS
+
+if TYPE_CHECKING:
+    from .files import Discovery
+    from .index import MemoryIndex
+    from .results import SyncReport
+
+
+#: what changes a file; "opened" and "closed_no_write" are reads (the sync's own among them)
+CHANGE_EVENTS = frozenset({"created", "deleted", "modified", "moved", "closed"})
+
+
+class MemoryChanges:
+    """Decides whether a file-system event under the workspace changes memory."""
+
+    def __init__(self, discovery: Discovery) -> None:
+        self.discovery = discovery
+        self.root = os.path.realpath(discovery.root)
+        self._roots = [discovery.root.as_posix()]
+        if self.root != self._roots[0]:
+            self._roots.append(self.root)
+        self._dirs = ["memory", *(extra for extra, _ in discovery.extra)]
+
+    def _rel(self, path: str) -> str | None:
+        path = path.replace("\\", "/")
+        for root in self._roots:
+            if path.startswith(root.rstrip("/") + "/"):
+                return path[len(root.rstrip("/")) + 1 :]
+        return None
+
+    def path_matters(self, path: str, is_directory: bool) -> bool:
+        rel = self._rel(path)
+        if rel is None:
+            return False
+        if is_directory:
+            # a directory of notes moved in, out or deleted: its files may send no events
+            parts = rel.split("/")
+            hidden = any(p.startswith(".") or p in SKIP_DIRS for p in parts)
+            return not hidden and any(rel == d or rel.startswith(d + "/") for d in self._dirs)
+        return self.discovery.is_memory_path(rel)
+
+    def __call__(self, event: Any) -> bool:
+        if event.event_type not in CHANGE_EVENTS:
+            return False
+        if event.event_type == "modified" and event.is_directory:
+            return False  # a directory's mtime: its files' own events say what changed
+        paths = [str(event.src_path), str(getattr(event, "dest_path", "") or "")]
+        return any(self.path_matters(p, event.is_directory) for p in paths if p)
+
+
+def watch(
+    memory: MemoryIndex,
+    *,
+    debounce_s: float = 1.5,
+    on_sync: Callable[[SyncReport], None] | None = None,
+    stop: threading.Event | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Block, syncing ``memory`` after changes settle, until ``stop`` is set (or Ctrl-C).
+    ``on_ready`` is called once changes are being watched (not before: a change made
+    between "watching" and the watch itself would be missed)."""
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers import Observer
+
+    dirty = threading.Event()
+    last_event = [0.0]
+    matters = MemoryChanges(memory.discovery)
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            if matters(event):
+                last_event[0] = time.monotonic()
+                dirty.set()
+
+    stop = stop or threading.Event()
+    observer: Any = Observer()
+    root = memory.agent.root
+    observer.schedule(Handler(), str(root), recursive=True)
+    observer.start()  # the inotify (or other) watch exists once this returns
+    if on_ready is not None:
+        on_ready()
+    try:
+        while not stop.is_set():
+            if not dirty.wait(timeout=0.2):
+                continue
+            # wait until no event arrived for the debounce window
+            while time.monotonic() - last_event[0] < debounce_s and not stop.is_set():
+                time.sleep(min(0.05, debounce_s))
+            dirty.clear()
+            report = memory.sync()
+            if on_sync is not None:
+                on_sync(report)
+    finally:
+        observer.stop()
+        observer.join(timeout=5)

@@ -1,0 +1,325 @@
+"""The plugin manager: load entry points in a deterministic order, block disabled plugins,
+collect what registration hooks return, and describe the installed plugins.
+
+pluggy's own ``load_setuptools_entrypoints`` walks distributions in filesystem order and
+silently skips a second plugin of an already-registered name, so soulframe loads the entry
+points itself: its own distribution first, then third parties sorted by distribution name.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import logging
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+import pluggy
+
+from soulframe import hookspecs
+
+from .model import ConfigError, R, UnknownNameError
+
+GROUP = "soulframe"
+OWN_DIST = "soulframe"
+DISABLE_ENV = "SOULFRAME_DISABLE_PLUGINS"
+log = logging.getLogger("soulframe.plugins")
+TRACE_ENV = "SOULFRAME_TRACE_PLUGINS"
+
+
+class PluginWarning(UserWarning):
+    """A plugin could not be loaded, or one plugin overrode another's registration."""
+
+
+@attrs.frozen
+class PluginInfo:
+    name: str
+    dist: str | None
+    version: str | None
+    hooks: tuple[str, ...]
+
+
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager plus the bookkeeping ``soulframe plugins`` reports."""
+
+    def __init__(self) -> None:
+        super().__init__(GROUP)
+        self.add_hookspecs(hookspecs)
+        #: plugin name -> (distribution name, version)
+        self.dists: dict[str, tuple[str, str]] = {}
+        #: one line per plugin that failed to load
+        self.load_errors: list[str] = []
+        #: one line per named registration a later plugin replaced
+        self.overrides: list[str] = []
+
+    def warn(self, message: str, *, override: bool = False) -> None:
+        (self.overrides if override else self.load_errors).append(message)
+        warnings.warn(message, PluginWarning, stacklevel=3)
+
+
+def _env_list(name: str) -> list[str]:
+    return [p.strip() for p in os.environ.get(name, "").split(",") if p.strip()]
+
+
+class _DistFacts:
+    """(name, version) of entry points' distributions, read once per distribution:
+    ``Distribution.name`` and ``.version`` parse the METADATA file on every access, and
+    soulframe's own fourteen entry points share one distribution (a measurable part of
+    every command's start-up)."""
+
+    def __init__(self) -> None:
+        # keyed by id(); the distribution is kept so the id cannot be reused meanwhile
+        self._memo: dict[int, tuple[md.Distribution, str, str]] = {}
+
+    def __call__(self, ep: md.EntryPoint) -> tuple[str, str] | None:
+        dist = ep.dist
+        if dist is None:
+            return None
+        hit = self._memo.get(id(dist))
+        if hit is None:
+            meta = dist.metadata
+            hit = (dist, str(meta["Name"]), str(meta["Version"]))
+            self._memo[id(dist)] = hit
+        return hit[1], hit[2]
+
+
+def ordered_entry_points() -> list[md.EntryPoint]:
+    """soulframe's own entry points first, then third parties by (distribution, name)."""
+    eps = list(md.entry_points(group=GROUP))
+    facts = _DistFacts()
+    seen: dict[str, str] = {}
+    unique: list[md.EntryPoint] = []
+    for ep in eps:
+        dist = (facts(ep) or ("?", ""))[0]
+        if ep.name in seen:
+            if seen[ep.name] != dist:
+                warnings.warn(
+                    f"plugin name {ep.name!r} is registered by two distributions "
+                    f"({seen[ep.name]} and {dist}); using the one from {seen[ep.name]}",
+                    PluginWarning,
+                    stacklevel=2,
+                )
+            # the same distribution seen twice (e.g. an editable install on sys.path twice)
+            continue
+        seen[ep.name] = dist
+        unique.append(ep)
+
+    def key(ep: md.EntryPoint) -> tuple[bool, str, str]:
+        dist = (facts(ep) or ("", ""))[0]
+        return (_norm(dist) != OWN_DIST, _norm(dist), ep.name)
+
+    return sorted(unique, key=key)
+
+
+def _norm(dist: str) -> str:
+    return dist.lower().replace("_", "-")
+
+
+def installed_plugin_names() -> list[str]:
+    return [ep.name for ep in ordered_entry_points()]
+
+
+def make_plugin_manager(
+    disabled: Sequence[str] = (),
+    *,
+    load_entrypoints: bool = True,
+    plugins: Iterable[Any] = (),
+) -> PluginManager:
+    """Build a fresh plugin manager.
+
+    :param disabled: plugin names to block (from ``plugins.disabled``); the names in
+        ``$SOULFRAME_DISABLE_PLUGINS`` are added. Blocking happens before loading.
+    :param load_entrypoints: load the ``soulframe`` entry-point group (tests pass False and
+        register exactly the plugins they name through ``plugins``).
+    :param plugins: extra plugin objects or modules to register after the entry points.
+    """
+    pm = PluginManager()
+    env_disabled = _env_list(DISABLE_ENV)
+    blocked = [*disabled, *env_disabled]
+    eps = ordered_entry_points() if load_entrypoints else []
+    if load_entrypoints:
+        known = {ep.name for ep in eps}
+        for name in blocked:
+            if name not in known:
+                where = f"${DISABLE_ENV}" if name in env_disabled else "plugins.disabled"
+                import difflib  # only for a "did you mean": kept off the start-up path
+
+                hint = difflib.get_close_matches(name, sorted(known), n=1)
+                raise ConfigError(
+                    f"{where}: no installed plugin is named {name!r}"
+                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    + f"; installed: {', '.join(sorted(known))}"
+                )
+    for name in blocked:
+        pm.set_blocked(name)
+        log.info("plugin %s is disabled (blocked before loading)", name)
+
+    facts = _DistFacts()
+    for ep in eps:
+        if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
+            continue
+        dist, version = facts(ep) or ("?", "?")
+        own = _norm(dist) == OWN_DIST
+        try:
+            plugin = ep.load()
+            pm.register(plugin, name=ep.name)
+            pm.check_pending()
+        except Exception as exc:
+            if pm.get_plugin(ep.name) is not None:
+                pm.unregister(name=ep.name)
+            if own:
+                # a broken default plugin is a bug in soulframe itself: fail loudly
+                raise
+            pm.warn(
+                f"plugin {ep.name!r} from distribution {dist} {version} could not be loaded "
+                f"and was skipped: {type(exc).__name__}: {exc}"
+            )
+            continue
+        pm.dists[ep.name] = (dist, version)
+        log.debug("loaded plugin %s from %s %s", ep.name, dist, version)
+
+    for plugin in plugins:
+        name = getattr(plugin, "__name__", None) or type(plugin).__name__
+        if pm.is_blocked(name):
+            continue
+        pm.register(plugin, name=name)
+    pm.check_pending()
+
+    if os.environ.get(TRACE_ENV):
+        pm.trace.root.setwriter(lambda msg: print(msg, end=""))
+        pm.enable_tracing()
+    return pm
+
+
+def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+    """Call every implementation of a hook, lowest precedence first, keeping who returned what.
+
+    ``get_hookimpls()`` lists implementations lowest-precedence first (trylast, then load
+    order, then tryfirst), so iterating it forwards gives "later wins" semantics when the
+    results are put into a dict.
+    """
+    caller = getattr(pm.hook, hook_name)
+    out: list[tuple[str, Any]] = []
+    for impl in caller.get_hookimpls():
+        if impl.hookwrapper or impl.wrapper:
+            continue
+        args = {a: kwargs[a] for a in impl.argnames if a in kwargs}
+        out.append((impl.plugin_name, impl.function(**args)))
+    return out
+
+
+def collect(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+    """Flatten list-returning hooks into ``(plugin_name, item)`` pairs, in precedence order."""
+    items: list[tuple[str, Any]] = []
+    for plugin_name, result in call_in_order(pm, hook_name, **kwargs):
+        if result is None:
+            continue
+        for item in result:
+            items.append((plugin_name, item))
+    return items
+
+
+def collect_named(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> dict[str, Any]:
+    """Collect named registrations (anything with a ``name``); later plugins win, with a
+    warning naming both. The returned objects carry ``plugin`` set to who registered them
+    when they are attrs classes with that field."""
+    found: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    for plugin_name, item in collect(pm, hook_name, **kwargs):
+        if attrs.has(type(item)) and "plugin" in attrs.fields_dict(type(item)):
+            item = attrs.evolve(item, plugin=plugin_name)
+        name = item.name
+        if name in found and owner[name] != plugin_name:
+            message = (f"{hook_name}: {name!r} from plugin {plugin_name!r} replaces the one "
+                       f"from {owner[name]!r}")
+            if isinstance(pm, PluginManager):  # ours keeps the list `soulframe plugins` shows
+                pm.warn(message, override=True)
+            else:
+                warnings.warn(message, PluginWarning, stacklevel=2)
+        found[name] = item
+        owner[name] = plugin_name
+    return found
+
+
+def select(registry: dict[str, R], name: str, *, key: str, kind: str, origin: str = "") -> R:
+    """Pick ``name`` from a named registry, or explain what is available."""
+    if name in registry:
+        return registry[name]
+    choices = ", ".join(
+        f"{n} (soulframe[{r.extra}])" if r.extra else n for n, r in sorted(registry.items())
+    )
+    import difflib  # only for a "did you mean": kept off the start-up path
+
+    hint = difflib.get_close_matches(name, list(registry), n=1)
+    where = f"{origin}: " if origin else ""
+    raise UnknownNameError(
+        f"{where}{key} = {name!r} — no such {kind}"
+        + (f" (did you mean {hint[0]!r}?)" if hint else "")
+        + f"; available: {choices or 'none installed'}"
+    )
+
+
+def list_plugins(pm: PluginManager) -> list[PluginInfo]:
+    """Every registered plugin with its distribution, version and the hooks it implements,
+    in load order."""
+    infos: list[PluginInfo] = []
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:  # blocked
+            continue
+        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or ()))
+        dist, version = pm.dists.get(name, (None, None))
+        infos.append(PluginInfo(name=name, dist=dist, version=version, hooks=hooks))
+    return infos
+
+
+#: the registration hooks whose items have a ``name``, and what ``soulframe plugins`` calls them
+REGISTRY_HOOKS = {
+    "register_prompt_sections": "sections",
+    "register_context_sources": "context sources",
+    "register_truncation_policies": "truncation policies",
+    "register_token_estimators": "token estimators",
+    "register_stores": "stores",
+    "register_embedding_providers": "embedding providers",
+    "register_tools": "tools",
+    "register_chat_models": "chat models",
+    "register_chunkers": "chunkers",
+    "register_rerankers": "re-rankers",
+}
+
+
+def what_each_registers(
+    pm: PluginManager,
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, list[str]], list[str]]:
+    """For each plugin: the named things it registers, by kind (config keys included); the
+    registrations of another plugin it replaces (same name, later plugin wins); and one line
+    per registration hook that failed, which does not hide the others."""
+    out: dict[str, dict[str, list[str]]] = {}
+    overrides: dict[str, list[str]] = {}
+    failures: list[str] = []
+    for hook, label in REGISTRY_HOOKS.items():
+        try:
+            items = collect(pm, hook)
+        except Exception as exc:  # a plugin's registration hook failing must not hide the rest
+            failures.append(f"{hook} failed: {exc}")
+            continue
+        owner: dict[str, str] = {}
+        for plugin_name, item in items:
+            name = getattr(item, "name", None)
+            if name is None:
+                continue
+            out.setdefault(plugin_name, {}).setdefault(label, []).append(str(name))
+            previous = owner.get(name)
+            if previous is not None and previous != plugin_name:
+                overrides.setdefault(plugin_name, []).append(f"{label}: {name} (replaces {previous}'s)")
+            owner[name] = plugin_name
+    try:
+        declared = call_in_order(pm, "register_config_keys")
+    except Exception as exc:
+        failures.append(f"register_config_keys failed: {exc}")
+        declared = []
+    for plugin_name, keys in declared:
+        if keys:
+            out.setdefault(plugin_name, {})["config keys"] = sorted(keys)
+    return out, overrides, failures
