@@ -15,8 +15,8 @@ The public API is six modules, listed with what each holds in docs/api.md:
 - ``soulframe.cli`` (extending the ``soulframe`` command line),
 - ``soulframe.testing`` (contract suites and ``make_agent`` for a plugin's tests).
 
-Everything else is the engine's and may change. ``Agent``, ``Config``, ``K`` and ``Key`` are
-imported on first use so that ``import soulframe`` stays cheap.
+Everything else is the engine's and may change. ``Agent``, ``Config``, ``K``, ``Key`` and
+``SyncReport`` are imported on first use so that ``import soulframe`` stays cheap.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from soulframe._engine.model import (
     AgentLike,
     AgentSpec,
     AgentType,
+    Candidate,
     ChatModel,
     ChatReply,
     CheckedAgent,
@@ -99,6 +100,7 @@ from .hookspecs import hookimpl
 if TYPE_CHECKING:
     from soulframe._engine.agent import Agent
     from soulframe._engine.config import Config, K, Key
+    from soulframe._engine.memory.results import SyncReport
 
 __all__ = [
     "Agent",
@@ -107,6 +109,7 @@ __all__ = [
     "AgentType",
     "CHAT_MODELS",
     "CHUNKERS",
+    "Candidate",
     "CONTEXT_SOURCES",
     "ChatModel",
     "ChatReply",
@@ -157,6 +160,7 @@ __all__ = [
     "SkillsLike",
     "SoulframeError",
     "Store",
+    "SyncReport",
     "StoreRegistration",
     "StoreStats",
     "StoredChunk",
@@ -187,4 +191,8 @@ def __getattr__(name: str) -> Any:
         from soulframe._engine import config
 
         return getattr(config, name)
+    if name == "SyncReport":  # what memory_indexed observers receive
+        from soulframe._engine.memory.results import SyncReport
+
+        return SyncReport
     raise AttributeError(f"module 'soulframe' has no attribute {name!r}")

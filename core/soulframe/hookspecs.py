@@ -236,7 +236,7 @@ def memory_indexed(agent: AgentLike, report: SyncReport) -> None:
     re-sync), also when nothing changed.
 
     :param agent: the :class:`~soulframe.Agent`.
-    :param report: the :class:`~soulframe._engine.memory.SyncReport` (files added, changed, removed,
+    :param report: the :class:`~soulframe.SyncReport` (files added, changed, removed,
         skipped, chunks embedded, seconds, warnings).
 
     Combined: every implementation is called; return values are ignored.
@@ -269,7 +269,7 @@ def register_rerankers() -> Iterable[Registration[Reranker]]:
 
     :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
         returns a :class:`~soulframe.Reranker`: ``rerank(query, candidates) ->
-        list[float]``, one score in [0, 1] per candidate (a :class:`~soulframe._engine.model.Candidate`:
+        list[float]``, one score in [0, 1] per candidate (a :class:`~soulframe.Candidate`:
         path, lines, text, fused score), higher is better.
 
     Combined: a named registry; ``memory.reranker`` selects one (default ``"none"``). The
