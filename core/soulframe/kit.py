@@ -86,7 +86,6 @@ if TYPE_CHECKING:
         Secret,
         key_source,
         post_json,
-        redact_endpoint,
         resolve_api_key,
     )
     from soulframe._engine.neutralise import (
@@ -135,6 +134,7 @@ if TYPE_CHECKING:
     from soulframe._engine.redaction import (
         looks_secret,
         mask_for_model,
+        redact_endpoint,
         redact_url,
         redact_urls,
         secret_lines,
@@ -232,7 +232,7 @@ _HOMES: dict[str, str] = {
     "raw_words": "soulframe._engine.textsplit",
     "Reached": "soulframe._engine.prompt.reached",
     "read_only_reason": "soulframe._engine.sandbox",
-    "redact_endpoint": "soulframe._engine.http",
+    "redact_endpoint": "soulframe._engine.redaction",
     "redact_url": "soulframe._engine.redaction",
     "redact_urls": "soulframe._engine.redaction",
     "render_skills_inline": "soulframe._engine.skills.prompt:render_inline",

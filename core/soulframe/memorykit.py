@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from soulframe._engine.memory.noise import (
         without_noise,
     )
+    from soulframe._engine.memory.passages import passage_windows
     from soulframe._engine.memory.pipeline import (
         chunk as chunk_file,
     )
@@ -133,9 +134,6 @@ if TYPE_CHECKING:
         drop_superseded,
         is_superseded_chunk,
     )
-    from soulframe._engine.memory.sync import (
-        passage_windows,
-    )
     from soulframe._engine.memory.textclean import (
         strip_controls,
     )
@@ -184,7 +182,7 @@ _HOMES: dict[str, str] = {
     "MemoryPathError": "soulframe._engine.memory.files",
     "parse_messages": "soulframe._engine.memory.sessions",
     "parse_provenance": "soulframe._engine.memory.provenance:parse",
-    "passage_windows": "soulframe._engine.memory.sync",
+    "passage_windows": "soulframe._engine.memory.passages",
     "Provenance": "soulframe._engine.memory.provenance",
     "Quarantine": "soulframe._engine.memory.safety",
     "QuarantineEntry": "soulframe._engine.memory.safety",
