@@ -58,9 +58,6 @@ class MemoryFiles:
         #: called with (content, relative path) before a write; raises to refuse it (the
         #: flush passes soulframe.memorykit.guard: no injection or secret lands)
         self.check: Any = None
-        #: called with (content, relative path) before a write; raises to refuse it (the
-        #: flush passes soulframe.memorykit.guard: no injection or secret lands)
-        self.check: Any = None
 
     @property
     def root(self) -> Path:

@@ -47,7 +47,7 @@ _UNSPACED_RANGES = (
 def _marks() -> str:
     """The combining marks of Indic and South-East Asian scripts (Thai vowels above and
     below, tone marks, Devanagari vowel signs...): letters of a word, not separators."""
-    out = []
+    out: list[str] = []
     for lo, hi in ((0x0900, 0x0DFF), (0x0E00, 0x0EFF), (0x0F00, 0x0FFF), (0x1000, 0x109F),
                    (0x1780, 0x17FF)):
         out.extend(chr(c) for c in range(lo, hi + 1) if unicodedata.category(chr(c))[0] == "M")

@@ -89,7 +89,7 @@ def evaluate_conversations(
                 embedder = agent.memory.embedder
             notice = notice or agent.memory.embedder_problem
             lines = {p: (ws / p).read_text(encoding="utf-8").split("\n") for p in {e.path for e in where.values()}}
-            info = {"name": conv.name, "format": conv.format, "sessions": len(conv.sessions),
+            info: dict[str, Any] = {"name": conv.name, "format": conv.format, "sessions": len(conv.sessions),
                     "turns": sum(len(s.turns) for s in conv.sessions), "questions": len(conv.questions),
                     "index_seconds": round(seconds, 3), "chunks": report.chunks,
                     "embedded": report.embedded, "cached": report.cached,

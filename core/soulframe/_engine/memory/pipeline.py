@@ -111,11 +111,11 @@ def rerank(agent: AgentLike, query: str, fused: list[Fused]) -> RerankOutcome:
                                     "fused order kept")
     finally:
         pool.shutdown(wait=False)
-    scores = _checked(scores, len(head))
-    if scores is None:
+    checked = _checked(scores, len(head))
+    if checked is None:
         return RerankOutcome(fused, f"re-ranker {name!r} returned a score list that does not "
                                     "match its candidates; fused order kept")
-    for f, s in zip(head, scores, strict=True):
+    for f, s in zip(head, checked, strict=True):
         f.rerank_score = s
         f.score = s
     head.sort(key=lambda f: -f.score)

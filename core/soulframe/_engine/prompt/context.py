@@ -22,7 +22,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -322,7 +322,9 @@ def apply_transforms(agent: AgentLike, session: Session, files: list[ContextFile
             continue
         kwargs = {"agent": agent, "session": session, "files": list(files)}
         try:
-            out = impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs})
+            # the hookspec's promise (a list of ContextFile, or None to leave them as they are)
+            out = cast("Iterable[ContextFile] | None",
+                       impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
         except SoulframeError:
             raise
         except Exception as exc:

@@ -323,7 +323,7 @@ def _above_floor(skills: SkillSet, embedder: Any, ranked: list[Ranked]) -> list[
     vw = float(skills.config.get("skills.vector_weight"))
 
     def evidence(r: Ranked) -> float:
-        calibrated = background.calibrate(r.vector_score or 0.0)
+        calibrated: float = background.calibrate(r.vector_score or 0.0)
         if r.text_score is None:  # no query word matched: the weights renormalise to 1
             return calibrated
         return (tw * r.text_score + vw * calibrated) / (tw + vw)
