@@ -26,7 +26,7 @@ MEMORY_NOTE = "Priya prefers dark-mode screenshots for every UI bug report."
 
 
 def make_workspace(workspace: Path) -> Path:
-    from .conftest import run_cli
+    from conftest import run_cli
 
     run_cli("init", str(workspace), check=True)
     (workspace / "SOUL.md").write_text("# SOUL.md\nBe warm, brief and exact.\n")

@@ -17,7 +17,7 @@ def hooks_reference() -> str:
     out = [
         "# Hook reference",
         "",
-        "<!-- generated from core/soulframe/hookspecs.py by tests/test_docs.py; do not edit -->",
+        "<!-- generated from core/soulframe/hookspecs.py by tests/project/test_docs.py; do not edit -->",
         "",
         "Every hook a plugin can implement. Write an implementation as a function with the hook's",
         "name, decorated with `@soulframe.hookimpl`; it may take any subset of the arguments.",
@@ -105,11 +105,11 @@ def api_reference() -> str:
     out = [
         "# Public API",
         "",
-        "<!-- generated from the public modules' __all__ and docstrings by tests/test_docs.py; do not edit -->",
+        "<!-- generated from the public modules' __all__ and docstrings by tests/project/test_docs.py; do not edit -->",
         "",
         "A plugin imports these six modules and nothing else of soulframe; every other module",
         "is the engine's and may change between releases (`lint-imports` and",
-        "tests/test_plugin_surface.py enforce it for the default plugins).",
+        "tests/project/test_plugin_surface.py enforce it for the default plugins).",
         "",
     ]
     for name in PUBLIC_MODULES:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-
-from ..mcp_servers import HttpServer, http_server, make_workspace, token_file
+from mcp_servers import HttpServer, http_server, make_workspace, token_file
 
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 

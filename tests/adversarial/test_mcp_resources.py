@@ -16,11 +16,10 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp_servers import REVISIONS, client, http_server, make_workspace, stdio_params
 from soulframe._engine.agent import Agent
 from soulframe._engine.config import load_config
 from soulframe._engine.model import Session
-
-from ..mcp_servers import REVISIONS, client, http_server, make_workspace, stdio_params
 
 SERVED = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md",
           "BOOTSTRAP.md", "MEMORY.md")

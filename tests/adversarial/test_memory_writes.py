@@ -15,7 +15,7 @@ from soulframe._engine.tools import ToolError, dispatch
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "write_safety" / "corpus.jsonl"
 HOSTILE = [json.loads(x) for x in CORPUS.read_text().splitlines() if x.strip()]
-# the held-apart part measures the detector on text it was not tuned on (tests/test_write_safety.py
+# the held-apart part measures the detector on text it was not tuned on (tests/core/memory/test_write_safety.py
 # reports its misses); every other hostile row must be refused
 HOSTILE = [r["text"] for r in HOSTILE if r["label"] != "benign" and r.get("split") != "held"]
 

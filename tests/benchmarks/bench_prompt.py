@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from prompt_support import NOW, example_agent
 from soulframe import Session
-from test_prompt_helpers import NOW, example_agent
 
 from .conftest import interleaved
 

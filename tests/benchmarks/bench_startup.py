@@ -4,7 +4,7 @@ Targets: ``soulframe prompt`` (a real workspace) and ``soulframe plugins`` each 
 2x ``soulframe --version``, measured in the same run, interleaved, as CPU time of the child
 process (wall time is printed too: on a shared machine it mostly measures the other jobs).
 ``--version`` itself is shown beside ``python -c pass``. None of them may import numpy,
-sqlite-vec, psycopg or the model (tests/test_prompt_cli.py checks that).
+sqlite-vec, psycopg or the model (tests/core/prompt/test_prompt_cli.py checks that).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_prompt_helpers import example_agent
+from prompt_support import example_agent
 
 from .conftest import bytecode_env, process_timing
 

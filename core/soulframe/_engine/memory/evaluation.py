@@ -185,7 +185,7 @@ def evaluate(
 
 def markdown_table(result: dict[str, Any], channels: Sequence[str] = ("keyword", "vector", "hybrid")) -> str:
     """The metrics of :func:`evaluate` as a Markdown table (docs/memory.md is generated
-    from this by tests/test_recall.py)."""
+    from this by tests/core/memory/test_recall.py)."""
     k = result["k"]
     rows = [f"| channel | recall@1 | recall@3 | recall@{k} | MRR |", "|---|---|---|---|---|"]
     for name in channels:

@@ -15,7 +15,7 @@ import re
 _STATUS = re.compile(r"^\s*[-*]?\s*(\d{1,2}:\d{2}\s+)?heartbeat:\s*ok\.?\s*$", re.IGNORECASE)
 
 #: the boilerplate paragraphs of the MEMORY.md template (soulframe_workspace's
-#: templates/MEMORY.md; tests/test_memory_noise.py keeps the two in step), line by line
+#: templates/MEMORY.md; tests/core/memory/test_memory_noise.py keeps the two in step), line by line
 TEMPLATE_LINES: frozenset[str] = frozenset({
     "_Curated knowledge that should survive every session. Loaded only in your main, private",
     "session — never in group chats or for sub-agents._",

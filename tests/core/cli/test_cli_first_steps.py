@@ -1,0 +1,185 @@
+"""What a new user meets first on the command line: a mistyped workspace, a command whose
+extra is not installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+# a finder that makes the MCP SDK look uninstalled, as after `pip install soulframe`
+# without the [mcp] extra (the SDK stays installed for the other tests)
+_NO_MCP = """
+import sys
+class _Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('mcp', 'mcp_types'):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, _Blocked())
+from soulframe.cli import main
+sys.argv[0] = 'soulframe'
+main(sys.argv[1:])
+"""
+
+
+def test_serve_without_the_mcp_extra_names_the_extra(workspace: Path) -> None:
+    run_cli("init", str(workspace), check=True)
+    out = subprocess.run([sys.executable, "-c", _NO_MCP, "-w", str(workspace), "serve"],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    assert "pip install 'soulframe[mcp]'" in out.stderr
+    assert "Traceback" not in out.stderr and "ModuleNotFoundError" not in out.stderr
+    assert out.stdout == ""
+
+
+def test_the_readme_says_which_commands_need_an_extra() -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    for needs in ("`serve`", "soulframe[mcp]", "`db start`", "soulframe[postgres]"):
+        assert needs in readme, needs
+
+
+def test_the_readme_examples_name_real_things(tmp_path: Path) -> None:
+    """The README's `install` example is a plugin that exists, and its `memory eval` example
+    question is in the format the command reads: run as written, it finds its note."""
+    import json
+    import re
+
+    repo = Path(__file__).resolve().parents[3]
+    readme = (repo / "README.md").read_text()
+    for target in re.findall(r"soulframe install (\S+)", readme):
+        assert (repo / target).is_dir(), f"README installs {target}, which is not in the repository"
+    question = json.loads(re.search(r'`(\{"id".*?\})`', readme).group(1))
+    ws = tmp_path / "agent"
+    assert run_cli("init", str(ws), "--no-download").returncode == 0
+    rel = question["relevant"][0]
+    (ws / rel["path"]).write_text(f"# notes\n\n- Prefers {rel['contains']} screenshots\n")
+    golden = tmp_path / "questions.jsonl"
+    golden.write_text(json.dumps(question) + "\n")
+    out = run_cli("-w", str(ws), "memory", "eval", str(golden), "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["queries"] == 1 and report["channels"]["keyword"]["recall@k"] == 1.0
+
+
+@pytest.mark.parametrize("args", [
+    ["prompt"],
+    ["memory", "remember", "buy milk"],
+    ["memory", "search", "milk"],
+    ["doctor"],
+    ["skills", "list"],
+    ["serve"],
+])
+def test_a_missing_workspace_is_an_error_naming_it(tmp_path: Path, args: list[str]) -> None:
+    typo = tmp_path / "agnet"
+    out = run_cli("-w", str(typo), *args)
+    assert out.returncode == 2, (args, out.stdout, out.stderr)
+    assert f"the workspace {typo} does not exist" in out.stderr
+    assert f"soulframe init {typo}" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not typo.exists(), "the command created the mistyped workspace"
+
+
+def test_the_environment_variable_is_checked_too(tmp_path: Path) -> None:
+    typo = tmp_path / "agnet"
+    out = run_cli("prompt", env={"SOULFRAME_WORKSPACE": str(typo)})
+    assert out.returncode == 2 and f"soulframe init {typo}" in out.stderr
+
+
+def test_init_still_creates_a_missing_workspace(tmp_path: Path) -> None:
+    new = tmp_path / "agent"
+    run_cli("-w", str(new), "init", check=True)
+    assert (new / "SOUL.md").is_file()
+    run_cli("init", str(tmp_path / "other"), check=True)
+    assert (tmp_path / "other" / "AGENTS.md").is_file()
+
+
+def test_a_missing_workspace_is_an_error_from_the_api_unless_asked_to_create(tmp_path: Path) -> None:
+    from soulframe import Agent, WorkspaceNotFoundError
+
+    typo = tmp_path / "agnet"
+    with pytest.raises(WorkspaceNotFoundError, match="agnet does not exist"):
+        Agent.open(typo)
+    assert not typo.exists()
+    made = Agent.open(typo, create=True)
+    assert typo.is_dir() and (typo.stat().st_mode & 0o777) == 0o700
+    assert made.workspace.root == typo
+
+
+def test_without_w_a_missing_default_workspace_is_an_error_that_names_it(_isolated_home: Path) -> None:
+    """No -w and no workspace created yet: `memory remember` must not create one quietly
+    under ~/.soulframe; the error names the path and where it came from."""
+    out = run_cli("memory", "remember", "buy milk")
+    assert out.returncode == 2
+    default = _isolated_home / ".soulframe" / "workspace"
+    assert str(default) in out.stderr and "built-in default" in out.stderr
+    assert not default.exists()
+
+
+def _stderr_on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """What the CLI writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    try:
+        subprocess.run([sys.executable, "-m", "soulframe", *args], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=slave, env={**os.environ, **env},
+                       timeout=120)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the other side is closed: all read
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_no_color_turns_colour_off_on_a_terminal(tmp_path: Path) -> None:
+    typo = str(tmp_path / "agnet")
+    coloured = _stderr_on_a_terminal(["-w", typo, "prompt"], {})
+    assert "\x1b[" in coloured  # a terminal gets colour ...
+    plain = _stderr_on_a_terminal(["-w", typo, "prompt"], {"NO_COLOR": "1"})
+    assert "Error: the workspace" in plain and "\x1b[" not in plain  # ... unless NO_COLOR
+
+
+def test_tables_have_no_trailing_spaces(tmp_path: Path) -> None:
+    ws = tmp_path / "agent"
+    assert run_cli("init", str(ws), "--no-download").returncode == 0
+    for args in (["prompt", "--explain"], ["skills", "list"], ["memory", "logs"], ["plugins", "--all"]):
+        out = run_cli("-w", str(ws), *args)
+        assert out.returncode == 0, (args, out.stderr)
+        bad = [line for line in out.stdout.splitlines() if line != line.rstrip()]
+        assert not bad, (args, bad[:3])
+
+
+def test_verbose_says_what_each_step_did_and_how_long_it_took(tmp_path: Path) -> None:
+    ws = tmp_path / "agent"
+    assert run_cli("init", str(ws), "--no-download").returncode == 0
+    (ws / "memory" / "2026-11-20.md").write_text("- Prefers dark-mode screenshots\n")
+    index = run_cli("-v", "-w", str(ws), "memory", "index")
+    assert "sync: " in index.stderr and "2 added" in index.stderr and " s" in index.stderr  # MEMORY.md too
+    assert "added memory/2026-11-20.md" not in index.stderr  # a file each: -vv only
+    (ws / "memory" / "2026-11-21.md").write_text("- Allergic to penicillin\n")
+    detail = run_cli("-vv", "-w", str(ws), "memory", "index")
+    assert "added memory/2026-11-21.md" in detail.stderr
+    search = run_cli("-v", "-w", str(ws), "memory", "search", "screenshots")
+    assert "search: " in search.stderr and "1 hits" in search.stderr and " ms" in search.stderr
+    prompt = run_cli("-v", "-w", str(ws), "prompt")
+    assert "prompt: main session, mode full" in prompt.stderr and "tokens" in prompt.stderr
+    assert "prompt:" not in prompt.stdout  # the prompt itself stays clean for a pipe
+    doctor = run_cli("-v", "-w", str(ws), "doctor")
+    assert "doctor: bootstrap_files:" in doctor.stderr
+    quiet = run_cli("-w", str(ws), "prompt")
+    assert "prompt:" not in quiet.stderr

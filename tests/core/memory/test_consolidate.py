@@ -1,0 +1,246 @@
+"""Consolidation against a real HTTP server on 127.0.0.1 speaking chat completions with
+scripted replies: promotion with citations, the removal guard, undo, the diary."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from fakes.llm_server import FakeLLMServer, say
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+
+MEMORY = (
+    "# MEMORY.md\n\n"
+    "- Works on the platform team.\n"
+    "- Prefers tea to coffee.\n"
+    "- Lives in Berlin.\n"
+    "- Plays the cello on Sundays.\n"
+)
+FACT = "- The Lisbon office door code changes every Monday; ask Marta for it."
+
+
+def setup(workspace: Path, tmp_path: Path, srv: FakeLLMServer | None) -> tuple[Agent, str]:
+    today = dt.date.today()
+    log_day = (today - dt.timedelta(days=5)).isoformat()
+    (workspace / "MEMORY.md").write_text(MEMORY)
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / f"{log_day}.md").write_text(
+        f"# {log_day}\n\n- Lunch at the canteen.\n{FACT}\n- Weather was grey.\n")
+    values = {"embedding.provider": "none", "state_dir": str(tmp_path / "state")}
+    if srv is not None:
+        values |= {"model.provider": "openai-compatible", "model.name": "m",
+                   "model.base_url": srv.openai_base_url, "model.max_retries": 0}
+    agent = Agent(load_config(search=False, workspace=workspace, overrides=values))
+    return agent, f"memory/{log_day}.md#L4"
+
+
+def recall_over_three_days(agent: Agent, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = agent.now()
+    for back, q in ((3, "Lisbon office door code"), (2, "who knows the door code"), (1, "office access Monday")):
+        monkeypatch.setattr(agent, "now", lambda back=back: now - dt.timedelta(days=back))
+        assert "door code" in agent.memory.search(q, min_score=0)[0].snippet
+    monkeypatch.undo()
+
+
+def test_a_fact_recalled_three_times_is_promoted_with_its_citation_and_undone(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from soulframe._engine.memory.consolidate import consolidate, undo_last
+
+    with FakeLLMServer() as srv:
+        agent, citation = setup(workspace, tmp_path, srv)
+        # not yet: two recalls are below the gate, and no model call is made
+        agent.memory.search("Lisbon office door code", min_score=0)
+        assert consolidate(agent).candidates == [] and srv.requests == []
+        recall_over_three_days(agent, monkeypatch)
+        (stat,) = [r for r in agent.store.recalls(5) if "door code" in r.text]
+        assert (stat.count, stat.queries, stat.days) == (4, 3, 4)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "add", "text": "The Lisbon office door code changes every Monday; Marta has it.",
+             "source": citation}]})))
+        before = (workspace / "MEMORY.md").read_bytes()
+        result = consolidate(agent)
+        assert result.status == "applied", result.messages
+        sent = srv.requests[-1].json["messages"][-1]["content"]
+        assert f"[{citation}]" in sent and "E3: - Lives in Berlin." in sent
+    text = (workspace / "MEMORY.md").read_text()
+    assert text.startswith(MEMORY)
+    assert f"- The Lisbon office door code changes every Monday; Marta has it. (source: {citation}, consolidated " in text
+    # the promoted entry is found by search, with its citation in the file
+    assert "MEMORY.md" in [h.path for h in agent.memory.search("door code Monday", min_score=0)]
+
+    # a reply that would drop half the entries is refused; the file is byte-identical
+    with FakeLLMServer() as srv:
+        agent, citation = setup_again(workspace, tmp_path, srv)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "supersede", "entry": "E1", "text": "Works on the data team.", "source": citation},
+            {"op": "delete", "entry": "E2", "source": citation},
+            {"op": "supersede", "entry": "E3", "text": "Lives in Lisbon.", "source": citation},
+        ]})))
+        promoted = (workspace / "MEMORY.md").read_bytes()
+        refused = consolidate(agent)
+        assert refused.status == "refused" and "3 of 5 entries" in refused.refused
+        assert (workspace / "MEMORY.md").read_bytes() == promoted
+
+    # undo restores the file from before the applied run, exactly
+    undo_last(agent)
+    assert (workspace / "MEMORY.md").read_bytes() == before
+    diary = (workspace / "memory" / ".diary" / "consolidation.md").read_text()
+    assert "applied: 1 change(s) to MEMORY.md" in diary and f"(source: {citation})" in diary
+    assert "refused: the run would remove or supersede 3 of 5 entries" in diary
+    assert "undone: MEMORY.md restored" in diary
+    # the diary is never indexed nor injected
+    assert all(".diary" not in f.path for f in agent.memory.files())
+    assert "Consolidation diary" not in agent.system_prompt().text
+    with pytest.raises(Exception, match="nothing to undo"):
+        undo_last(agent)
+
+
+def test_a_reviewed_dry_run_is_applied_as_shown_without_asking_again(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from soulframe._engine.memory.consolidate import apply_reviewed, consolidate
+    from soulframe._engine.model import SoulframeError
+
+    with FakeLLMServer() as srv:
+        agent, citation = setup(workspace, tmp_path, srv)
+        recall_over_three_days(agent, monkeypatch)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "add", "text": "Marta has the Lisbon door code.", "source": citation}]})))
+        before = (workspace / "MEMORY.md").read_bytes()
+        reviewed = consolidate(agent, dry_run=True)
+        assert reviewed.status == "dry-run" and (workspace / "MEMORY.md").read_bytes() == before
+        assert "proposed" not in reviewed.to_dict()  # the JSON output stays the diff, not the file
+
+        # the file changed after the review: applying is refused and nothing is written
+        (workspace / "MEMORY.md").write_bytes(before + b"- Edited by hand.\n")
+        with pytest.raises(SoulframeError, match="changed since the dry run"):
+            apply_reviewed(agent, reviewed)
+        assert (workspace / "MEMORY.md").read_bytes() == before + b"- Edited by hand.\n"
+
+        (workspace / "MEMORY.md").write_bytes(before)
+        applied = apply_reviewed(agent, reviewed)
+        assert applied.status == "applied" and len(srv.requests) == 1  # the model was asked once
+    assert (workspace / "MEMORY.md").read_text() == reviewed.proposed
+    assert "Marta has the Lisbon door code." in reviewed.proposed
+    with pytest.raises(SoulframeError, match="only a dry run"):
+        apply_reviewed(agent, applied)
+
+
+def setup_again(workspace: Path, tmp_path: Path, srv: FakeLLMServer) -> tuple[Agent, str]:
+    """A fresh agent over the same workspace and state (recalls persist in the store)."""
+    values = {"embedding.provider": "none", "state_dir": str(tmp_path / "state"),
+              "model.provider": "openai-compatible", "model.name": "m",
+              "model.base_url": srv.openai_base_url, "model.max_retries": 0,
+              "memory.consolidate.min_recalls": 1, "memory.consolidate.min_queries": 1}
+    agent = Agent(load_config(search=False, workspace=workspace, overrides=values))
+    agent.memory.search("Weather was grey", min_score=0)
+    log = next((workspace / "memory").glob("*.md"))
+    return agent, f"memory/{log.name}#L5"
+
+
+def test_without_a_model_it_only_removes_near_duplicates(workspace: Path) -> None:
+    run_cli("init", str(workspace), check=True)
+    (workspace / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    (workspace / "MEMORY.md").write_text(MEMORY + "- prefers  Tea to coffee (added 2026-11-02)\n")
+    dry = run_cli("-w", str(workspace), "memory", "consolidate", "--dry-run", check=True).stdout
+    assert "-- prefers  Tea to coffee (added 2026-11-02)" in dry and "dry run: nothing was written" in dry
+    assert "near-identical" in dry and "did nothing else" in dry
+    out = json.loads(run_cli("-w", str(workspace), "memory", "consolidate", "--json", check=True).stdout)
+    assert out["status"] == "applied" and len(out["operations"]) == 1
+    assert (workspace / "MEMORY.md").read_text() == MEMORY
+    run_cli("-w", str(workspace), "memory", "consolidate", "--undo", check=True)
+    assert "prefers  Tea to coffee (added 2026-11-02)" in (workspace / "MEMORY.md").read_text()
+
+
+def test_entity_pages_collect_facts_and_rank_first(workspace: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from soulframe._engine.memory.consolidate import consolidate
+
+    with FakeLLMServer() as srv:
+        agent, citation = setup(workspace, tmp_path, srv)
+        agent = Agent(load_config(search=False, workspace=workspace, overrides={
+            "embedding.provider": "none", "state_dir": str(tmp_path / "state"),
+            "model.provider": "openai-compatible", "model.name": "m", "model.base_url": srv.openai_base_url,
+            "memory.consolidate.entities": True}))
+        recall_over_three_days(agent, monkeypatch)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "add", "text": "Marta knows the Lisbon office door code (it changes on Mondays).",
+             "source": citation, "entities": ["Marta", "Lisbon office"]}]})))
+        result = consolidate(agent)
+        assert "entities" in srv.requests[-1].json["messages"][0]["content"]
+    assert result.status == "applied"
+    page = (workspace / "bank" / "entities" / "marta.md").read_text()
+    assert page.startswith("# Marta\n\n- Marta knows the Lisbon office door code") and f"(source: {citation}" in page
+    assert (workspace / "bank" / "entities" / "lisbon-office.md").exists()
+    # indexed, private, and first for a question naming the entity
+    assert "bank/entities/marta.md" in {f.path for f in agent.memory.files()}
+    hits = agent.memory.search("what does Marta know about the door", min_score=0)
+    assert hits[0].path == "bank/entities/marta.md"
+    # the daily log matches this question best word for word; the page naming it comes first
+    question = "does the Lisbon office door code change every Monday"
+    hits = agent.memory.search(question, min_score=0)
+    assert hits[0].path == "bank/entities/lisbon-office.md"
+    import soulframe._engine.memory.search as search_module
+
+    monkeypatch.setattr(search_module, "_entities_first", lambda index, fused, query: fused)
+    assert agent.memory.search(question, min_score=0)[0].path != "bank/entities/lisbon-office.md"
+    from soulframe._engine.model import Session
+
+    group = agent.memory.search("what does Marta know about the door", session=Session.group(), min_score=0)
+    assert all(not h.path.startswith("bank/") for h in group)
+
+
+def test_entity_pages_are_off_by_default(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from soulframe._engine.memory.consolidate import consolidate
+
+    with FakeLLMServer() as srv:
+        agent, citation = setup(workspace, tmp_path, srv)
+        recall_over_three_days(agent, monkeypatch)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "add", "text": "Marta has the door code.", "source": citation, "entities": ["Marta"]}]})))
+        consolidate(agent)
+        assert "entities" not in srv.requests[-1].json["messages"][0]["content"]
+    assert not (workspace / "bank").exists()
+
+
+def test_cli_dry_run_refusal_and_undo(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer() as srv:
+        agent, citation = setup(workspace, tmp_path, srv)
+        recall_over_three_days(agent, monkeypatch)
+        agent.close()
+        (workspace / "soulframe.toml").write_text(
+            f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n'
+            f'[model]\nprovider = "openai-compatible"\nname = "m"\nbase_url = "{srv.openai_base_url}"\nmax_retries = 0\n')
+        add = say(json.dumps({"operations": [{"op": "add", "text": "Door code: ask Marta (changes Mondays).",
+                                              "source": citation}]}))
+        srv.script.extend([add, add])
+        before = (workspace / "MEMORY.md").read_bytes()
+        env = {"OPENAI_API_KEY": "k-1"}
+        dry = run_cli("-w", str(workspace), "memory", "consolidate", "--dry-run", env=env)
+        assert dry.returncode == 0, dry.stderr
+        assert f"+- Door code: ask Marta (changes Mondays). (source: {citation}, consolidated" in dry.stdout
+        assert (workspace / "MEMORY.md").read_bytes() == before
+        assert not (workspace / "memory" / ".diary").exists()  # a dry run keeps no diary
+        applied = json.loads(run_cli("-w", str(workspace), "memory", "consolidate", "--json", env=env,
+                                     check=True).stdout)
+        assert applied["status"] == "applied" and applied["operations"][0]["source"] == citation
+        after = (workspace / "MEMORY.md").read_bytes()
+        # promoted once (its citation is in MEMORY.md): not a candidate again, no model call
+        calls = len(srv.requests)
+        again = run_cli("-w", str(workspace), "memory", "consolidate", env=env, check=True)
+        assert "no daily-log entry passes the gates" in again.stdout and len(srv.requests) == calls
+        # another entry, recalled from the command line by three questions
+        for q in ("grey weather", "what was the weather like", "was it grey"):
+            run_cli("-w", str(workspace), "memory", "search", q, "--min-score", "0", check=True)
+        grey = citation.replace("#L4", "#L5")
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "supersede", "entry": f"E{n}", "text": f"changed {n}", "source": grey} for n in (1, 2, 3)]})))
+        refused = run_cli("-w", str(workspace), "memory", "consolidate", env=env)
+        assert f"[{grey}]: - Weather was grey." in srv.requests[-1].json["messages"][-1]["content"]
+    assert refused.returncode == 1 and "refused: the run would remove or supersede 3 of 5 entries" in refused.stderr
+    assert (workspace / "MEMORY.md").read_bytes() == after
+    run_cli("-w", str(workspace), "memory", "consolidate", "--undo", check=True)
+    assert (workspace / "MEMORY.md").read_bytes() == before

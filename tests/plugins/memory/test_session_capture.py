@@ -1,0 +1,97 @@
+"""Session capture: a finished conversation lands in sessions/YYYY-MM-DD-<slug>.md (a main
+session's: private) or memory/YYYY-MM-DD-<slug>.md (a group's) and the next search finds it;
+with a chat model (a real HTTP server on 127.0.0.1) it is a summary."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import run_cli
+from fakes.llm_server import FakeLLMServer, say
+
+TALK = [
+    {"role": "user", "content": "Plan the Lisbon offsite for the platform team."},
+    {"role": "assistant", "content": "Proposed the Alfama venue for 14-16 May; budget EUR 9,000."},
+    {"role": "user", "content": "Good. Priya will handle the flights."},
+    {"role": "assistant", "content": "Noted: Priya books flights by 1 April."},
+]
+
+
+def prepared(workspace: Path, extra: str = "") -> Path:
+    run_cli("init", str(workspace), check=True)
+    (workspace / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n' + extra)
+    return workspace
+
+
+def test_save_session_on_json_lines_is_found_by_the_next_search(workspace: Path, tmp_path: Path) -> None:
+    ws = prepared(workspace)
+    transcript = tmp_path / "chat.jsonl"
+    transcript.write_text("\n".join(json.dumps(m) for m in TALK) + "\n")
+    out = run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(transcript), "--json", check=True)
+    saved = json.loads(out.stdout)
+    # a main session (the default) is private memory, out of memory/
+    assert re.fullmatch(r"sessions/\d{4}-\d{2}-\d{2}-plan-the-lisbon-offsite-for\.md", saved["path"])
+    assert saved["model"] is None and saved["turns"] == 4 and saved["private"] is True
+    text = (ws / saved["path"]).read_text()
+    assert "Priya books flights by 1 April" in text and text.startswith("# Session ")
+    found = json.loads(run_cli("-w", str(ws), "memory", "search", "who books the flights", "--json",
+                               check=True).stdout)
+    assert found[0]["path"] == saved["path"]
+    # the same conversation saved again gets its own file
+    again = json.loads(run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(transcript),
+                               "--json", check=True).stdout)
+    assert again["path"].endswith("-2.md")
+    # a group's conversation is the group's: memory/, found by every session
+    room = json.loads(run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(transcript),
+                              "--session", "group", "--json", check=True).stdout)
+    assert room["path"].startswith("memory/") and room["private"] is False
+    found = json.loads(run_cli("-w", str(ws), "memory", "search", "who books the flights", "--session",
+                               "group", "--json", check=True).stdout)
+    assert {h["path"] for h in found} == {room["path"]}
+
+
+def test_save_session_summarises_with_the_chat_model(workspace: Path, tmp_path: Path) -> None:
+    summary = "- Lisbon offsite: Alfama venue, 14-16 May, EUR 9,000\n- Priya books flights by 1 April"
+    with FakeLLMServer([say(summary)]) as srv:
+        ws = prepared(workspace, f'[model]\nprovider = "openai-compatible"\nname = "m"\nbase_url = "{srv.openai_base_url}"\n')
+        out = run_cli("-w", str(ws), "memory", "save-session", "--transcript", "-", "--json",
+                      input=json.dumps(TALK), env={"OPENAI_API_KEY": "k-1"})
+        assert out.returncode == 0, out.stderr
+        sent = srv.requests[0].json["messages"]
+    saved = json.loads(out.stdout)
+    assert saved["model"] == "m"
+    assert "Priya will handle the flights" in sent[-1]["content"]
+    body = (ws / saved["path"]).read_text()
+    assert "## Summary" in body and "- Priya books flights by 1 April" in body
+
+
+def test_bad_transcripts_name_the_line(workspace: Path, tmp_path: Path) -> None:
+    ws = prepared(workspace)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(TALK[0]) + "\n{not json\n")
+    out = run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(bad))
+    assert out.returncode != 0 and f"{bad} line 2: invalid JSON Lines record" in out.stderr
+    assert "Traceback" not in out.stderr
+    empty = tmp_path / "tools.json"
+    empty.write_text(json.dumps([{"role": "tool", "content": "x"}]))
+    out = run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(empty))
+    assert out.returncode != 0 and "no user or assistant turns" in out.stderr
+
+
+def test_a_session_holding_a_secret_is_refused(workspace: Path, tmp_path: Path) -> None:
+    ws = prepared(workspace)
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "my key is sk-proj-Zt8Qm2Xv9Lp4Rw7Yb1Nc5Hd3Kf6Gj0Ts"}]))
+    out = run_cli("-w", str(ws), "memory", "save-session", "--transcript", str(chat), "--no-model")
+    assert out.returncode != 0 and "secret (openai-key" in out.stderr
+    assert not list((ws / "memory").glob("*-my-key-is*.md")) if (ws / "memory").exists() else True
+
+
+def test_memory_flush_reads_json_lines_too(tmp_path: Path) -> None:
+    from soulframe_memory.commands import load_transcript
+
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text("\n".join(json.dumps(m) for m in TALK) + "\n")
+    assert load_transcript(str(chat)) == TALK

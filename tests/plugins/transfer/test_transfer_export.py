@@ -1,0 +1,105 @@
+"""`soulframe export OUT` and `soulframe import soulframe OUT`: a byte-for-byte round trip,
+with no index, no configuration and no key in the archive."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+KEY = "sk-proj-EXPORTTESTabcdef0123456789abcdef0123456789"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.relative_to(root).as_posix().startswith((".", "soulframe."))}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    run_cli("init", str(root), check=True)
+    (root / "soulframe.toml").write_text(
+        f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n'
+        f'[model]\nprovider = "openai"\napi_key = "{KEY}"\n')
+    (root / "MEMORY.md").write_text(
+        "# MEMORY.md\n\n- Likes kites <!-- src: remember via=cli at=2026-11-05T10:00:00Z -->\n")
+    (root / "memory" / "2026-11-02.md").write_bytes("# 2026-11-02\n\n- Café crème, naïve résumé ✓\r\n- no newline".encode())
+    (root / "memory" / ".diary").mkdir()
+    (root / "memory" / ".diary" / "consolidation.md").write_text("# diary\n")
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text(f"[remote]\n  token = {KEY}\n")
+    return root
+
+
+def test_export_then_import_round_trips_byte_for_byte(ws: Path, tmp_path: Path) -> None:
+    run_cli("-w", str(ws), "memory", "search", "kites", check=True)  # an index exists
+    out = tmp_path / "out" / "agent.tar.gz"
+    res = run_cli("-w", str(ws), "export", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    manifest = json.loads(res.stdout)
+    assert manifest["format"] == "soulframe-export" and manifest["format_version"] == 1
+    assert manifest["soulframe_version"]
+    entry = next(f for f in manifest["files"] if f["path"] == "MEMORY.md")
+    assert entry["sha256"] == hashlib.sha256((ws / "MEMORY.md").read_bytes()).hexdigest()
+    assert entry["provenance_lines"] == 1
+    assert out.stat().st_mode & 0o777 == 0o600
+    raw = out.read_bytes()
+    with tarfile.open(out) as tar:
+        names = tar.getnames()
+        blob = b"".join(tar.extractfile(m).read() for m in tar.getmembers() if m.isfile())  # type: ignore[union-attr]
+    assert names[0] == "manifest.json"
+    assert not any("soulframe.toml" in n or ".sqlite" in n or ".git" in n for n in names)
+    assert "files/memory/.diary/consolidation.md" in names
+    assert KEY.encode() not in blob and KEY.encode() not in raw
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    res = run_cli("-w", str(fresh), "import", "soulframe", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["imported"] == len(manifest["files"]) and report["refused"] == 0
+    assert tree(fresh) == tree(ws)
+    assert "<!-- src: remember via=cli" in (fresh / "MEMORY.md").read_text()
+    found = json.loads(run_cli("-w", str(fresh), "memory", "search", "kites", "--json", check=True).stdout)
+    assert found[0]["path"] == "MEMORY.md"
+    again = json.loads(run_cli("-w", str(fresh), "import", "soulframe", str(out), "--json", check=True).stdout)
+    assert (again["imported"], again["duplicates"]) == (0, len(manifest["files"]))
+
+
+def _archive(path: Path, files: dict[str, bytes], manifest_files: list[dict] | None = None) -> None:
+    manifest = {"format": "soulframe-export", "format_version": 1, "files": manifest_files if manifest_files is not None else [
+        {"path": k.removeprefix("files/"), "sha256": hashlib.sha256(v).hexdigest(), "size": len(v), "mode": "600"}
+        for k, v in files.items()]}
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in [("manifest.json", json.dumps(manifest).encode()), *files.items()]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("name", ["files/../escape.md", "files//etc/x.md"])
+def test_an_archive_cannot_write_outside_the_workspace(tmp_path: Path, name: str) -> None:
+    bad = tmp_path / "bad.tar.gz"
+    _archive(bad, {name: b"- boo\n"})
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    res = run_cli("-w", str(fresh), "import", "soulframe", str(bad))
+    assert res.returncode != 0 and "refusing member" in res.stderr
+    assert not (tmp_path / "escape.md").exists() and list(fresh.iterdir()) == []
+
+
+def test_a_damaged_archive_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.tar.gz"
+    _archive(bad, {"files/MEMORY.md": b"- changed\n"},
+             [{"path": "MEMORY.md", "sha256": hashlib.sha256(b"- original\n").hexdigest(), "mode": "600"}])
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    res = run_cli("-w", str(fresh), "import", "soulframe", str(bad))
+    assert res.returncode != 0 and "checksum does not match" in res.stderr
+    assert not (fresh / "MEMORY.md").exists()
