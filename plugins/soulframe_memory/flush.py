@@ -219,20 +219,25 @@ def run_flush(
     started = time.monotonic()
     deadline = started + settings.timeout_s
     moment = agent_now(timezone, now)
+    if agent is None:
+        # a flush called with a bare workspace writes through the same checks (secrets,
+        # injected instructions, the sandbox) and the same configuration as the agent that
+        # owns it; without one, its writes would skip every write-time check
+        from soulframe import Agent
+
+        agent = Agent.open(workspace.root if isinstance(workspace, Workspace) else workspace)
     private = session is None or session.is_private
-    if private and agent is not None and session is not None:
+    if private and session is not None:
         from soulframe.memorykit import sees_owner_memory
 
         # MEMORY.md is its owner's: a user who is not the owner neither reads nor writes it
         private = sees_owner_memory(agent, session)
     from soulframe.kit import workspace_access
+    from soulframe.memorykit import guard
 
-    files = MemoryFiles(workspace, private=private,
-                        access=workspace_access(agent) if agent is not None else "rw")
-    if agent is not None:
-        from soulframe.memorykit import guard
-
-        files.check = lambda text, target: guard(agent, text, target=target, via="memory flush")
+    files = MemoryFiles(workspace, private=private, access=workspace_access(agent))
+    checked: AgentLike = agent
+    files.check = lambda text, target: guard(checked, text, target=target, via="memory flush")
     tools = file_tools(files, allow_exec=settings.allow_exec, deadline=deadline)
     instructions = flush_instructions(
         moment, timezone, allow_exec=settings.allow_exec, private=private

@@ -159,6 +159,20 @@ def test_the_deadline_holds_for_a_slow_model(workspace):
     assert result.status == "timeout"
 
 
+def test_a_flush_on_a_bare_workspace_writes_through_the_write_time_checks(workspace):
+    # run_flush called with a workspace path and no agent (a script's use) must not be a way
+    # around the checks every other memory write goes through
+    key = "sk-proj-" + "Zq7" * 16
+    attempts = [("write_file", {"path": "memory/2026-11-22.md",
+                                "content": f"- the deploy key is {key}\n"})]
+    with FakeLLMServer([calls(*attempts), say("NO_REPLY")]) as srv:
+        result = flush(workspace, srv)
+    assert result.written == ()
+    assert len(result.refused) == 1 and "secret" in result.refused[0].lower()
+    log = workspace / "memory" / "2026-11-22.md"
+    assert not log.exists() or key not in log.read_text()
+
+
 def test_the_deadline_holds_across_many_quick_tool_rounds(workspace):
     slow_loop = lambda request: call("read_file", path="MEMORY.md", delay=0.2)  # noqa: E731
     with FakeLLMServer(responder=slow_loop) as srv:
