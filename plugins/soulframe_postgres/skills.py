@@ -37,6 +37,8 @@ from .schema import build_vector_index, query_cast, vector_expr
 if TYPE_CHECKING:
     from soulframe import AgentLike
 
+    from .store import PostgresStore
+
 VISIBILITIES = ("public", "private", "internal")
 #: a published skill directory may hold at most this much text besides SKILL.md
 MAX_EXTRA_BYTES = 1024 * 1024
@@ -450,8 +452,18 @@ def managed_skill_source(agent: AgentLike) -> SkillSource:
     """
     cache_dir = Path(str(agent.config.get("state_dir"))).expanduser() / "managed-skills"
 
-    def skills_api() -> PostgresSkills:
-        return agent.store.skills()  # type: ignore[no-any-return]
+    def postgres_store() -> PostgresStore:
+        from .store import PostgresStore
+
+        # the source is registered only when store.backend is postgres; anything else here
+        # is a configuration the hook did not expect, said plainly rather than as an
+        # AttributeError deep in a prompt build
+        store = agent.store
+        if not isinstance(store, PostgresStore):
+            raise SoulframeError(
+                f"managed skills need the PostgreSQL store; this agent's store is {type(store).__name__}"
+            )
+        return store
 
     def load() -> list[Skill]:
         return load_for(list(agent.spec.owner_ids))
@@ -462,9 +474,9 @@ def managed_skill_source(agent: AgentLike) -> SkillSource:
     def load_for(users: list[str]) -> list[Skill]:
         from soulframe.kit import SkillProblem, parse_skill_text
 
-        store = agent.store
+        store = postgres_store()
         out: list[Skill] = []
-        for ms in skills_api().list_accessible(store.agent_id, users):
+        for ms in store.skills().list_accessible(store.agent_id, users):
             path = materialise(ms, cache_dir)
             parsed = parse_skill_text(ms.content, path, tier=4, tier_name="managed", digest=ms.digest)
             if isinstance(parsed, SkillProblem):
@@ -476,7 +488,7 @@ def managed_skill_source(agent: AgentLike) -> SkillSource:
         return out
 
     def version() -> object:
-        return skills_api().generation()
+        return postgres_store().skills().generation()
 
     return SkillSource(name="managed", tier=4, load=load, version=version, load_user=load_user,
                        replaces_filesystem_tier=True)

@@ -45,6 +45,8 @@ from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr
 if TYPE_CHECKING:
     from soulframe import AgentLike, Vector
 
+    from .skills import PostgresSkills
+
 log = logging.getLogger("soulframe.postgres")
 
 #: how many more index candidates than results to consider, for multi-window chunks
@@ -141,7 +143,7 @@ class PostgresStore:
 
         return PostgresContextFiles(self.db, self.agent_id, self.agent_key, self.agent_type)
 
-    def skills(self) -> Any:
+    def skills(self) -> PostgresSkills:
         """Managed skills: publishing, grants and ``list_accessible``."""
         from .skills import PostgresSkills
 
