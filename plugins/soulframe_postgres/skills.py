@@ -26,7 +26,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 from soulframe import Skill, SkillSource, SoulframeError
@@ -37,7 +37,6 @@ from .schema import build_vector_index, query_cast, vector_expr
 if TYPE_CHECKING:
     from soulframe import AgentLike
 
-    from .store import PostgresStore
 
 VISIBILITIES = ("public", "private", "internal")
 #: a published skill directory may hold at most this much text besides SKILL.md
@@ -441,6 +440,15 @@ def materialise(skill: ManagedSkill, cache_dir: Path) -> Path:
     return skill_md
 
 
+@runtime_checkable
+class ManagedSkillsStore(Protocol):
+    """What managed skills need of the agent's store (the PostgreSQL store is one)."""
+
+    agent_id: uuid.UUID
+
+    def skills(self) -> PostgresSkills: ...
+
+
 def managed_skill_source(agent: AgentLike) -> SkillSource:
     """Tier 4 in managed mode: the skills the agent may use, from the ``skills`` table.
 
@@ -452,14 +460,12 @@ def managed_skill_source(agent: AgentLike) -> SkillSource:
     """
     cache_dir = Path(str(agent.config.get("state_dir"))).expanduser() / "managed-skills"
 
-    def postgres_store() -> PostgresStore:
-        from .store import PostgresStore
-
+    def postgres_store() -> ManagedSkillsStore:
         # the source is registered only when store.backend is postgres; anything else here
         # is a configuration the hook did not expect, said plainly rather than as an
         # AttributeError deep in a prompt build
         store = agent.store
-        if not isinstance(store, PostgresStore):
+        if not isinstance(store, ManagedSkillsStore):
             raise SoulframeError(
                 f"managed skills need the PostgreSQL store; this agent's store is {type(store).__name__}"
             )

@@ -26,11 +26,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("_docgen.py", "getattr(module, attr)"): "reads a public module's __all__ names to document them",
     ("_docgen.py", "getattr(value, '_is_protocol', False)"): "typing.is_protocol arrives in Python 3.13",
     ("__init__.py", "getattr(config, name)"): "the package's lazy re-export of Config, K and Key (module __getattr__)",
-    ("kit.py", "getattr(importlib.import_module(module), attr or name)"): "the kit's lazy re-export (module __getattr__)",
-    ("memorykit.py", "getattr(importlib.import_module(module), attr or name)"):
-        "the memory kit's lazy re-export (module __getattr__)",
-    ("cli.py", "getattr(importlib.import_module(module), attr or name)"):
-        "the command line's lazy re-export (module __getattr__)",
+    ("_engine/reexport.py", "getattr(importlib.import_module(module), attr or name)"):
+        "the public kits' lazy re-export (module __getattr__)",
     ("_engine/calllog.py", "getattr(self.inner, attr)"):
         "a transparent wrapper (__getattr__) forwarding to the chat model it logs; it decides nothing",
     ("_engine/cli/doctor.py", "getattr(check, '__name__', repr(check))"): "a doctor check's function name, for a message",
