@@ -28,9 +28,13 @@ def register_commands(cli: click.Group) -> None:
     @click.option("--no-remember", is_flag=True, help="Do not offer memory_remember.")
     @click.option("--read-only", is_flag=True,
                   help="Offer no tool that writes (memory_remember, context_write, any plugin's).")
+    @click.option("--workers", type=click.IntRange(min=0), metavar="N",
+                  help="With --http: run tool calls in up to N worker processes, started as calls "
+                       "need them (default: one per core, at most 4; 0: in the server process).")
     @click.pass_context
     def serve(ctx: click.Context, port: int | None, host: str, allow_hosts: tuple[str, ...],
-              session_kind: str, user_id: str | None, no_remember: bool, read_only: bool) -> None:
+              session_kind: str, user_id: str | None, no_remember: bool, read_only: bool,
+              workers: int | None) -> None:
         """Serve the agent over the Model Context Protocol (stdio by default).
 
         \b
@@ -63,11 +67,15 @@ def register_commands(cli: click.Group) -> None:
                 f"{exc.name!r}): pip install 'soulframe[mcp]'"
             ) from None
 
-        agent = ctx.obj.agent()
+        if workers is not None and port is None:
+            raise click.UsageError("--workers needs --http: over stdio one client waits for each answer")
+        state = ctx.obj
+        agent = state.agent()
         allow_remember = bool(agent.config.get("serve.allow_remember")) and not no_remember
         read_only = read_only or bool(agent.config.get("serve.read_only"))
         run(agent, port=port, host=host, session_kind=session_kind, user_id=user_id,
-            allow_remember=allow_remember, read_only=read_only, allow_hosts=allow_hosts)
+            allow_remember=allow_remember, read_only=read_only, allow_hosts=allow_hosts, workers=workers,
+            opened=(state.workspace, state.config_path, state.agent_id))
 
 
 @hookimpl

@@ -23,12 +23,12 @@ import mcp.types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 from soulframe import Session
-from soulframe.kit import ToolError, dispatch
 
 from .changes import ChangeFeed
 from .resources import CONTEXT_TEMPLATE, MEMORY_TEMPLATE, NotServed, ResourceView
 from .scope import NARROWER, ScopeError, prompt_kind, prompt_user
 from .typed import as_mcp_tool, as_result, tool_error
+from .workers import ToolWorkers, WorkerSpec, auto_workers, call_here, offered_tools, warm_memory
 
 if TYPE_CHECKING:
     # the server owns the agent's lifetime (watchers, close): the whole agent, not AgentLike
@@ -43,24 +43,26 @@ PAGE = 500
 
 def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | None = None,
                  allow_remember: bool = True, read_only: bool = False, transport: str = "inproc",
-                 watch: bool = False) -> Server[Any]:
+                 watch: bool = False, workers: ToolWorkers | None = None) -> Server[Any]:
     """An MCP server for ``agent``. Each request is handled on its own: one failure is
     reported to the client and the server goes on serving.
 
     ``transport`` is ``stdio``, ``http`` or ``inproc``: only a stdio connection has a channel
     back to a 2025-11-25 client, so only there is ``resources/subscribe`` offered. ``watch``
-    starts the change watcher with the server (:mod:`.changes`)."""
+    starts the change watcher with the server (:mod:`.changes`). With ``workers``, tool
+    calls run in those worker processes (:mod:`.workers`) instead of this process's threads."""
     session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
     view = ResourceView(agent, session)
     feed = ChangeFeed(view, legacy_push=transport == "stdio")
 
+    table: list[list[ToolSpec]] = []
+
     def tools() -> list[ToolSpec]:
-        offered: list[ToolSpec] = agent.tools(session)
-        if not allow_remember:
-            offered = [t for t in offered if t.name != "memory_remember"]
-        if read_only:
-            offered = [t for t in offered if not t.writes]
-        return offered
+        # built once: the tools come from the plugins and the sandbox settings, both fixed
+        # for the server's life (every plugin's register_tools ran on each call before)
+        if not table:
+            table.append(offered_tools(agent, session, allow_remember=allow_remember, read_only=read_only))
+        return table[0]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[as_mcp_tool(t) for t in tools()])
@@ -73,30 +75,30 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
         spec = next((t for t in tools() if t.name == name), None)
         return dict(spec.parameters) if spec is not None else None
 
-    workers: list[anyio.CapacityLimiter] = []
+    limiters: list[anyio.CapacityLimiter] = []
 
     def pool() -> anyio.CapacityLimiter:
         # as many calls at once as there are cores: more threads only take turns at the
         # interpreter lock, and a call that waits its turn in a queue keeps its place
         # (many clients get even latencies instead of a few very slow calls)
-        if not workers:
-            workers.append(anyio.CapacityLimiter(max(2, os.cpu_count() or 2)))
-        return workers[0]
+        if not limiters:
+            limiters.append(anyio.CapacityLimiter(max(2, os.cpu_count() or 2)))
+        return limiters[0]
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         offered = tools()
         spec = next((t for t in offered if t.name == params.name), None)
-        try:
-            result = await anyio.to_thread.run_sync(
-                lambda: dispatch(agent, params.name, params.arguments or {}, session=session, tools=offered),
+        arguments = dict(params.arguments or {})
+        if workers is not None:  # another process runs it: this one goes on serving HTTP
+            outcome = await workers.call(params.name, arguments)
+        else:
+            outcome = await anyio.to_thread.run_sync(
+                lambda: call_here(agent, params.name, arguments, session=session, tools=offered),
                 limiter=pool(),
             )
-        except ToolError as exc:
-            return tool_error(str(exc))
-        except Exception as exc:  # a handler bug must not take the server down
-            log.exception("tool %s failed", params.name)
-            return tool_error(f"{params.name} failed: {type(exc).__name__}: {exc}")
-        return as_result(spec, result)
+        if outcome.status != "ok":
+            return tool_error(str(outcome.value))
+        return as_result(spec, outcome.value)
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[types.Prompt(
@@ -189,12 +191,18 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
         feed.attach()
+        if workers is not None:
+            import asyncio
+
+            workers.bind(asyncio.get_running_loop())
         if watch:
             await anyio.to_thread.run_sync(feed.start_watching)
         try:
             yield {}
         finally:
             feed.stop()
+            if workers is not None:
+                await workers.aclose()
 
     from importlib.metadata import version
 
@@ -229,25 +237,6 @@ def _cursor(raw: str | None) -> int:
     except ValueError:
         raise MCPError(code=types.INVALID_PARAMS, message=f"cursor {raw!r}: use the nextCursor of the last page") from None
     return max(0, start)
-
-
-def _warm_memory(agent: Agent) -> None:
-    """Open the index, sync it and load the embedding model (one query's worth). Quiet:
-    what goes wrong here is reported by the first search that meets it."""
-    import warnings
-
-    try:
-        if not agent.config.get("memory.enabled"):
-            return
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            memory = agent.memory
-            memory.sync(blocking=False)
-            provider = memory.embedder
-            if provider is not None:
-                provider.embed_query("warm up")
-    except Exception as exc:  # never take the server down from here
-        log.debug("memory warm-up failed: %s", exc)
 
 
 class AfterFirstAnswer:
@@ -285,7 +274,12 @@ def _say(message: str) -> None:
 
 
 def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id: str | None,
-        allow_remember: bool, read_only: bool = False, allow_hosts: tuple[str, ...] = ()) -> None:
+        allow_remember: bool, read_only: bool = False, allow_hosts: tuple[str, ...] = (),
+        workers: int | None = None, opened: tuple[str | None, str | None, str | None] = (None, None, None)) -> None:
+    """Serve until stopped. ``workers``: tool-call processes for ``--http`` (None: one per
+    core, see :func:`.workers.auto_workers`; 0: this process's threads); ``opened``: the
+    workspace, config file and agent id the agent was opened with (``-w``, ``-c``, ``--agent``),
+    so each worker opens the same agent."""
     if not agent.workspace.root.is_dir():
         # a typo in a desktop client's config would otherwise serve an empty agent in silence
         _say(f"warning: the workspace {agent.workspace.root} does not exist; serving an agent with "
@@ -294,8 +288,17 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
         from .http import check_port
 
         check_port(host, port)
+    pool: ToolWorkers | None = None
+    count = 0 if port is None else (auto_workers() if workers is None else workers)
+    if count > 0:
+        # tool calls in worker processes (see soulframe_mcp.workers): stdio has one client
+        # that waits for each answer, so it keeps them in this process
+        workspace, config_path, agent_id = opened
+        pool = ToolWorkers(WorkerSpec(workspace=str(agent.root) if workspace is None else workspace,
+                                      config_path=config_path, agent_id=agent_id, session_kind=session_kind,
+                                      user_id=user_id, allow_remember=allow_remember, read_only=read_only), count)
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
-                          read_only=read_only, transport="stdio" if port is None else "http")
+                          read_only=read_only, transport="stdio" if port is None else "http", workers=pool)
     from .periodic import PeriodicSync
 
     syncer = PeriodicSync.for_agent(agent)
@@ -327,7 +330,10 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
 
     # the index kept fresh at start, on changes and on an interval (seed 001 "Memory
     # Sync"), the model loaded before the first memory_search needs it
-    background = AfterFirstAnswer([feed.start_watching, follow_changes, watch_skills, lambda: _warm_memory(agent),
+    # with workers the searches, and so the embedding model, are theirs: this process
+    # loads the model only if its watcher has changed files to index
+    warm = [lambda: warm_memory(agent, model=pool is None), *([pool.start] if pool is not None else [])]
+    background = AfterFirstAnswer([feed.start_watching, follow_changes, watch_skills, *warm,
                                    *([syncer.start] if syncer is not None else [])])
     server.middleware.append(background)
     background.start()

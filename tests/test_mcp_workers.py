@@ -1,0 +1,126 @@
+"""``soulframe serve --http`` runs tool calls in worker processes (soulframe_mcp.workers):
+the SDK's own client over real HTTP, the real workspace and index, real processes.
+
+What a user would notice: the workers serve what the server was started for (its session,
+its tool filter) and nothing wider; a worker that dies is replaced and the server answers
+on; stopping the server leaves no process behind; ``--workers 0`` keeps the calls in the
+server process, and ``--workers`` without ``--http`` is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from .conftest import run_cli
+from .mcp_servers import MEMORY_NOTE, client, http_server, make_workspace, text_of
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@pytest.fixture
+def served_workspace(workspace: Path) -> Path:
+    return make_workspace(workspace)
+
+
+def workers_of(pid: int) -> set[int]:
+    """The worker processes (multiprocessing's spawned interpreters) of server ``pid``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"spawn_main" in cmdline:
+            found.add(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+async def search(server, query: str) -> dict:
+    async with client(server, "2026-07-28") as c:
+        found = await c.call_tool("memory_search", {"query": query})
+        assert not found.is_error, text_of(found)
+        return json.loads(text_of(found))
+
+
+def test_calls_run_in_workers_that_are_replaced_when_they_die(served_workspace: Path) -> None:
+    with http_server(served_workspace, "--workers", "2") as server:
+        async def many() -> list[dict]:
+            results: list[dict] = [{}] * 6
+
+            async def one(i: int) -> None:
+                results[i] = await search(server, "screenshot appearance")
+
+            async with anyio.create_task_group() as tg:
+                for i in range(6):
+                    tg.start_soon(one, i)
+            return results
+
+        for found in anyio.run(many):
+            assert found["results"][0]["path"] == "MEMORY.md"
+        first = workers_of(server.proc.pid)
+        assert 1 <= len(first) <= 2, first  # never more than --workers
+
+        # a worker killed between calls (out of memory, a stray kill): the next call is
+        # answered by a new one, no error reaches the client
+        for pid in first:
+            os.kill(pid, signal.SIGKILL)
+        found = anyio.run(search, server, "screenshot appearance")
+        assert found["results"][0]["path"] == "MEMORY.md"
+        now = workers_of(server.proc.pid)
+        assert now and not now & first
+        pids = now
+    # stopping the server stops its workers
+    deadline = time.monotonic() + 15
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(p) for p in pids)
+
+
+def test_workers_serve_only_the_servers_session_and_tools(served_workspace: Path) -> None:
+    """The session and tool filter the server was started with hold in the workers, which
+    open the agent themselves: a group session finds no private memory, a read-only server
+    runs no tool that writes even when a client calls one it was not offered."""
+    with http_server(served_workspace, "--session", "group", "--read-only", "--workers", "1") as server:
+        async def main() -> None:
+            async with client(server, "2026-07-28") as c:
+                names = {t.name for t in (await c.list_tools()).tools}
+                assert "memory_remember" not in names
+                found = await c.call_tool("memory_search", {"query": "screenshot appearance"})
+                assert not found.is_error and MEMORY_NOTE not in text_of(found)
+                wrote = await c.call_tool("memory_remember", {"text": "Written through a worker."})
+                assert wrote.is_error and "unknown tool" in text_of(wrote)
+
+        anyio.run(main)
+        assert workers_of(server.proc.pid)  # the calls went to a worker
+    assert not any("Written through a worker." in p.read_text() for p in (served_workspace / "memory").glob("*.md"))
+
+
+def test_workers_zero_keeps_calls_in_the_server_process(served_workspace: Path) -> None:
+    with http_server(served_workspace, "--workers", "0") as server:
+        found = anyio.run(search, server, "screenshot appearance")
+        assert found["results"][0]["path"] == "MEMORY.md"
+        assert not workers_of(server.proc.pid)
+
+
+def test_workers_need_http(served_workspace: Path) -> None:
+    out = run_cli("-w", str(served_workspace), "serve", "--workers", "2")
+    assert out.returncode == 2 and "--workers needs --http" in out.stderr
