@@ -77,10 +77,30 @@ def serve_http(agent: AgentLike, server: Any, *, host: str, port: int, allow_hos
     # an exit, so the token file is removed (a default SIGTERM would skip the cleanup)
     previous = signal.signal(signal.SIGTERM, _exit_on_term)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        uvicorn.run(app, host=host, port=port, log_level="warning", **fast_parts())
     finally:
         signal.signal(signal.SIGTERM, previous)
         path.unlink(missing_ok=True)
+
+
+def fast_parts() -> dict[str, Any]:
+    """uvicorn's C HTTP parser and event loop where they are installed (the ``mcp`` extra
+    brings both; uvloop does not exist on Windows): with them the front process spends about
+    1.4 ms of CPU per request instead of 2 (measured with 8 clients, docs/serving.md)."""
+    parts: dict[str, Any] = {}
+    try:
+        import httptools  # noqa: F401
+
+        parts["http"] = "httptools"
+    except ImportError:
+        pass
+    try:
+        import uvloop  # noqa: F401
+
+        parts["loop"] = "uvloop"
+    except ImportError:
+        pass
+    return parts
 
 
 def _exit_on_term(signum: int, frame: Any) -> None:
