@@ -275,11 +275,11 @@ def _say(message: str) -> None:
 
 def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id: str | None,
         allow_remember: bool, read_only: bool = False, allow_hosts: tuple[str, ...] = (),
-        workers: int | None = None, opened: tuple[str | None, str | None, str | None] = (None, None, None)) -> None:
+        workers: int | None = None, opened: tuple[str | None, str | None, str | None] | None = None) -> None:
     """Serve until stopped. ``workers``: tool-call processes for ``--http`` (None: one per
     core, see :func:`.workers.auto_workers`; 0: this process's threads); ``opened``: the
-    workspace, config file and agent id the agent was opened with (``-w``, ``-c``, ``--agent``),
-    so each worker opens the same agent."""
+    workspace, config file and agent id the agent was opened with (``-w``, ``--config``,
+    ``--agent``), so each worker opens the same agent (None: the agent's workspace)."""
     if not agent.workspace.root.is_dir():
         # a typo in a desktop client's config would otherwise serve an empty agent in silence
         _say(f"warning: the workspace {agent.workspace.root} does not exist; serving an agent with "
@@ -293,10 +293,12 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
     if count > 0:
         # tool calls in worker processes (see soulframe_mcp.workers): stdio has one client
         # that waits for each answer, so it keeps them in this process
-        workspace, config_path, agent_id = opened
-        pool = ToolWorkers(WorkerSpec(workspace=str(agent.root) if workspace is None else workspace,
-                                      config_path=config_path, agent_id=agent_id, session_kind=session_kind,
-                                      user_id=user_id, allow_remember=allow_remember, read_only=read_only), count)
+        # the options exactly as given: a worker inherits this process's working directory
+        # and environment, so the config is found and read as it was here
+        workspace, config_path, agent_id = opened or (str(agent.root), None, None)
+        pool = ToolWorkers(WorkerSpec(workspace=workspace, config_path=config_path, agent_id=agent_id,
+                                      session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
+                                      read_only=read_only, root=str(agent.root)), count)
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
                           read_only=read_only, transport="stdio" if port is None else "http", workers=pool)
     from .periodic import PeriodicSync
@@ -327,6 +329,8 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
         if memory_on and feed.watching:
             agent.memory.sync()
             agent.memory.follows_changes = True
+            if pool is not None:
+                pool.follow_changes()
 
     # the index kept fresh at start, on changes and on an interval (seed 001 "Memory
     # Sync"), the model loaded before the first memory_search needs it

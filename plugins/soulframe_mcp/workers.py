@@ -123,6 +123,8 @@ class WorkerSpec:
     user_id: str | None
     allow_remember: bool
     read_only: bool
+    #: the front's workspace: a worker that opened another one serves nothing
+    root: str
 
 
 # --------------------------------------------------------------------------- in a worker
@@ -130,11 +132,11 @@ class WorkerSpec:
 _worker: dict[str, Any] = {}
 
 
-def _start(spec: WorkerSpec, parent: int) -> None:
+def _start(spec: WorkerSpec, parent: int, following: Any = None) -> None:
     """A worker's initializer: open the agent, warm its index and model."""
     import signal
 
-    from soulframe import Agent, Session
+    from soulframe import Agent, Session, SoulframeError
     from soulframe.kit import load_config
 
     # Ctrl-C reaches the whole process group: the front stops the workers itself
@@ -142,9 +144,12 @@ def _start(spec: WorkerSpec, parent: int) -> None:
     threading.Thread(target=_exit_with, args=(parent,), name="soulframe-worker-parent", daemon=True).start()
     agent = Agent(load_config(spec.config_path, workspace=spec.workspace, agent_id=spec.agent_id),
                   agent_id=spec.agent_id)
+    if os.path.realpath(agent.root) != os.path.realpath(spec.root):
+        raise SoulframeError(f"a worker opened the workspace {agent.root}, not the server's {spec.root}")
     session = Session(kind=spec.session_kind, user_id=spec.user_id)  # type: ignore[arg-type]
     tools = offered_tools(agent, session, allow_remember=spec.allow_remember, read_only=spec.read_only)
-    _worker.update(agent=agent, session=session, tools=tools)
+    memory = agent.memory if agent.config.get("memory.enabled") else None
+    _worker.update(agent=agent, session=session, tools=tools, memory=memory, following=following)
     _one_blas_thread()
     warm_memory(agent, wait=True)
 
@@ -170,15 +175,20 @@ def _exit_with(parent: int) -> None:
 
 
 def _call(name: str, arguments: dict[str, Any]) -> Outcome:
+    memory, following = _worker["memory"], _worker["following"]
+    if memory is not None and following is not None:
+        # while the front's watcher syncs the index after every change, a search need not
+        # look for changes first (as in a single-process server: seed 001 "Memory Sync")
+        memory.follows_changes = bool(following.value)
     return call_here(_worker["agent"], name, arguments, session=_worker["session"], tools=_worker["tools"])
 
 
-def _serve(conn: Any, spec: WorkerSpec, parent: int) -> None:
+def _serve(conn: Any, spec: WorkerSpec, parent: int, following: Any) -> None:
     """A worker's life: open the agent, say so, then answer one call at a time until the
     front closes the pipe."""
     import pickle
 
-    _start(spec, parent)
+    _start(spec, parent, following)
     conn.send_bytes(pickle.dumps(os.getpid()))
     while True:
         try:
@@ -260,6 +270,15 @@ class ToolWorkers:
         self._closed = False
         #: workers that did not start (each one is logged)
         self.failed = 0
+        import multiprocessing
+
+        #: shared with every worker: 1 while the front's watcher syncs the index after each change
+        self._following: Any = multiprocessing.get_context("spawn").Value("b", 0, lock=False)
+
+    def follow_changes(self) -> None:
+        """The front's watcher now syncs the index after every change: the workers' searches
+        skip their own check for changed files."""
+        self._following.value = 1
 
     def bind(self, loop: Any) -> None:
         """The server's event loop, where every call and every worker's pipe lives."""
@@ -280,7 +299,7 @@ class ToolWorkers:
             # threads and holding SQLite connections
             ctx = multiprocessing.get_context("spawn")
             mine, theirs = ctx.Pipe(duplex=True)
-            process = ctx.Process(target=_serve, args=(theirs, self.spec, os.getpid()),
+            process = ctx.Process(target=_serve, args=(theirs, self.spec, os.getpid(), self._following),
                                   name="soulframe-serve-worker", daemon=True)
             try:
                 await asyncio.to_thread(process.start)
