@@ -28,7 +28,15 @@ from .changes import ChangeFeed
 from .resources import CONTEXT_TEMPLATE, MEMORY_TEMPLATE, NotServed, ResourceView
 from .scope import NARROWER, ScopeError, prompt_kind, prompt_user
 from .typed import as_mcp_tool, as_result, tool_error
-from .workers import ToolWorkers, WorkerSpec, auto_workers, call_here, offered_tools, warm_memory
+from .workers import (
+    ToolWorkers,
+    WorkerSpec,
+    auto_workers,
+    call_here,
+    offered_tools,
+    one_blas_thread,
+    warm_memory,
+)
 
 if TYPE_CHECKING:
     # the server owns the agent's lifetime (watchers, close): the whole agent, not AgentLike
@@ -336,7 +344,7 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
     # Sync"), the model loaded before the first memory_search needs it
     # with workers the searches, and so the embedding model, are theirs: this process
     # loads the model only if its watcher has changed files to index
-    warm = [lambda: warm_memory(agent, model=pool is None), *([pool.start] if pool is not None else [])]
+    warm = [one_blas_thread, lambda: warm_memory(agent, model=pool is None), *([pool.start] if pool is not None else [])]
     background = AfterFirstAnswer([feed.start_watching, follow_changes, watch_skills, *warm,
                                    *([syncer.start] if syncer is not None else [])])
     server.middleware.append(background)

@@ -39,16 +39,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("soulframe.serve")
 
-#: the default --workers: one per core, at most this many (each holds a copy of the model)
+#: the default --workers on 3 cores or more: one per core but one, at most this many (each
+#: holds its own interpreter and copy of the model)
 MAX_AUTO_WORKERS = 4
 
 
 def auto_workers(cpus: int | None = None) -> int:
-    """Worker processes for ``--http`` when ``--workers`` is not given: one per core (at most
-    :data:`MAX_AUTO_WORKERS`); none on a single core, where a second process only adds a hop."""
+    """Worker processes for ``--http`` when ``--workers`` is not given. On 2 cores they
+    measured no faster than the server's own threads (8 clients: 116-124 searches/s either
+    way, docs/serving.md) and cost ~90 MB each, so up to 2 cores the calls stay in the
+    server process; with more, one per core but one (left to the server process), at most
+    :data:`MAX_AUTO_WORKERS`."""
     if cpus is None:
         cpus = os.cpu_count() or 1
-    return 0 if cpus < 2 else min(cpus, MAX_AUTO_WORKERS)
+    return 0 if cpus < 3 else min(cpus - 1, MAX_AUTO_WORKERS)
 
 
 def offered_tools(agent: AgentLike, session: Session, *, allow_remember: bool, read_only: bool) -> list[ToolSpec]:
@@ -150,14 +154,16 @@ def _start(spec: WorkerSpec, parent: int, following: Any = None) -> None:
     tools = offered_tools(agent, session, allow_remember=spec.allow_remember, read_only=spec.read_only)
     memory = agent.memory if agent.config.get("memory.enabled") else None
     _worker.update(agent=agent, session=session, tools=tools, memory=memory, following=following)
-    _one_blas_thread()
+    one_blas_thread()
     warm_memory(agent, wait=True)
 
 
-def _one_blas_thread() -> None:
-    """The workers are the parallelism: a BLAS that splits each small product of a search
-    over every core, then busy-waits for its threads, only takes cores from the other
-    workers (measured: ~16 ms of CPU per search instead of ~6 on 2 cores)."""
+def one_blas_thread() -> None:
+    """NumPy's BLAS on one thread, for the whole process. A server's parallelism is its
+    concurrent calls (threads or workers): a BLAS that splits each small product of a search
+    over every core, then busy-waits for its threads, only takes cores from the other calls
+    (measured on 2 cores: ~16 ms of CPU per search instead of ~5, and one client's searches
+    cost the server ~24 ms of CPU each instead of ~9)."""
     try:
         import numpy  # noqa: F401  # loads the BLAS, so there is one to limit
         from threadpoolctl import threadpool_limits
@@ -254,6 +260,7 @@ class ToolWorkers:
     takes part in a call."""
 
     def __init__(self, spec: WorkerSpec, count: int) -> None:
+        import multiprocessing
         from collections import deque
 
         if count < 1:
@@ -270,8 +277,6 @@ class ToolWorkers:
         self._closed = False
         #: workers that did not start (each one is logged)
         self.failed = 0
-        import multiprocessing
-
         #: shared with every worker: 1 while the front's watcher syncs the index after each change
         self._following: Any = multiprocessing.get_context("spawn").Value("b", 0, lock=False)
 
@@ -283,10 +288,6 @@ class ToolWorkers:
     def bind(self, loop: Any) -> None:
         """The server's event loop, where every call and every worker's pipe lives."""
         self._loop = loop
-
-    @property
-    def running(self) -> int:
-        return len(self._live)
 
     async def _launch(self) -> None:
         import asyncio
@@ -344,6 +345,8 @@ class ToolWorkers:
             self._idle.remove(worker)
         worker.stop()
         self._ended.append(worker)
+        if self._waiting and not self._closed and len(self._live) + self._starting < self.count:
+            self._spawn()  # calls are waiting for the worker that just went
 
     async def _acquire(self) -> _Worker:
         import asyncio
