@@ -335,14 +335,13 @@ def test_eight_clients_over_http(tmp_path: Path, bench: Any) -> None:
     print(f"  resident memory (server and workers) after warm-up {settled:6.1f} MB; over a {SOAK_S:.0f} s soak "
           f"{min(samples):6.1f}-{max(samples):6.1f} MB (drift {drift:4.1f} MB, target <= 10 MB)")
     assert not errors, errors[:5]
-    # Issue 29's bar: the server with 8 clients serves at least the in-process rate. It
-    # measures 1.3-2.3x here (the server's threads, the default on 2 cores, and --workers 2
-    # alike: docs/serving.md), but the baseline pays for NumPy's BLAS busy-waiting a second
-    # thread in the vector scan (14-17 ms of CPU per search under load, ~5 ms with BLAS on
-    # one thread, printed above). Against that faster loop the server reaches ~0.6x: on 2
-    # cores a served request costs ~7 ms of CPU in the server and ~2.4 ms in the SDK
-    # clients, about twice one in-process search. Kept a quality figure (printed, never
-    # failing) for that reason; errors, p99 and memory fail.
+    # Issue 29's bar: the server with 8 clients serves at least the in-process rate. It held
+    # (1.1-2.3x) only while load made the baseline's BLAS busy-wait a second thread in the
+    # vector scan; against a quiet loop, or BLAS on one thread (printed above), the server
+    # reaches ~0.5-0.65x: on 2 cores a served request costs about twice one in-process search
+    # in CPU (the search, ~1.3 ms of HTTP and MCP in the server, ~2.3 ms in the SDK clients
+    # on the same cores). docs/serving.md has the runs. Printed as NOT YET until more cores or
+    # a cheaper SDK path lift it; errors, p99 and memory fail.
     bench.quality(f"serve --http, {CLIENTS} SDK clients, searches/s vs in-process (one thread)",
                   rate / baseline, 1.0, fmt="{:.2f}x")
     assert p99 <= 3 * p50, f"p99 {p99 * 1000:.0f} ms is {p99 / p50:.1f}x p50 {p50 * 1000:.0f} ms"
