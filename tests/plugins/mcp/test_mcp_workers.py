@@ -18,9 +18,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-
-from .conftest import run_cli
-from .mcp_servers import MEMORY_NOTE, client, http_server, make_workspace, text_of
+from conftest import run_cli
+from mcp_servers import MEMORY_NOTE, client, http_server, make_workspace, text_of
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
