@@ -96,11 +96,12 @@ def test_indexing_throughput_and_overhead(tmp_path: Path, provider: Any, bench: 
     # the passages the indexer embeds, computed the indexer's way
     probe = agent_for(ws, tmp_path / "probe", provider)
     from soulframe._engine.memory.chunking import chunk_text
+    from soulframe._engine.memory.passages import passage_windows
 
     passages: list[str] = []
     for f in probe.memory.files():
         for ch in chunk_text(f.abspath.read_text(), 1000):
-            passages.extend(probe.memory._windows(ch.text, provider))
+            passages.extend(passage_windows(probe.config, ch.text, provider))
     probe.close()
 
     def index_with_model() -> None:
@@ -211,7 +212,7 @@ def test_hybrid_search_over_100k_chunks_vs_numpy_scan(tmp_path: Path, provider: 
     golden = Path(__file__).resolve().parents[1] / "data" / "memory_eval" / "golden.jsonl"
     queries = [json.loads(line)["query"] for line in golden.read_text().splitlines()[:20]]
     memory = a.memory
-    qvecs = [memory._embed_query(provider, q) for q in queries]
+    qvecs = [memory.searcher.embed_query(provider, memory.model_key(), q) for q in queries]
     memory.search(queries[0], sync=False)  # loads the matrix once
 
     matrix = np.ascontiguousarray(store._vectors().matrix)  # the same vectors, bare

@@ -295,7 +295,8 @@ def test_search_quality_with_the_offline_model(tmp_path: Path) -> None:
         pytest.skip(f"the offline model is not available: {exc}")
     assert embedder is not None
     agent.skills.search("warm up")
-    index = agent.skills._index[1]  # the index the search just used
+    index = agent.skills.searcher.last_index  # the index the search just used
+    assert index is not None
     names = [s.name for s in index.skills]
     score = {"bm25 alone": 0, "cosine alone": 0, "hybrid, bm25 / best score": 0,
              "hybrid, bm25 / query ceiling (used)": 0}

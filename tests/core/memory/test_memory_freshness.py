@@ -56,10 +56,10 @@ def _paths(agent: Agent, query: str) -> list[str]:
 
 
 def test_an_unchanged_workspace_is_not_walked_again(agent: Agent) -> None:
-    walked = agent.memory._last_sync
+    walked = agent.memory.last_sync
     for _ in range(3):
         assert _paths(agent, "llamas")
-    assert agent.memory._last_sync is walked  # no sync ran: the check found nothing moved
+    assert agent.memory.last_sync is walked  # no sync ran: the check found nothing moved
 
 
 def test_new_deleted_and_renamed_files_are_seen_by_the_next_search(agent: Agent, ws: Path) -> None:

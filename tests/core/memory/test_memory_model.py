@@ -83,7 +83,9 @@ def test_long_passages_are_embedded_whole_in_windows(tmp_path: Path, local_provi
     fact = "The spare key to the storage unit is hidden under the blue flowerpot."
     (ws / "memory" / "2026-03-01.md").write_text(f"# 2026-03-01\n\n{filler} {fact}\n")
     a = make_agent(ws, seed=False, state_dir=state, embedding__provider="local")
-    windows = a.memory._windows(f"{filler} {fact}", local_provider)
+    from soulframe._engine.memory.passages import passage_windows
+
+    windows = passage_windows(a.config, f"{filler} {fact}", local_provider)
     assert len(windows) >= 2
     assert all(local_provider.count_tokens(w) <= local_provider.max_tokens for w in windows)
     assert "".join("".join(windows).split()) == "".join(f"{filler} {fact}".split())

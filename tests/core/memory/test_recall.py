@@ -53,7 +53,7 @@ def results(tmp_path_factory: pytest.TempPathFactory, shared_minilm: Any) -> dic
         agent.now = lambda: dt.datetime.combine(TODAY, dt.time(12), dt.UTC)  # type: ignore[method-assign]
         agent.__dict__["embedder"] = provider  # one model in memory for every run
         if index is not None:
-            agent.memory._query_vectors = index._query_vectors  # embed each question once
+            agent.memory.searcher.share_query_vectors(index.searcher)  # embed each question once
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             agent.memory.sync()

@@ -357,7 +357,7 @@ def test_a_search_does_not_wait_for_another_process_indexing(tmp_path: Path) -> 
     quiet(a.memory.sync)
     b = make_agent(ws, seed=False, state_dir=state)
     (ws / "memory" / "2026-02-01.md").write_text("# x\n\n- the okapi arrived\n")
-    with a.memory._sync_lock(blocking=True):  # "another process" is indexing
+    with a.memory.syncer.lock(blocking=True):  # "another process" is indexing
         started = time.monotonic()
         results = quiet(b.memory.search, "zebra3")
         assert time.monotonic() - started < 5

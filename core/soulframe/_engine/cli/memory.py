@@ -178,7 +178,7 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
         results = mem.search(query, k, Session(kind=session_kind, user_id=user_id),  # type: ignore[arg-type]
                              min_score=min_score, channels=channel, history=history)
     elapsed = time.perf_counter() - started
-    report = mem._last_sync
+    report = mem.last_sync
     if report is not None:
         log_sync(report)
     keyword = sum(h.text_score is not None for h in results)

@@ -181,6 +181,11 @@ class Calibrator:
     def __init__(self) -> None:
         self._known: dict[tuple[str, str], Background] = {}
 
+    def known(self, model_key: str, language: str = "en") -> Background | None:
+        """The background already measured or read for this model and language, or None
+        (nothing is measured: a snippet's focus reuses what the vector channel used)."""
+        return self._known.get((model_key, language))
+
     def background(self, provider: EmbeddingProvider, model_key: str, store: Store,
                    language: str = "en") -> Background:
         found = self._known.get((model_key, language))

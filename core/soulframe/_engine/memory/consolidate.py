@@ -220,7 +220,7 @@ def consolidate(agent: AgentLike, *, dry_run: bool = False, use_model: bool = Tr
     from .safety import guard as safety
     from .sessions import ask_model, chat_model
 
-    index_of(agent.memory)._check_enabled()
+    index_of(agent.memory).check_enabled()
     agent.memory.sync()
     path = _memory_path(agent)
     rel = path.relative_to(agent.root).as_posix()

@@ -1,7 +1,10 @@
 """The memory index of one agent: a small front over syncing the Markdown memory files into
 the store (:mod:`.sync`), searching them (:mod:`.search`), reading them (:mod:`.reading`),
 appending to them (:mod:`.journal`) and reporting on them (:mod:`.status`). It holds what
-those share: the agent, its store and embedder, the sync lock state and the query cache.
+those share: the agent, its store and embedder, and two collaborators that own the state kept
+between calls: a :class:`~.syncer.Syncer` (the sync lock, warnings given, what the last
+sync saw) and a :class:`~.searcher.Searcher` (the calibrator, the keyword channel's thread,
+the query-vector cache).
 
 >>> agent.memory.append_daily("Prefers dark-mode screenshots")    # doctest: +SKIP
 >>> agent.memory.search("screenshot appearance")[0].citation      # doctest: +SKIP
@@ -28,11 +31,12 @@ from ..model import FileRecord, Session, SoulframeError, UnknownNameError
 from .entities import ENTITY_DIR
 from .files import Discovery, MemoryFile
 from .results import MemoryDisabledError, MemoryExcerpt, MemoryStatus, SearchResults, SyncReport
+from .searcher import Searcher
 from .sessions import PRIVATE_DIR
+from .syncer import Syncer
 
 if TYPE_CHECKING:
     from ..model import AgentLike, EmbeddingProvider, Store
-    from .calibration import Calibrator
 
 log = logging.getLogger("soulframe.memory")
 
@@ -47,8 +51,8 @@ class MemoryIndex:
         self.agent = agent
         self.config = agent.config
         self._lock = threading.RLock()
-        self._warned: set[tuple[str, int, int]] = set()
-        self._warned_paths: set[tuple[str, str]] = set()
+        self.syncer = Syncer(agent)
+        self.searcher = Searcher()
         self.skipped_paths: list[tuple[str, str]] = []
         self.narrowed_paths: list[tuple[str, str]] = []
         self._embedder_checked = False
@@ -56,22 +60,14 @@ class MemoryIndex:
         self._embedder_problem: str | None = None
         self._last_sync: SyncReport | None = None
         self.progress: Callable[[int, int], None] | None = None
-        #: query text -> vector, so repeated searches (eval, a chatty model) embed once
-        self._query_vectors: dict[tuple[str | None, str], Any] = {}
-        self._sync_depth = 0
-        self._executor: Any = None
         #: set by a long-lived process whose file watcher syncs after every change
         #: (``soulframe serve``): a search then skips its own sync, a walk of every file
         self.follows_changes = False
-        #: what the last full sync saw (:mod:`.freshness`); None: the next search walks
-        self._snapshot: Any = None
-        self._walked_dirs: dict[str, int] = {}
-        #: how far vector scores sit from chance for this model (:mod:`.search`)
-        self._calibrator: Calibrator | None = None
 
     # ------------------------------------------------------------------ parts
 
-    def _check_enabled(self) -> None:
+    def check_enabled(self) -> None:
+        """Raise :class:`MemoryDisabledError` when ``memory.enabled`` is off."""
         if not self.config.get("memory.enabled"):
             raise MemoryDisabledError(
                 "memory is disabled (memory.enabled = false); enable it in soulframe.toml"
@@ -136,7 +132,7 @@ class MemoryIndex:
         found = discovery.files()
         self.skipped_paths = list(discovery.skipped)
         self.narrowed_paths = list(discovery.narrowed)
-        self._walked_dirs = discovery.dirs
+        self.syncer.walked(discovery.dirs)
         return found
 
     # ------------------------------------------------------------------ sync
@@ -157,8 +153,8 @@ class MemoryIndex:
         reading of a file over a newer one. With ``blocking=False`` (what a search does)
         a sync that would wait is skipped: the process holding the lock is indexing.
         """
-        self._check_enabled()
-        with self._lock, self._sync_lock(blocking=blocking) as locked:
+        self.check_enabled()
+        with self._lock, self.syncer.lock(blocking=blocking) as locked:
             if not locked:
                 # another process is indexing this agent right now: it will bring the index
                 # up to date; a search must not wait for it
@@ -175,25 +171,18 @@ class MemoryIndex:
         """What a search calls: a sync only when the files may have changed since the last
         one (:mod:`.freshness`: directory mtimes and the recently changed files, a few
         dozen ``stat`` calls whatever the workspace's size), else nothing."""
-        snapshot = self._snapshot
-        if snapshot is not None and snapshot.unchanged(float(self.config.get("memory.rescan_s"))):
+        if self.syncer.unchanged(float(self.config.get("memory.rescan_s"))):
             return self._last_sync or SyncReport()
         return self.sync(blocking=False)
 
     def changed(self) -> None:
         """The files were just written here: the next search syncs first."""
-        self._snapshot = None
+        self.syncer.forget()
 
-    def _sync_lock(self, *, blocking: bool) -> Any:
-        from .sync import sync_lock
-
-        return sync_lock(self, blocking=blocking)
-
-    def _windows(self, text: str, provider: EmbeddingProvider) -> list[str]:
-        """The passages of a chunk that are embedded (see :mod:`.passages`)."""
-        from .passages import passage_windows
-
-        return passage_windows(self.config, text, provider)
+    @property
+    def last_sync(self) -> SyncReport | None:
+        """What the last sync of this index did (None: none ran in this process)."""
+        return self._last_sync
 
     def embed_and_write(
         self,
@@ -210,8 +199,8 @@ class MemoryIndex:
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Drop the index and build it again from the files (embeddings come from the cache)."""
-        self._check_enabled()
-        with self._lock, self._sync_lock(blocking=True):
+        self.check_enabled()
+        with self._lock, self.syncer.lock(blocking=True):
             self.store.clear()
             return self.sync(force=True, progress=progress)
 
@@ -242,11 +231,6 @@ class MemoryIndex:
 
         return search(self, query, k, session, min_score=min_score, channels=channels, sync=sync,
                       track=track, history=history)
-
-    def _embed_query(self, provider: EmbeddingProvider, query: str) -> Any:
-        from .search import embed_query
-
-        return embed_query(self, provider, query)
 
     # ------------------------------------------------------------------ get
 

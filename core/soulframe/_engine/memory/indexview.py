@@ -2,22 +2,23 @@
 the memory index: :class:`IndexView`.
 
 :class:`~soulframe._engine.memory.index.MemoryIndex` is a small front that delegates to those
-modules, and they keep some of their state on it (the sync depth, the query-vector cache,
-the calibrator, ...). Typing them against this protocol, not the class, keeps index.py
+modules; the state they keep between calls belongs to the collaborators it holds
+(:class:`~.syncer.Syncer`, :class:`~.searcher.Searcher`), never to attributes they set on
+the index. Typing them against this protocol, not the class, keeps index.py
 and the modules it delegates to apart, even for the type checker, and names in one place
 every attribute they reach for."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     from ..model import AgentLike, EmbeddingProvider, FileRecord, MemoryLike, Settings, Store
-    from .calibration import Calibrator
     from .files import Discovery, MemoryFile
     from .results import SyncReport
+    from .searcher import Searcher
+    from .syncer import Syncer
 
 
 class IndexView(Protocol):
@@ -29,15 +30,8 @@ class IndexView(Protocol):
     narrowed_paths: list[tuple[str, str]]
     follows_changes: bool
     progress: Callable[[int, int], None] | None
-    _lock: threading.RLock
-    _warned: set[tuple[str, int, int]]
-    _warned_paths: set[tuple[str, str]]
-    _query_vectors: dict[tuple[str | None, str], Any]
-    _sync_depth: int
-    _executor: Any
-    _snapshot: Any
-    _walked_dirs: dict[str, int]
-    _calibrator: Calibrator | None
+    syncer: Syncer
+    searcher: Searcher
 
     @property
     def store(self) -> Store: ...
@@ -64,9 +58,10 @@ class IndexView(Protocol):
 
     def changed(self) -> None: ...
 
-    def _check_enabled(self) -> None: ...
+    def check_enabled(self) -> None: ...
 
-    def _windows(self, text: str, provider: EmbeddingProvider) -> list[str]: ...
+    @property
+    def last_sync(self) -> SyncReport | None: ...
 
     def embed_and_write(
         self, pending: list[tuple[FileRecord, list[Any], bool]], provider: EmbeddingProvider | None,

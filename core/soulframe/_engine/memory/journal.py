@@ -17,7 +17,7 @@ def append_daily(index: IndexView, text: str, *, when: _dt.datetime | None = Non
     """Append ``- text`` to today's log ``memory/YYYY-MM-DD.md`` (agent time zone),
     creating it with a ``# YYYY-MM-DD`` heading. Atomic against concurrent writers:
     lock, append, fsync."""
-    index._check_enabled()
+    index.check_enabled()
     entry = _entry(text)
     day = (when or index.agent.now()).date().isoformat()
     path = index.agent.workspace.resolve(f"memory/{day}.md")
@@ -35,7 +35,7 @@ def remember(index: IndexView, text: str, *, curated: bool = False, via: str = "
     happens to be last."""
     if not curated:
         return append_daily(index, text, via=via)
-    index._check_enabled()
+    index.check_enabled()
     entry = _entry(text)
     from .safety import guard
 

@@ -23,7 +23,7 @@ def read(index: IndexView, path: str,
     """Read ``lines`` lines of a memory file from ``from_line`` (1-based). ``path`` may
     be a citation (``memory/2026-08-01.md#L3-L7``). Refuses any path outside the memory
     files, and private files in a session that is not private."""
-    index._check_enabled()
+    index.check_enabled()
     path = (path or "").strip()
     m = _CITATION.match(path)
     if m:

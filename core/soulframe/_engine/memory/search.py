@@ -50,7 +50,7 @@ def search(index: IndexView, query: str,
     history: bool = False,
 ) -> SearchResults:
     """The body of :meth:`MemoryIndex.search` (see there for the parameters)."""
-    index._check_enabled()
+    index.check_enabled()
     if channels not in ("hybrid", "keyword", "vector"):
         raise ValueError(f"channels = {channels!r} — expected hybrid, keyword or vector")
     k = int(index.config.get("memory.max_results")) if k is None else int(k)
@@ -88,7 +88,7 @@ def search(index: IndexView, query: str,
         if provider is not None:
             # the channels are independent: SQLite and numpy both release the GIL, so
             # the keyword query runs while the vectors are scanned
-            text_job = _pool(index).submit(
+            text_job = index.searcher.pool().submit(
                 store.search_text, terms, pool, include_private=private, scope=scope)
         else:
             text_hits = store.search_text(terms, pool, include_private=private, scope=scope)
@@ -99,7 +99,7 @@ def search(index: IndexView, query: str,
             from ..embedding import EmbeddingError
 
             try:
-                qv = embed_query(index, provider, query)
+                qv = index.searcher.embed_query(provider, index.model_key(), query)
                 vector_hits = store.search_vector(qv, pool * VECTOR_POOL_FACTOR, include_private=private,
                                                   scope=scope)
                 vector_hits = _calibrated(index, provider, vector_hits, query)
@@ -179,12 +179,7 @@ def _calibrated(index: IndexView, provider: EmbeddingProvider, hits: list[Stored
     unless ``memory.calibration = "raw"``."""
     if not hits or str(index.config.get("memory.calibration")) == "raw":
         return hits
-    from .calibration import Calibrator
-
-    calibrator = index._calibrator
-    if calibrator is None:
-        calibrator = index._calibrator = Calibrator()
-    return calibrator.calibrate(provider, str(index.model_key()), index.store, query, hits)
+    return index.searcher.calibrator().calibrate(provider, str(index.model_key()), index.store, query, hits)
 
 
 def _record_recalls(index: IndexView, query: str, recalls: list[Any]) -> None:
@@ -261,25 +256,6 @@ def _sync_user(index: IndexView, user_id: str) -> None:
         UserMemory(index.agent, user_id).sync()
     except SoulframeError as exc:  # a store without per-user files: nothing to index
         log.debug("no per-user memory for %s: %s", user_id, exc)
-
-
-def _pool(index: IndexView) -> Any:
-    if index._executor is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        index._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="soulframe-memory")
-    return index._executor
-
-
-def embed_query(index: IndexView, provider: EmbeddingProvider, query: str) -> Any:
-    key = (index.model_key(), query)
-    qv = index._query_vectors.get(key)
-    if qv is None:
-        qv = provider.embed_query(query)
-        if len(index._query_vectors) >= 512:
-            index._query_vectors.pop(next(iter(index._query_vectors)))
-        index._query_vectors[key] = qv
-    return qv
 
 
 def _adjust(index: IndexView, fused: list[Fused], k: int, session: Session | None) -> list[Fused]:
@@ -360,7 +336,9 @@ def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language
     provider = index.embedder
     if provider is None:
         return None
-    windows = index._windows(text, provider)
+    from .passages import passage_windows
+
+    windows = passage_windows(index.config, text, provider)
     import numpy as np
 
     from ..embedding import text_hash as cache_key
@@ -379,8 +357,7 @@ def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language
         if ln.strip() and not ln.lstrip().startswith("#"):
             where.setdefault(plain(ln), []).append(i)
     # the background the question was calibrated against (known: the vector channel just used it)
-    known = index._calibrator._known if index._calibrator is not None else {}
-    background = known.get((str(index.model_key()), language))
+    background = index.searcher.background(str(index.model_key()), language)
     tw = float(index.config.get("memory.text_weight"))
     w = tw / max(tw + float(index.config.get("memory.vector_weight")), 1e-9)
     best, best_score = None, -2.0

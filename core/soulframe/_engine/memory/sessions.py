@@ -292,7 +292,7 @@ def save_session(
     from ..workspace import create_exclusive
     from .safety import guard
 
-    index_of(agent.memory)._check_enabled()
+    index_of(agent.memory).check_enabled()
     turns = [t for t in _normalise(messages, Limits.of(agent.config)) if t["role"] in ("user", "assistant") and t["content"].strip()]
     if not turns:
         raise SoulframeError("save-session: the transcript has no user or assistant turns")

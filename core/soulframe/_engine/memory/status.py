@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> MemoryStatus:
     """Files, chunks, provider, model, dimensions, vector backend, stale files and health."""
-    index._check_enabled()
+    index.check_enabled()
     if sync:
         index.sync()
     store = index.store

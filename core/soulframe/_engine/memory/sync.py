@@ -1,6 +1,7 @@
 """Bringing the index up to date with the memory files: discovery, the fast path on
 mtime+size, hashing, chunking (the selected chunker), embedding in passages (cached by text
-hash) and one transaction per file; the cross-process sync lock.
+hash) and one transaction per file. The lock and what a sync keeps between syncs belong to
+the index's :class:`~soulframe._engine.memory.syncer.Syncer`.
 
 Embedding granularity (passages, one vector each; the chunk's vector score is its best
 passage's): see :mod:`soulframe._engine.memory.passages`. Template boilerplate and routine status
@@ -9,7 +10,6 @@ lines are blanked before chunking (:mod:`soulframe._engine.memory.noise`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 import warnings
@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..model import ChunkInput, FileRecord, RebuildsWhenCorrupt
-from ..workspace import lock_fd, unlock_fd
 from .chunking import bytes_hash, text_hash
 from .noise import without_noise
 from .passages import passage_windows
@@ -36,33 +35,6 @@ BINARY_SNIFF = 8192
 
 #: windows embedded per provider call (the provider batches further by embedding.batch_size)
 EMBED_GROUP = 256
-
-
-@contextlib.contextmanager
-def sync_lock(index: IndexView, *, blocking: bool) -> Any:
-    if index._sync_depth:
-        index._sync_depth += 1
-        try:
-            yield True
-        finally:
-            index._sync_depth -= 1
-        return
-    from ..workspace import ensure_private_dir
-
-    lock_dir = ensure_private_dir(index.agent.state_dir / "memory")
-    fd = os.open(lock_dir / f"{index.agent.state_key}.sync.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        if not lock_fd(fd, blocking=blocking):
-            yield False
-            return
-        index._sync_depth = 1
-        try:
-            yield True
-        finally:
-            index._sync_depth = 0
-            unlock_fd(fd)
-    finally:
-        os.close(fd)
 
 
 def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
@@ -101,12 +73,10 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
     report.files = len(found)
     for path, why in index.skipped_paths:  # links astray, loops, names that are not UTF-8
         report.skipped.append((path, why))
-        if (path, why) not in index._warned_paths:  # once per process, not every search
-            index._warned_paths.add((path, why))
+        if index.syncer.first_path_warning(path, why):  # once per process, not every search
             report.warnings.append(f"{path}: skipped: {why}")
     for path, why in index.narrowed_paths:  # hard links kept private
-        if (path, why) not in index._warned_paths:
-            index._warned_paths.add((path, why))
+        if index.syncer.first_path_warning(path, why):
             report.warnings.append(f"{path}: {why}")
     stored = store.files()
     max_bytes = int(index.config.get("memory.max_file_bytes"))
@@ -190,9 +160,7 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         report.removed = gone
     if progress is not None:
         progress(total, total)
-    from .freshness import Snapshot
-
-    index._snapshot = Snapshot.after_walk(index._walked_dirs, found, started_ns)
+    index.syncer.synced(found, started_ns)
     report.seconds = time.perf_counter() - started
     for w in report.warnings:
         warnings.warn(w, MemoryWarning, stacklevel=3)
@@ -205,11 +173,8 @@ def _skip(index: IndexView, report: SyncReport, path: str, st: os.stat_result, r
 
 
 def _warn(index: IndexView, report: SyncReport, path: str, st: os.stat_result, message: str) -> None:
-    key = (path, st.st_mtime_ns, st.st_size)
-    if key in index._warned:
-        return
-    index._warned.add(key)
-    report.warnings.append(message)
+    if index.syncer.first_file_warning(path, st.st_mtime_ns, st.st_size):
+        report.warnings.append(message)
 
 
 def embed_and_write(index: IndexView, pending: list[tuple[FileRecord, list[Any], bool]],

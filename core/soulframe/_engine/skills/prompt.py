@@ -27,6 +27,24 @@ log = logging.getLogger("soulframe.skills")
 SkillMode = Literal["inline", "search"]
 _MISSING = object()
 
+
+class BlockCache:
+    """The rendered skills block of one skill set, per (snapshot version, mode, has
+    ``skill_read``, has ``skill_search``): a prompt build with nothing changed renders
+    nothing. The skill set clears it when it loads a new snapshot."""
+
+    def __init__(self) -> None:
+        self._texts: dict[tuple[int, str, bool, bool], str | None] = {}
+
+    def get(self, key: tuple[int, str, bool, bool], default: object = None) -> object:
+        return self._texts.get(key, default)
+
+    def put(self, key: tuple[int, str, bool, bool], text: str | None) -> None:
+        self._texts[key] = text
+
+    def clear(self) -> None:
+        self._texts.clear()
+
 #: the section heading of seed 001 §4 and seed 002
 HEADING = "## Skills (mandatory)"
 
@@ -171,7 +189,7 @@ def skills_block(skills: SkillSet, ctx: PromptContext) -> str | None:
         # without the search tool the skills would be unreachable: list what fits
         mode = "inline"
     key = (snap.version, mode, has_read, has_search)
-    cached = skills._blocks.get(key, _MISSING)
+    cached = skills.blocks.get(key, _MISSING)
     if cached is not _MISSING:
         return cached  # type: ignore[return-value]
     text: str | None
@@ -195,5 +213,5 @@ def skills_block(skills: SkillSet, ctx: PromptContext) -> str | None:
             for p in problems:
                 warnings.warn(str(p), SkillWarning, stacklevel=2)
                 log.info("skills: %s", p)  # the warning is the user's copy
-    skills._blocks[key] = text
+    skills.blocks.put(key, text)
     return text

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -246,140 +247,160 @@ log = logging.getLogger("soulframe.skills")
 # --------------------------------------------------------------------------- a skill set's search
 
 
-def _search_index(skills: SkillSet, snap: Snapshot) -> SkillIndex:
-    with skills._lock:
-        if skills._index is None or skills._index[0] != snap.version:
-            skills._index = (snap.version, SkillIndex(
-                snap.skills,
-                k1=float(skills.config.get("skills.bm25_k1")),
-                b=float(skills.config.get("skills.bm25_b")),
-            ))
-            skills._vectors_for = None
-        return skills._index[1]
+class SkillSearch:
+    """What the search of one skill set keeps between searches: the index of the current
+    snapshot, which model's vectors it holds, where skill vectors are cached, the model's
+    calibration background and whether the embedder failed. A :class:`SkillSet` holds one
+    (``skills.searcher``, made at the first search: this module imports numpy)."""
 
+    def __init__(self, skills: SkillSet, lock: threading.RLock) -> None:
+        self.skills = skills
+        #: the skill set's own lock: the index is built once per snapshot version
+        self._lock = lock
+        self._index: tuple[int, SkillIndex] | None = None
+        self._vectors_for: tuple[int, str] | None = None
+        #: where skill vectors are cached: the store's embedding cache, else memory
+        self._backend: Any = None
+        self._embedder_error: str | None = None
+        #: skills.search: (model key, its calibration background), for skills.min_score
+        self._background: tuple[str, Any] | None = None
 
-def _embedder(skills: SkillSet) -> Any:
-    if skills._embedder_error is not None:
-        return None
-    try:
-        return skills.agent.embedder
-    except SoulframeError as exc:
-        # skill search keeps working on keywords; the user is told once
-        skills._embedder_error = str(exc)
-        warnings.warn(f"skill search runs keyword-only: {exc}", SkillWarning, stacklevel=3)
-        return None
+    @property
+    def last_index(self) -> SkillIndex | None:
+        """The index the last search used (None before the first)."""
+        return None if self._index is None else self._index[1]
 
+    def index_for(self, snap: Snapshot) -> SkillIndex:
+        """The search index of ``snap`` (built once per version)."""
+        with self._lock:
+            if self._index is None or self._index[0] != snap.version:
+                self._index = (snap.version, SkillIndex(
+                    snap.skills,
+                    k1=float(self.skills.config.get("skills.bm25_k1")),
+                    b=float(self.skills.config.get("skills.bm25_b")),
+                ))
+                self._vectors_for = None
+            return self._index[1]
 
-def _attach_vectors(skills: SkillSet, index: SkillIndex, snap: Snapshot, embedder: Any) -> bool:
-    model_id = str(embedder.model_id or embedder.name)
-    if skills._vectors_for == (snap.version, model_id) and index.vectors is not None:
+    def _embedder(self) -> Any:
+        if self._embedder_error is not None:
+            return None
+        try:
+            return self.skills.agent.embedder
+        except SoulframeError as exc:
+            # skill search keeps working on keywords; the user is told once
+            self._embedder_error = str(exc)
+            warnings.warn(f"skill search runs keyword-only: {exc}", SkillWarning, stacklevel=3)
+            return None
+
+    def _attach_vectors(self, index: SkillIndex, snap: Snapshot, embedder: Any) -> bool:
+        model_id = str(embedder.model_id or embedder.name)
+        if self._vectors_for == (snap.version, model_id) and index.vectors is not None:
+            return True
+        from ..embedding import EmbeddingCache
+
+        try:
+            cache = EmbeddingCache(self._cache_backend())
+            vectors = cache.embed_documents(embedder, [embedding_text(s) for s in snap.skills])
+            index.attach_vectors(vectors, model_id)
+        except SoulframeError as exc:
+            warnings.warn(f"skill embeddings failed; keyword-only this time: {exc}",
+                          SkillWarning, stacklevel=3)
+            return False
+        self._vectors_for = (snap.version, model_id)
         return True
-    from ..embedding import EmbeddingCache
 
-    try:
-        cache = EmbeddingCache(_cache_backend(skills))
-        vectors = cache.embed_documents(embedder, [embedding_text(s) for s in snap.skills])
-        index.attach_vectors(vectors, model_id)
-    except SoulframeError as exc:
-        warnings.warn(f"skill embeddings failed; keyword-only this time: {exc}",
-                      SkillWarning, stacklevel=3)
-        return False
-    skills._vectors_for = (snap.version, model_id)
-    return True
+    def _cache_backend(self) -> Any:
+        """The store's embedding cache (so skill vectors survive restarts), else memory."""
+        backend = self._backend
+        if backend is not None:
+            return backend
+        from ..embedding import CacheBackend, InMemoryCacheBackend
 
-
-def _cache_backend(skills: SkillSet) -> Any:
-    """The store's embedding cache (so skill vectors survive restarts), else memory."""
-    backend = skills._backend
-    if backend is not None:
+        backend = InMemoryCacheBackend()
+        try:
+            store = self.skills.agent.store
+            if isinstance(store, CacheBackend):
+                backend = store
+        except (SoulframeError, ImportError, OSError) as exc:
+            log.debug("skills: no store for the embedding cache (%s); caching in memory", exc)
+        self._backend = backend
         return backend
-    from ..embedding import CacheBackend, InMemoryCacheBackend
 
-    backend = InMemoryCacheBackend()
-    try:
-        store = skills.agent.store
-        if isinstance(store, CacheBackend):
-            backend = store
-    except (SoulframeError, ImportError, OSError) as exc:
-        log.debug("skills: no store for the embedding cache (%s); caching in memory", exc)
-    skills._backend = backend
-    return backend
+    def _above_floor(self, embedder: Any, ranked: list[Ranked]) -> list[Ranked]:
+        """Drop the skills that only the vector channel found, weakly: every skill has *some*
+        cosine with any query, so without a floor an unrelated skill is returned for every
+        question (the README's "open a pull request" gave heartbeat-checklist at 0.11). The
+        cosine is calibrated against the model's background as memory's is
+        (:mod:`soulframe._engine.memory.calibration`), so ``skills.min_score`` means the same for every
+        model. The evidence is the same fusion as the score, with the calibrated cosine in place
+        of the raw one, so an incidental word match ("the", "in") does not keep a skill either.
+        The scores returned are unchanged."""
+        config = self.skills.config
+        floor = float(config.get("skills.min_score"))
+        if floor <= 0 or not ranked:
+            return ranked
+        background = self._background_of(embedder)
+        tw = float(config.get("skills.text_weight"))
+        vw = float(config.get("skills.vector_weight"))
 
+        def evidence(r: Ranked) -> float:
+            calibrated: float = background.calibrate(r.vector_score or 0.0)
+            if r.text_score is None:  # no query word matched: the weights renormalise to 1
+                return calibrated
+            return (tw * r.text_score + vw * calibrated) / (tw + vw)
 
-def _above_floor(skills: SkillSet, embedder: Any, ranked: list[Ranked]) -> list[Ranked]:
-    """Drop the skills that only the vector channel found, weakly: every skill has *some*
-    cosine with any query, so without a floor an unrelated skill is returned for every
-    question (the README's "open a pull request" gave heartbeat-checklist at 0.11). The
-    cosine is calibrated against the model's background as memory's is
-    (:mod:`soulframe._engine.memory.calibration`), so ``skills.min_score`` means the same for every
-    model. The evidence is the same fusion as the score, with the calibrated cosine in place
-    of the raw one, so an incidental word match ("the", "in") does not keep a skill either.
-    The scores returned are unchanged."""
-    floor = float(skills.config.get("skills.min_score"))
-    if floor <= 0 or not ranked:
-        return ranked
-    background = _background(skills, embedder)
-    tw = float(skills.config.get("skills.text_weight"))
-    vw = float(skills.config.get("skills.vector_weight"))
+        return [r for r in ranked if evidence(r) >= floor]
 
-    def evidence(r: Ranked) -> float:
-        calibrated: float = background.calibrate(r.vector_score or 0.0)
-        if r.text_score is None:  # no query word matched: the weights renormalise to 1
-            return calibrated
-        return (tw * r.text_score + vw * calibrated) / (tw + vw)
+    def _background_of(self, embedder: Any) -> Any:
+        """The model's background, shared with memory search through the store's meta table
+        when there is a store (measured once per model), else measured once per skill set."""
+        from ..embedding import InMemoryCacheBackend
+        from ..memory.calibration import Calibrator, measure_background
 
-    return [r for r in ranked if evidence(r) >= floor]
+        key = f"{embedder.name}:{embedder.model_id}:{embedder.dimensions}"  # as the memory index's
+        if self._background is not None and self._background[0] == key:
+            return self._background[1]
+        backend = self._cache_backend()
+        if isinstance(backend, InMemoryCacheBackend):
+            found = measure_background(embedder)
+        else:
+            found = Calibrator().background(embedder, key, backend)
+        self._background = (key, found)
+        return found
 
-
-def _background(skills: SkillSet, embedder: Any) -> Any:
-    """The model's background, shared with memory search through the store's meta table
-    when there is a store (measured once per model), else measured once per skill set."""
-    from ..embedding import InMemoryCacheBackend
-    from ..memory.calibration import Calibrator, measure_background
-
-    key = f"{embedder.name}:{embedder.model_id}:{embedder.dimensions}"  # as the memory index's
-    if skills._background is not None and skills._background[0] == key:
-        return skills._background[1]
-    backend = _cache_backend(skills)
-    if isinstance(backend, InMemoryCacheBackend):
-        found = measure_background(embedder)
-    else:
-        found = Calibrator().background(embedder, key, backend)
-    skills._background = (key, found)
-    return found
-
-
-def search_skills(skills: SkillSet, query: str, k: int | None = None, *, semantic: bool | None = None) -> list[SkillHit]:
-    """The best skills for ``query``: BM25 (seed 000 §10), fused 0.3/0.7 with cosine
-    similarity when an embedding provider is available (§11). ``k`` defaults to
-    ``skills.max_results`` (5). ``semantic=False`` forces keyword-only."""
-    snap = skills.snapshot()
-    k = int(skills.config.get("skills.max_results")) if k is None else int(k)
-    if not snap.skills or k <= 0 or not query.strip():
-        return []
-    index = _search_index(skills, snap)
-    query_vector = None
-    if semantic is not False:
-        embedder = _embedder(skills)
-        if embedder is not None and _attach_vectors(skills, index, snap, embedder):
-            try:
-                query_vector = embedder.embed_query(query)
-            except SoulframeError as exc:
-                warnings.warn(f"query embedding failed; keyword-only: {exc}", SkillWarning,
-                              stacklevel=2)
-    ranked = index.search(
-        query, k, query_vector=query_vector,
-        text_weight=float(skills.config.get("skills.text_weight")),
-        vector_weight=float(skills.config.get("skills.vector_weight")),
-    )
-    if query_vector is not None:
-        ranked = _above_floor(skills, embedder, ranked)
-    hits = []
-    for r in ranked:
-        s = index.skills[r.index]
-        hits.append(SkillHit(
-            name=s.name, description=s.description, location=str(s.path), tier=s.tier,
-            tier_name=s.tier_name, score=r.score, text_score=r.text_score,
-            vector_score=r.vector_score,
-        ))
-    return hits
+    def search(self, query: str, k: int | None = None, *, semantic: bool | None = None) -> list[SkillHit]:
+        """The best skills for ``query``: BM25 (seed 000 §10), fused 0.3/0.7 with cosine
+        similarity when an embedding provider is available (§11). ``k`` defaults to
+        ``skills.max_results`` (5). ``semantic=False`` forces keyword-only."""
+        skills = self.skills
+        snap = skills.snapshot()
+        k = int(skills.config.get("skills.max_results")) if k is None else int(k)
+        if not snap.skills or k <= 0 or not query.strip():
+            return []
+        index = self.index_for(snap)
+        query_vector = None
+        if semantic is not False:
+            embedder = self._embedder()
+            if embedder is not None and self._attach_vectors(index, snap, embedder):
+                try:
+                    query_vector = embedder.embed_query(query)
+                except SoulframeError as exc:
+                    warnings.warn(f"query embedding failed; keyword-only: {exc}", SkillWarning,
+                                  stacklevel=2)
+        ranked = index.search(
+            query, k, query_vector=query_vector,
+            text_weight=float(skills.config.get("skills.text_weight")),
+            vector_weight=float(skills.config.get("skills.vector_weight")),
+        )
+        if query_vector is not None:
+            ranked = self._above_floor(embedder, ranked)
+        hits = []
+        for r in ranked:
+            s = index.skills[r.index]
+            hits.append(SkillHit(
+                name=s.name, description=s.description, location=str(s.path), tier=s.tier,
+                tier_name=s.tier_name, score=r.score, text_score=r.text_score,
+                vector_score=r.vector_score,
+            ))
+        return hits

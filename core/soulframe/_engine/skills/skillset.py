@@ -31,7 +31,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -47,13 +47,13 @@ from .loader import (
     scan_root,
     sig_of,
 )
-from .prompt import SkillMode, choose_mode
+from .prompt import BlockCache, SkillMode, choose_mode
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ..model import AgentLike, PromptContext, Session, SkillHit
-    from .search import SkillIndex
+    from .search import SkillSearch
     from .watch import SkillWatcher
 
 log = logging.getLogger("soulframe.skills")
@@ -127,14 +127,9 @@ class SkillSet:
         self._warned: set[str] = set()
         self._watcher: SkillWatcher | None = None
         self._listeners: list[Callable[[SkillReload], None]] = []
-        self._index: tuple[int, SkillIndex] | None = None
-        self._vectors_for: tuple[int, str] | None = None
-        #: where skill vectors are cached: the store's embedding cache, else memory
-        self._backend: Any = None
-        self._blocks: dict[tuple[int, str, bool, bool], str | None] = {}
-        self._embedder_error: str | None = None
-        #: skills.search: (model key, its calibration background), for skills.min_score
-        self._background: tuple[str, Any] | None = None
+        #: the rendered prompt block per version and mode (:mod:`.prompt`)
+        self.blocks = BlockCache()
+        self._searcher: SkillSearch | None = None
         self._next_disk_check = 0.0
 
     # ------------------------------------------------------------------ loading
@@ -286,7 +281,7 @@ class SkillSet:
         )
         previous = self._snap
         self._snap = snap
-        self._blocks.clear()
+        self.blocks.clear()
         self._warn(problems)
         if previous is not None and self._listeners:
             self._notify(previous, snap, ())
@@ -374,9 +369,19 @@ class SkillSet:
         """The best skills for ``query``: BM25 (seed 000 §10), fused 0.3/0.7 with cosine
         similarity when an embedding provider is available (§11). ``k`` defaults to
         ``skills.max_results`` (5). ``semantic=False`` forces keyword-only."""
-        from .search import search_skills
+        return self.searcher.search(query, k, semantic=semantic)
 
-        return search_skills(self, query, k, semantic=semantic)
+    @property
+    def searcher(self) -> SkillSearch:
+        """What search keeps between searches (:class:`~soulframe._engine.skills.search.SkillSearch`),
+        made at the first search: its module imports numpy, which a prompt build does not need."""
+        if self._searcher is None:
+            from .search import SkillSearch
+
+            with self._lock:
+                if self._searcher is None:
+                    self._searcher = SkillSearch(self, self._lock)
+        return self._searcher
 
     # ------------------------------------------------------------------ hot reload
 
