@@ -19,7 +19,7 @@ Public API (``__all__``, docs/api.md); imported on first use like :mod:`soulfram
   :class:`SessionLimits`.
 - **Consolidation**: :func:`consolidate`, :func:`apply_reviewed`, :func:`undo_last`,
   :data:`DIARY`, :data:`UNDO_DIR`.
-- **Indexing and search**: :func:`chunk_text`, :func:`chunk_file`, :func:`passage_windows`,
+- **Indexing and search**: :func:`chunk_file`, :func:`passage_windows`,
   :func:`drop_superseded`, :func:`is_superseded_chunk`, :func:`query_terms`,
   :func:`without_noise`, :func:`recall_key`; the embedding cache (:class:`EmbeddingCache`,
   :class:`InMemoryCacheBackend`, keyed by :func:`text_hash`), :func:`vector_to_bytes`,
@@ -57,9 +57,6 @@ if TYPE_CHECKING:
         text_hash,
         vector_from_bytes,
         vector_to_bytes,
-    )
-    from soulframe._engine.memory.chunking import (
-        chunk_text,
     )
     from soulframe._engine.memory.consolidate import (
         DIARY,
@@ -154,7 +151,6 @@ _HOMES: dict[str, str] = {
     "BOOTSTRAP": "soulframe._engine.agentstore",
     "check_user": "soulframe._engine.agentstore",
     "chunk_file": "soulframe._engine.memory.pipeline:chunk",
-    "chunk_text": "soulframe._engine.memory.chunking",
     "clean_provenance": "soulframe._engine.memory.provenance:clean",
     "confine_memory_path": "soulframe._engine.memory.files",
     "consolidate": "soulframe._engine.memory.consolidate",
@@ -236,7 +232,6 @@ __all__ = [
     "apply_reviewed",
     "check_user",
     "chunk_file",
-    "chunk_text",
     "clean_provenance",
     "confine_memory_path",
     "consolidate",

@@ -52,7 +52,7 @@ def register_tools() -> list[ToolSpec]:
 class LinesChunker:
     """The default chunker (seed 000 §14): up to ``memory.chunk_max_chars`` per chunk, ending
     at a blank line once half full, over-long lines split at a space (see
-    :func:`soulframe.memorykit.chunk_text`)."""
+    :func:`soulframe_memory.chunking.chunk_text`)."""
 
     name = "lines"
 
@@ -60,7 +60,7 @@ class LinesChunker:
         self.max_chars = max_chars
 
     def chunk(self, text: str, path: str) -> list[Chunk]:
-        from soulframe.memorykit import chunk_text  # with the index, not at start-up
+        from .chunking import chunk_text  # with the index, not at start-up
 
         return [Chunk(path=path, start_line=c.start_line, end_line=c.end_line, text=c.text)
                 for c in chunk_text(text, self.max_chars)]

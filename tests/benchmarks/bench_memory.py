@@ -95,8 +95,8 @@ def test_indexing_throughput_and_overhead(tmp_path: Path, provider: Any, bench: 
 
     # the passages the indexer embeds, computed the indexer's way
     probe = agent_for(ws, tmp_path / "probe", provider)
-    from soulframe._engine.memory.chunking import chunk_text
     from soulframe._engine.memory.passages import passage_windows
+    from soulframe_memory.chunking import chunk_text
 
     passages: list[str] = []
     for f in probe.memory.files():

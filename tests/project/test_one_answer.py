@@ -59,3 +59,27 @@ def test_the_prompt_asks_the_memory_files_module_what_is_memory() -> None:
     for name in ("MEMORY.md", "memory.md", "memory/2026-01-02.md"):
         assert memory_files.is_memory_context_file(name) and memory_files.is_memory_path(name)
     assert not memory_files.is_memory_context_file("SOUL.md")
+
+
+def _core_functions() -> dict[str, str]:
+    """name -> module of every function the core defines at module level."""
+    out: dict[str, str] = {}
+    for path in sorted((ROOT / "core" / "soulframe").rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef):
+                out[node.name] = str(path.relative_to(ROOT))
+    return out
+
+
+def test_the_chunker_lives_in_the_plugin_that_registers_it() -> None:
+    """The ``lines`` chunker is the memory plugin's own code: the core selects a chunker by
+    ``memory.chunker`` and never cuts text itself, so replacing the plugin replaces the
+    algorithm (the plugin used to register a wrapper around the core's ``chunk_text``)."""
+    from soulframe_memory.chunking import chunk_text
+
+    defined = _core_functions()
+    assert "chunk_text" not in defined and "split_long_line" not in defined, defined.get("chunk_text")
+    import soulframe.memorykit
+
+    assert not hasattr(soulframe.memorykit, "chunk_text")
+    assert [(c.start_line, c.end_line) for c in chunk_text("a\n\nb", 2)] == [(1, 1), (3, 3)]

@@ -16,12 +16,9 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from soulframe import hookimpl
 from soulframe._engine.agent import Agent
 from soulframe._engine.config import load_config
-from soulframe._engine.memory.chunking import chunk_text, split_long_line
 from soulframe._engine.memory.files import Discovery
 from soulframe._engine.memory.provenance import strip as unmarked
 from soulframe._engine.memory.querying import query_terms
@@ -110,53 +107,6 @@ def quiet(fn: Any, *a: Any, **kw: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fn(*a, **kw)
-
-
-# --------------------------------------------------------------------------- chunking
-
-
-def test_chunks_prefer_a_blank_line_once_half_full() -> None:
-    para = "x" * 300
-    text = "\n".join([para, "", para, "", para, "", para])  # 4 paragraphs of 300
-    chunks = chunk_text(text, 1000)
-    # 300 < 500: the first blank line does not cut; 601 >= 500: the second does
-    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 7)]
-    assert all(len(c.text) <= 1000 for c in chunks)
-
-
-def test_chunks_are_forced_at_the_limit_and_keep_line_numbers() -> None:
-    lines = [f"line {i:03d} " + "y" * 90 for i in range(1, 41)]  # 100 chars each, no blank lines
-    chunks = chunk_text("\n".join(lines), 1000)
-    assert all(len(c.text) <= 1000 for c in chunks)
-    assert chunks[0].start_line == 1 and chunks[-1].end_line == 40
-    for a, b in zip(chunks, chunks[1:], strict=False):
-        assert b.start_line == a.end_line + 1
-    for c in chunks:
-        assert c.text.splitlines()[0].startswith(f"line {c.start_line:03d}")
-
-
-def test_an_over_long_line_is_split_and_keeps_its_line_number() -> None:
-    long_line = " ".join(["word"] * 600)  # 2,999 chars
-    chunks = chunk_text(f"# title\n\n{long_line}\n\nafter", 1000)
-    pieces = [c for c in chunks if c.start_line == 3]
-    assert len(pieces) == 3 and all(c.end_line == 3 and len(c.text) <= 1000 for c in pieces)
-    assert " ".join(p.text for p in pieces).split() == long_line.split()
-    assert split_long_line("a" * 2500, 1000) == ["a" * 1000, "a" * 1000, "a" * 500]
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(st.just(""), st.text(alphabet="ab cd\t", min_size=1, max_size=300)), max_size=60),
-       st.integers(min_value=20, max_value=1200))
-def test_chunking_loses_no_text_and_respects_the_limit(lines: list[str], max_chars: int) -> None:
-    text = "\n".join(lines)
-    chunks = chunk_text(text, max_chars)
-    assert all(len(c.text) <= max_chars for c in chunks)
-    assert all(c.text.strip() for c in chunks)
-    src = text.splitlines()
-    for c in chunks:
-        assert 1 <= c.start_line <= c.end_line <= len(src)
-    got = "".join("".join(c.text.split()) for c in chunks)
-    assert got == "".join("".join(ln.split()) for ln in src)
 
 
 # --------------------------------------------------------------------------- discovery

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from soulframe._engine.agent import Agent
 from soulframe._engine.config import load_config
-from soulframe._engine.memory.chunking import bytes_hash, chunk_text
+from soulframe._engine.memory.hashing import bytes_hash
 from soulframe._engine.memory.provenance import strip as unmarked
 from soulframe._engine.model import ChunkInput, FileRecord, SoulframeError
 from soulframe.testing import basis, make_agent
+from soulframe_memory.chunking import chunk_text
 
 
 def write_workspace(ws: Path, files: int, lines: int = 12) -> None:

@@ -1,5 +1,5 @@
 """Long-term memory: the :class:`MemoryIndex` front (:mod:`.index`) over discovery of the
-memory files (:mod:`.files`), chunking (:mod:`.chunking`), search (:mod:`.querying`,
+memory files (:mod:`.files`), content hashes (:mod:`.hashing`; the chunkers are plugins, :mod:`.pipeline`), search (:mod:`.querying`,
 :mod:`.fusion`), per-user memory (:mod:`.users`), watching (:mod:`.watch`) and evaluation
 (:mod:`.evaluation`). Storage is the selected store plugin's; embeddings the selected
 provider's.

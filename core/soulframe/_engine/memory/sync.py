@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..model import ChunkInput, FileRecord, RebuildsWhenCorrupt
-from .chunking import bytes_hash, text_hash
+from .hashing import bytes_hash, text_hash
 from .noise import without_noise
 from .passages import passage_windows
 from .results import MemoryWarning, SyncReport

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agentstore import check_user, context_store
 from ..model import FileRecord, Session, SoulframeError
-from .chunking import bytes_hash
+from .hashing import bytes_hash
 from .indexview import index_of
 from .pipeline import chunk
 

@@ -1,4 +1,4 @@
-"""Splitting a memory file into chunks (seed 000 §14).
+"""The ``lines`` chunker's algorithm: splitting a memory file into chunks (seed 000 §14).
 
 Rules, in order of precedence:
 
@@ -14,8 +14,6 @@ Rules, in order of precedence:
 
 from __future__ import annotations
 
-import hashlib
-
 import attrs
 
 
@@ -24,19 +22,6 @@ class TextChunk:
     start_line: int
     end_line: int
     text: str
-
-    @property
-    def hash(self) -> str:
-        return text_hash(self.text)
-
-
-def text_hash(text: str) -> str:
-    """SHA-256 of UTF-8 text, first 16 bytes as hex (the seeds' content hash)."""
-    return hashlib.sha256(text.encode("utf-8")).digest()[:16].hex()
-
-
-def bytes_hash(data: bytes) -> str:
-    return hashlib.sha256(data).digest()[:16].hex()
 
 
 def split_long_line(line: str, max_chars: int) -> list[str]:
