@@ -31,8 +31,7 @@ What is here:
   :func:`agent_timezone`), which context files a session sees (:func:`visible_in_session`,
   :func:`load_merged`, :func:`where`, :data:`BOOTSTRAP_FILES`, :data:`EXTRA_CONTEXT_FILES`,
   :class:`Reached`, :data:`OWNERS_FILES`, :class:`ContextWarning`),
-  :func:`heartbeat_has_tasks`, :func:`explain_identity`, :func:`section_table`, token
-  estimates (:func:`estimate_tokens`, :func:`tiktoken_estimator`).
+  :func:`heartbeat_has_tasks`, :func:`explain_identity`, :func:`section_table`.
 - **Skills**: :func:`parse_skill_text`, :class:`SkillProblem`, :func:`render_skills_inline`,
   :class:`SkillLimits`.
 - **Text for search indexes**: :func:`index_grams`, :func:`raw_words`, :data:`MARKS`,
@@ -126,12 +125,6 @@ if TYPE_CHECKING:
         OWNERS_FILES,
         Reached,
     )
-    from soulframe._engine.prompt.tokens import (
-        estimate as estimate_tokens,
-    )
-    from soulframe._engine.prompt.tokens import (
-        tiktoken_estimator,
-    )
     from soulframe._engine.redaction import (
         looks_secret,
         mask_for_model,
@@ -206,7 +199,6 @@ _HOMES: dict[str, str] = {
     "EmbeddingError": "soulframe._engine.embedding",
     "EmbeddingUnavailableError": "soulframe._engine.embedding",
     "ensure_private_dir": "soulframe._engine.workspace",
-    "estimate_tokens": "soulframe._engine.prompt.tokens:estimate",
     "explain_identity": "soulframe._engine.prompt.identity",
     "export_tools": "soulframe._engine.tools",
     "EXTRA_CONTEXT_FILES": "soulframe._engine.prompt.context",
@@ -253,7 +245,6 @@ _HOMES: dict[str, str] = {
     "StorageFullError": "soulframe._engine.workspace",
     "system_message": "soulframe._engine.conversation:system",
     "text_of": "soulframe._engine.conversation",
-    "tiktoken_estimator": "soulframe._engine.prompt.tokens",
     "tool_calls_of": "soulframe._engine.conversation",
     "tool_result_message": "soulframe._engine.conversation:tool_result",
     "ToolError": "soulframe._engine.tools",
@@ -304,7 +295,6 @@ __all__ = [
     "data_dir",
     "dispatch",
     "ensure_private_dir",
-    "estimate_tokens",
     "explain_identity",
     "export_tools",
     "find_config_file",
@@ -339,7 +329,6 @@ __all__ = [
     "storage_full",
     "system_message",
     "text_of",
-    "tiktoken_estimator",
     "tool_calls_of",
     "tool_result_message",
     "update_locked",

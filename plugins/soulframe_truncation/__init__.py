@@ -34,13 +34,13 @@ def _fair(agent: AgentLike) -> Any:
 
 
 def _estimate(agent: AgentLike) -> Any:
-    from soulframe.kit import estimate_tokens as estimate
+    from .tokens import estimate
 
     return estimate
 
 
 def _tiktoken(agent: AgentLike) -> Any:
-    from soulframe.kit import tiktoken_estimator
+    from .tokens import tiktoken_estimator
 
     return tiktoken_estimator()
 
@@ -58,6 +58,6 @@ def register_truncation_policies() -> Iterable[Registration[TruncationPolicy]]:
 @hookimpl
 def register_token_estimators() -> Iterable[Registration[Callable[[str], int]]]:
     return [
-        Registration("estimate", _estimate, "chars/4, one token per CJK/kana/hangul character"),
+        Registration("estimate", _estimate, "per-script rates fitted to cl100k, no download"),
         Registration("tiktoken", _tiktoken, "OpenAI cl100k, bundled offline", extra="tokens"),
     ]

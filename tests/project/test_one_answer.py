@@ -83,3 +83,15 @@ def test_the_chunker_lives_in_the_plugin_that_registers_it() -> None:
 
     assert not hasattr(soulframe.memorykit, "chunk_text")
     assert [(c.start_line, c.end_line) for c in chunk_text("a\n\nb", 2)] == [(1, 1), (3, 3)]
+
+
+def test_the_token_estimators_live_in_the_plugin_that_registers_them() -> None:
+    """``estimate`` and ``tiktoken`` are the truncation plugin's code; the core keeps only
+    the lookup by ``prompt.tokenizer`` and a crude fallback (:func:`rough_estimate`)."""
+    import soulframe.kit
+    from soulframe_truncation.tokens import estimate, tiktoken_estimator
+
+    defined = _core_functions()
+    assert "estimate" not in defined and "tiktoken_estimator" not in defined
+    assert not hasattr(soulframe.kit, "estimate_tokens") and not hasattr(soulframe.kit, "tiktoken_estimator")
+    assert estimate("你好世界") == 5 and tiktoken_estimator()("hello world") == 2

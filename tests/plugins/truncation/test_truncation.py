@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from soulframe._engine.config import load_config
 from soulframe._engine.model import ContextFile, RenderedSection
-from soulframe._engine.prompt.tokens import estimate
 from soulframe_truncation.cuts import head_tail, headings, is_safe_cut, marker
 from soulframe_truncation.fair import FairPolicy, waterfill
 from soulframe_truncation.headtail import HeadTailPolicy
+from soulframe_truncation.tokens import estimate
 
 CONFIG = load_config(search=False)
 

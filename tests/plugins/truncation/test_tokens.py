@@ -1,4 +1,5 @@
-"""Token estimators: the CJK-aware default, tiktoken (offline cl100k), selection by name."""
+"""The token estimators the truncation plugin registers: the CJK-aware default, tiktoken
+(offline cl100k), selection by name; and the core's fallback when no plugin offers one."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from pathlib import Path
 
 import pytest
 from soulframe import Agent
+from soulframe._engine.config import load_config
 from soulframe._engine.model import UnknownNameError
-from soulframe._engine.prompt.tokens import estimate, get_estimator
+from soulframe._engine.plugins import make_plugin_manager
+from soulframe._engine.prompt.tokens import get_estimator
+from soulframe_truncation.tokens import estimate
 
 CORPUS = Path(__file__).parents[2] / "data" / "tokens_corpus"
 
@@ -20,7 +24,7 @@ def test_estimate_is_within_15_percent_of_cl100k_per_language(name: str) -> None
     """Chinese, Japanese, Korean, Vietnamese, German, Russian, Thai, English and code:
     a budget in tokens holds whatever the language (chars/4 was 51 % low on Vietnamese,
     25 % on Korean)."""
-    from soulframe._engine.prompt.tokens import tiktoken_estimator
+    from soulframe_truncation.tokens import tiktoken_estimator
 
     text = (CORPUS / name).read_text(encoding="utf-8")
     exact = tiktoken_estimator()(text)
@@ -40,7 +44,7 @@ def test_estimate_basics() -> None:
 
 
 def test_estimate_is_closer_to_tiktoken_than_chars_over_four_on_cjk() -> None:
-    from soulframe._engine.prompt.tokens import tiktoken_estimator
+    from soulframe_truncation.tokens import tiktoken_estimator
 
     exact = tiktoken_estimator()
     text = "我们明天下午三点在会议室讨论项目进度。" * 20
@@ -88,7 +92,7 @@ def test_script_counts_match_the_character_classes_they_replaced() -> None:
     import random
     import re
 
-    from soulframe._engine.prompt.tokens import _RANGES, _script_counts
+    from soulframe_truncation.tokens import _RANGES, _script_counts
 
     classes = [re.compile(p) for p in (
         "[\u2e80-\u2fdf\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]",
@@ -105,3 +109,21 @@ def test_script_counts_match_the_character_classes_they_replaced() -> None:
                       for _ in range(rnd.randrange(1, 80))) for _ in range(2000)]
     for text in texts:
         assert _script_counts(text) == [len(c.findall(text)) for c in classes], text[:80]
+
+
+def test_without_the_plugin_the_core_counts_roughly_and_never_low(workspace: Path) -> None:
+    """A host that blocks soulframe_truncation (its own truncation policy, no estimators)
+    still builds prompts with the default ``prompt.tokenizer = "estimate"``: the core's
+    fallback counts, erring high outside English, and replacing the plugin replaces the
+    counting (the plugin used to register a wrapper around the core's estimator)."""
+    from soulframe_truncation.tokens import tiktoken_estimator
+
+    pm = make_plugin_manager(["soulframe_truncation"])
+    agent = Agent(load_config(search=False, workspace=workspace, pm=pm), pm=pm)
+    count = get_estimator(agent)
+    assert count is not estimate
+    exact = tiktoken_estimator()
+    for name in ("zh.md", "ko.md", "ja.md", "ru.md", "en.md"):
+        text = (CORPUS / name).read_text(encoding="utf-8")
+        assert count(text) >= 0.9 * exact(text), name
+    assert count("") == 0 and count("hello world") == 3
