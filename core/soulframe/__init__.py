@@ -181,18 +181,22 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # Agent pulls in config and plugin loading; keep `import soulframe` for plugins light.
-    if name == "Agent":
-        from soulframe._engine.agent import Agent
+# hidden from type checkers (they read the TYPE_CHECKING imports above): a module
+# __getattr__ would make them accept any name from soulframe, misspelt ones included
+if not TYPE_CHECKING:
 
-        return Agent
-    if name in ("Config", "K", "Key"):
-        from soulframe._engine import config
+    def __getattr__(name: str) -> Any:
+        # Agent pulls in config and plugin loading; keep `import soulframe` for plugins light.
+        if name == "Agent":
+            from soulframe._engine.agent import Agent
 
-        return getattr(config, name)
-    if name == "SyncReport":  # what memory_indexed observers receive
-        from soulframe._engine.memory.results import SyncReport
+            return Agent
+        if name in ("Config", "K", "Key"):
+            from soulframe._engine import config
 
-        return SyncReport
-    raise AttributeError(f"module 'soulframe' has no attribute {name!r}")
+            return getattr(config, name)
+        if name == "SyncReport":  # what memory_indexed observers receive
+            from soulframe._engine.memory.results import SyncReport
+
+            return SyncReport
+        raise AttributeError(f"module 'soulframe' has no attribute {name!r}")

@@ -342,4 +342,7 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
+# hidden from type checkers, which read the names from the imports above: a module
+# __getattr__ would make them accept any name, misspelt ones included
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

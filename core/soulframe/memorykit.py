@@ -5,7 +5,7 @@ Public API (``__all__``, docs/api.md); imported on first use like :mod:`soulfram
 
 - **Memory files**: which files are memory and where they live: :data:`CURATED`
   (``MEMORY.md``), :data:`DAILY_LOG`, :data:`MEMORY_FILES`, :func:`daily_log_names`,
-  :func:`is_curated`, :func:`day_of`, :class:`Discovery`, :data:`SKIP_DIRS`;
+  :func:`is_curated`, :func:`day_of`, :class:`Discovery` (finds the :class:`MemoryFile` s), :data:`SKIP_DIRS`;
   :func:`confine_memory_path` refuses a path outside ``memory/`` (:class:`MemoryPathError`).
 - **Safety**: :func:`guard` checks a write for injected instructions and secrets (per
   :func:`safety_mode_of`; :func:`scan_for_unsafe` only reports), :class:`Quarantine`,
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         DAILY_LOG,
         SKIP_DIRS,
         Discovery,
+        MemoryFile,
         MemoryPathError,
         confine_memory_path,
         day_of,
@@ -162,6 +163,7 @@ _HOMES: dict[str, str] = {
     "day_of": "soulframe._engine.memory.files",
     "DIARY": "soulframe._engine.memory.consolidate",
     "Discovery": "soulframe._engine.memory.files",
+    "MemoryFile": "soulframe._engine.memory.files",
     "drop_superseded": "soulframe._engine.memory.supersede",
     "effective_user": "soulframe._engine.agentstore",
     "EmbeddingCache": "soulframe._engine.embedding",
@@ -218,6 +220,7 @@ __all__ = [
     "EmbeddingCache",
     "InMemoryCacheBackend",
     "MEMORY_FILES",
+    "MemoryFile",
     "MemoryPathError",
     "Provenance",
     "Quarantine",
@@ -272,4 +275,7 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
+# hidden from type checkers, which read the names from the imports above: a module
+# __getattr__ would make them accept any name, misspelt ones included
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

@@ -35,7 +35,9 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
     ResourceUpdated,
 )
-from mcp.shared.inbound import MODERN_PROTOCOL_VERSIONS
+
+# the SDK re-exports this from its mcp_types dependency without listing it in __all__
+from mcp.shared.inbound import MODERN_PROTOCOL_VERSIONS  # type: ignore[attr-defined]
 
 from .resources import ResourceView
 

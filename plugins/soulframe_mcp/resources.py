@@ -29,6 +29,7 @@ from soulframe.memorykit import CURATED
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
+    from soulframe.memorykit import MemoryFile
 
 CONTEXT_PREFIX = "soulframe://workspace/"
 MEMORY_PREFIX = "memory://"
@@ -87,7 +88,7 @@ class ResourceView:
 
     # ------------------------------------------------------------------ judging files
 
-    def _hidden(self, files: list | None = None) -> set[Identity]:
+    def _hidden(self, files: list[MemoryFile] | None = None) -> set[Identity]:
         """Identities of the files this session must not see, under whatever name
         (``files``: the memory files, when the caller has them already)."""
         root = self.agent.workspace.root
@@ -111,7 +112,7 @@ class ResourceView:
     def _memory_on(self) -> bool:
         return bool(self.agent.config.get("memory.enabled"))
 
-    def _memory_files(self) -> list:  # list[MemoryFile]
+    def _memory_files(self) -> list[MemoryFile]:
         from soulframe.memorykit import Discovery
 
         extra = list(self.agent.config.get("memory.extra_paths") or ())
@@ -133,7 +134,7 @@ class ResourceView:
             if st is not None and self._allowed(st, hidden, memory=False):
                 yield Served(CONTEXT_PREFIX + name, name, "context", st.st_size, st.st_mtime_ns)
 
-    def _memory(self, hidden: set[Identity], files: list) -> Iterable[Served]:
+    def _memory(self, hidden: set[Identity], files: list[MemoryFile]) -> Iterable[Served]:
         for f in files:
             if f.private and not self.owner:
                 continue

@@ -149,6 +149,25 @@ def test_a_facade_declares_each_name_once_for_readers_and_type_checkers(module: 
         facade.no_such_helper  # noqa: B018
 
 
+@pytest.mark.parametrize("module", ["soulframe", *FACADES])
+def test_type_checkers_reject_a_misspelt_public_name(module: str) -> None:
+    """A module-level ``__getattr__`` makes mypy accept any name imported from the module, so
+    ``from soulframe.kit import post_jsno`` would type-check and fail only when run: the lazy
+    lookup must sit under ``if not TYPE_CHECKING``."""
+    path = REPO / "core" / (module.replace(".", "/") + ".py")
+    if not path.exists():
+        path = path.with_suffix("") / "__init__.py"
+    visible: list[str] = []
+    for node in ast.parse(path.read_text()).body:  # top level only: an `if` block is not visible
+        if isinstance(node, ast.FunctionDef):
+            visible.append(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                visible += [n.id for n in names if isinstance(n, ast.Name)]
+    assert "__getattr__" not in visible, f"{path.relative_to(REPO)}: module __getattr__ visible to type checkers"
+
+
 def test_public_names_do_not_clash() -> None:
     """One name means one thing across the public modules."""
     seen: dict[str, object] = {}
