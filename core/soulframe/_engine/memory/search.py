@@ -284,10 +284,10 @@ def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
          recalls: list[Any] | None = None, files: Widener | None = None,
          language: str = "en") -> SearchHit:
     ch = f.chunk
-    first = best_lines(ch.text, terms)[0]
     focus = _focus_line(index, ch.text, terms, qv, language) if qv is not None and f.vector_score is not None else None
-    if focus is None and first >= 0:
-        focus = first
+    if focus is None:  # the line with the most query terms, looked for only when needed
+        first = best_lines(ch.text, terms)[0]
+        focus = first if first >= 0 else None
     text, _offset = snippet(ch.text, terms, focus=focus, prefer_focus=True)
     if recalls is not None:
         from ..model import Recall
@@ -344,9 +344,12 @@ def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language
     from ..embedding import text_hash as cache_key
     from .fusion import term_coverage
 
+    keys = [cache_key(w) for w in windows]
     try:
-        found = index.store.get_many(provider.model_id, [cache_key(w) for w in windows])
+        found = index.store.get_many(provider.model_id, keys)
     except Exception:  # a store without the cache: the default snippet will do
+        return None
+    if not found:  # no passage of this chunk in the cache: nothing to weigh
         return None
     q = np.asarray(qv, dtype=np.float32)
     lines = text.split("\n")
@@ -361,8 +364,8 @@ def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language
     tw = float(index.config.get("memory.text_weight"))
     w = tw / max(tw + float(index.config.get("memory.vector_weight")), 1e-9)
     best, best_score = None, -2.0
-    for win in windows:
-        v = found.get(cache_key(win))
+    for win, key in zip(windows, keys, strict=True):
+        v = found.get(key)
         if v is None:
             continue
         sim = float(np.asarray(v, dtype=np.float32) @ q)
