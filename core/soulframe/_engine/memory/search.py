@@ -140,6 +140,12 @@ def search(index: IndexView, query: str,
     from .calibration import probe_language
 
     language = probe_language(query)  # the snippet's focus weighs passages on the vector channel's scale
+    cached = None
+    if qv is not None and provider is not None:
+        # the passages of the candidates likely to become hits, looked up in one query
+        cached = _PassageVectors(index, provider)
+        cached.prefetch([f.chunk.text for f in fused if f.vector_score is not None
+                         and (_passes(f, min_score) or id(f) in older)][:k])
     hits: list[SearchHit] = []
     for f in fused:
         if len(hits) >= k:
@@ -148,9 +154,9 @@ def search(index: IndexView, query: str,
             continue
         mine: list[Any] = []
         if id(f) in older:  # a superseded entry, asked for: its own line, even inside a hit
-            hits.append(_hit(index, f, terms, qv, mine, widener, language))
+            hits.append(_hit(index, f, terms, qv, mine, widener, language, cached))
             continue
-        hit = widener.add(_hit(index, f, terms, qv, mine, widener, language))
+        hit = widener.add(_hit(index, f, terms, qv, mine, widener, language, cached))
         if hit is not None:  # None: a better hit already cites all of its lines
             hits.append(hit)
             recalls.extend(mine)
@@ -282,9 +288,9 @@ def _adjust(index: IndexView, fused: list[Fused], k: int, session: Session | Non
 
 def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
          recalls: list[Any] | None = None, files: Widener | None = None,
-         language: str = "en") -> SearchHit:
+         language: str = "en", cached: _PassageVectors | None = None) -> SearchHit:
     ch = f.chunk
-    focus = _focus_line(index, ch.text, terms, qv, language) if qv is not None and f.vector_score is not None else None
+    focus = _focus_line(index, ch.text, terms, qv, language, cached) if qv is not None and f.vector_score is not None else None
     if focus is None:  # the line with the most query terms, looked for only when needed
         first = best_lines(ch.text, terms)[0]
         focus = first if first >= 0 else None
@@ -327,7 +333,47 @@ def _provenance(index: IndexView, path: str, start: int, end: int,
     return of_lines(lines)
 
 
-def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language: str = "en") -> int | None:
+class _PassageVectors:
+    """The cached vectors of the passages of one search's hits (for :func:`_focus_line`):
+    the likely hits' passages are fetched in one query (:meth:`prefetch`), any other
+    chunk's when asked for; each chunk's passages are cut and hashed once."""
+
+    def __init__(self, index: IndexView, provider: EmbeddingProvider) -> None:
+        self.index = index
+        self.provider = provider
+        self._windows: dict[str, tuple[list[str], list[str]]] = {}
+        self._found: dict[str, Any] = {}
+        self._asked: set[str] = set()
+
+    def windows(self, text: str) -> tuple[list[str], list[str]]:
+        """The passages of ``text`` and their cache keys."""
+        got = self._windows.get(text)
+        if got is None:
+            from ..embedding import text_hash
+            from .passages import passage_windows
+
+            windows = passage_windows(self.index.config, text, self.provider)
+            got = self._windows[text] = (windows, [text_hash(w) for w in windows])
+        return got
+
+    def prefetch(self, texts: list[str]) -> None:
+        with contextlib.suppress(Exception):  # a store without the cache: asked again, per hit
+            self._fetch([key for t in texts for key in self.windows(t)[1]])
+
+    def vectors(self, keys: list[str]) -> dict[str, Any]:
+        """The cached vectors of ``keys`` (raises what the store's cache raises)."""
+        self._fetch(keys)
+        return {key: self._found[key] for key in keys if key in self._found}
+
+    def _fetch(self, keys: list[str]) -> None:
+        missing = list(dict.fromkeys(key for key in keys if key not in self._asked))
+        if missing:
+            self._found.update(self.index.store.get_many(self.provider.model_id, missing))
+            self._asked.update(missing)
+
+
+def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language: str = "en",
+                cached: _PassageVectors | None = None) -> int | None:
     """The 0-based line of ``text`` the snippet should show: the line whose passage is
     closest to the question, weighed with the share of the question's terms the line holds
     (the fusion's own weights), so the snippet shows the best-matching passage whichever
@@ -336,17 +382,15 @@ def _focus_line(index: IndexView, text: str, terms: list[str], qv: Any, language
     provider = index.embedder
     if provider is None:
         return None
-    from .passages import passage_windows
-
-    windows = passage_windows(index.config, text, provider)
+    if cached is None:
+        cached = _PassageVectors(index, provider)
+    windows, keys = cached.windows(text)
     import numpy as np
 
-    from ..embedding import text_hash as cache_key
     from .fusion import term_coverage
 
-    keys = [cache_key(w) for w in windows]
     try:
-        found = index.store.get_many(provider.model_id, keys)
+        found = cached.vectors(keys)
     except Exception:  # a store without the cache: the default snippet will do
         return None
     if not found:  # no passage of this chunk in the cache: nothing to weigh
