@@ -98,7 +98,10 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
         spec = next((t for t in offered if t.name == params.name), None)
         arguments = dict(params.arguments or {})
         if workers is not None:  # another process runs it: this one goes on serving HTTP
-            outcome = await workers.call(params.name, arguments)
+            # a call that changes nothing, or nothing more when repeated, may go to another
+            # worker when its own stopped before answering
+            repeatable = spec is not None and (not spec.writes or spec.idempotent)
+            outcome = await workers.call(params.name, arguments, repeatable=repeatable)
         else:
             outcome = await anyio.to_thread.run_sync(
                 lambda: call_here(agent, params.name, arguments, session=session, tools=offered),

@@ -389,23 +389,30 @@ class ToolWorkers:
         if self._loop is not None and not self._closed:
             asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
+    async def call(self, name: str, arguments: dict[str, Any], *, repeatable: bool = False) -> Outcome:
+        """Run one tool call in a worker. ``repeatable`` (the tool writes nothing, or is
+        idempotent): when the worker stops before it answers, the call goes once more to
+        another worker. A worker killed just before the call reached it cannot always be
+        told from one that died running it (the kill is not seen at once), so only a call
+        that is safe to run twice is run again; any other gets an error saying so."""
         import asyncio
 
         async def exchange() -> Outcome:
-            worker = await self._acquire()
-            try:
-                outcome: Outcome = await worker.exchange((name, arguments))
-            except WorkerGone as exc:
-                self._drop(worker)
-                log.warning("%s: %s", name, exc)
-                return Outcome("error", f"{name}: the worker process running this call stopped before it "
-                                        "answered; call again")
-            except BaseException:
-                self._drop(worker)  # an answer half read: the pipe is no use to anyone
-                raise
-            self._release(worker)
-            return outcome
+            for _ in range(2 if repeatable else 1):
+                worker = await self._acquire()
+                try:
+                    outcome: Outcome = await worker.exchange((name, arguments))
+                except WorkerGone as exc:
+                    self._drop(worker)
+                    log.warning("%s: %s", name, exc)
+                    continue
+                except BaseException:
+                    self._drop(worker)  # an answer half read: the pipe is no use to anyone
+                    raise
+                self._release(worker)
+                return outcome
+            return Outcome("error", f"{name}: the worker process running this call stopped before it "
+                                    "answered; call again")
 
         # a client that gives up (disconnects) cancels its request, not the call: the worker
         # finishes it (a note half written helps nobody) and takes the next
