@@ -30,8 +30,8 @@ def register_commands(cli: click.Group) -> None:
                   help="Offer no tool that writes (memory_remember, context_write, any plugin's).")
     @click.option("--workers", type=click.IntRange(min=0), metavar="N",
                   help="With --http: run tool calls in up to N worker processes, started as calls "
-                       "need them (default: none up to 2 cores, else one per core but one, at most 4; "
-                       "0: in the server process).")
+                       "need them (default: 2 on 2 cores, one per core but one on more, at most 4, none on "
+                       "one core; each holds a copy of the model; 0: in the server process).")
     @click.pass_context
     def serve(ctx: click.Context, port: int | None, host: str, allow_hosts: tuple[str, ...],
               session_kind: str, user_id: str | None, no_remember: bool, read_only: bool,

@@ -109,7 +109,7 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
             )
         if outcome.status != "ok":
             return tool_error(str(outcome.value))
-        return as_result(spec, outcome.value)
+        return as_result(spec, outcome.value, outcome.text)
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[types.Prompt(
@@ -287,8 +287,8 @@ def _say(message: str) -> None:
 def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id: str | None,
         allow_remember: bool, read_only: bool = False, allow_hosts: tuple[str, ...] = (),
         workers: int | None = None, opened: tuple[str | None, str | None, str | None] | None = None) -> None:
-    """Serve until stopped. ``workers``: tool-call processes for ``--http`` (None: one per
-    core, see :func:`.workers.auto_workers`; 0: this process's threads); ``opened``: the
+    """Serve until stopped. ``workers``: tool-call processes for ``--http`` (None: by the
+    number of cores, see :func:`.workers.auto_workers`; 0: this process's threads); ``opened``: the
     workspace, config file and agent id the agent was opened with (``-w``, ``--config``,
     ``--agent``), so each worker opens the same agent (None: the agent's workspace)."""
     if not agent.workspace.root.is_dir():

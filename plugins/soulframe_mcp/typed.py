@@ -45,12 +45,17 @@ def as_mcp_tool(spec: ToolSpec) -> types.Tool:
     )
 
 
-def as_result(spec: ToolSpec | None, result: Any) -> types.CallToolResult:
-    """The text (the JSON a host shows) and the structured content of one call's result."""
-    plain = json.loads(json.dumps(result, ensure_ascii=False, default=str))
+def as_result(spec: ToolSpec | None, result: Any, text: str | None = None) -> types.CallToolResult:
+    """The text (the JSON a host shows) and the structured content of one call's result.
+    ``text``: ``result`` already as plain JSON and this its encoding (a tool call's
+    :class:`~.workers.Outcome`), so neither is made again."""
+    if text is None:
+        text = json.dumps(result, ensure_ascii=False, default=str)
+        plain = json.loads(text)
+    else:
+        plain = result
     wrapped = spec is None or spec.output_schema is None or not isinstance(plain, dict)
     structured = {"result": plain} if wrapped else plain
-    text = json.dumps(plain, ensure_ascii=False)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=structured)
 

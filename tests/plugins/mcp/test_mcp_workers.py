@@ -123,3 +123,65 @@ def test_workers_zero_keeps_calls_in_the_server_process(served_workspace: Path) 
 def test_workers_need_http(served_workspace: Path) -> None:
     out = run_cli("-w", str(served_workspace), "serve", "--workers", "2")
     assert out.returncode == 2 and "--workers needs --http" in out.stderr
+
+
+def _call_while_its_worker_dies(server, tool: str, arguments: dict) -> object:
+    """Call ``tool`` through the server's only worker, held stopped (SIGSTOP) so the call is
+    certain to be waiting in it unanswered, then kill that worker: what the client gets."""
+    async def main() -> object:
+        async with client(server, "2026-07-28") as c:
+            await c.call_tool("memory_search", {"query": "warm"})  # the worker is up
+            (worker,) = workers_of(server.proc.pid)
+            os.kill(worker, signal.SIGSTOP)
+            outcome: dict[str, object] = {}
+
+            async def call() -> None:
+                outcome["result"] = await c.call_tool(tool, arguments)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await anyio.sleep(1.0)  # the front has handed it over: it sits in the stopped worker
+                assert "result" not in outcome
+                os.kill(worker, signal.SIGKILL)
+            assert worker not in workers_of(server.proc.pid)
+            return outcome["result"]
+
+    return anyio.run(main)
+
+
+def test_a_search_whose_worker_dies_mid_call_is_answered_by_another(served_workspace: Path) -> None:
+    """memory_search writes nothing: a worker that dies holding it costs the client nothing."""
+    with http_server(served_workspace, "--workers", "1") as server:
+        result = _call_while_its_worker_dies(server, "memory_search", {"query": "screenshot appearance"})
+        assert not result.is_error, text_of(result)
+        assert json.loads(text_of(result))["results"][0]["path"] == "MEMORY.md"
+        assert len(workers_of(server.proc.pid)) == 1  # replaced
+
+
+def test_a_note_whose_worker_dies_mid_call_is_not_written_twice(served_workspace: Path) -> None:
+    """memory_remember appends: run again after a worker died holding it, it could be written
+    twice, so the client is told to call again instead."""
+    with http_server(served_workspace, "--workers", "1") as server:
+        result = _call_while_its_worker_dies(server, "memory_remember", {"text": "Lunch moved to Friday."})
+        assert result.is_error
+        assert "stopped before it answered; call again" in text_of(result)
+        found = anyio.run(search, server, "screenshot appearance")  # the server answers on
+        assert found["results"][0]["path"] == "MEMORY.md"
+    notes = "".join(p.read_text() for p in (served_workspace / "memory").glob("*.md"))
+    assert "Lunch moved to Friday." not in notes
+
+
+def test_two_cores_get_two_workers_by_default() -> None:
+    """The default --workers: on 2 cores two workers served 8 clients at ~1.6-1.8x the rate
+    of the server's own threads (docs/serving.md); one core has nothing to run them on."""
+    from soulframe_mcp.workers import MAX_AUTO_WORKERS, auto_workers
+
+    assert [auto_workers(n) for n in (1, 2, 3, 4, 8, 64)] == [0, 2, 2, 3, MAX_AUTO_WORKERS, MAX_AUTO_WORKERS]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the default runs no worker on one core")
+def test_serve_http_runs_calls_in_workers_by_default(served_workspace: Path) -> None:
+    with http_server(served_workspace) as server:
+        found = anyio.run(search, server, "screenshot appearance")
+        assert found["results"][0]["path"] == "MEMORY.md"
+        assert workers_of(server.proc.pid)
