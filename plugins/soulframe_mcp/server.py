@@ -310,6 +310,8 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
         pool = ToolWorkers(WorkerSpec(workspace=workspace, config_path=config_path, agent_id=agent_id,
                                       session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
                                       read_only=read_only, root=str(agent.root)), count)
+        _say(f"tool calls run in up to {count} worker process{'es' if count > 1 else ''}, started as calls "
+             "need them, each with its own copy of the embedding model (--workers 0: in this process)")
     server = build_server(agent, session_kind=session_kind, user_id=user_id, allow_remember=allow_remember,
                           read_only=read_only, transport="stdio" if port is None else "http", workers=pool)
     from .periodic import PeriodicSync

@@ -185,3 +185,9 @@ def test_serve_http_runs_calls_in_workers_by_default(served_workspace: Path) -> 
         found = anyio.run(search, server, "screenshot appearance")
         assert found["results"][0]["path"] == "MEMORY.md"
         assert workers_of(server.proc.pid)
+    # the user is told, and how to keep one process
+    from soulframe_mcp.workers import auto_workers
+
+    said = server.proc.stderr.read()
+    assert f"tool calls run in up to {auto_workers()} worker processes" in said
+    assert "(--workers 0: in this process)" in said
