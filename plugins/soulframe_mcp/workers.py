@@ -48,7 +48,7 @@ def auto_workers(cpus: int | None = None) -> int:
     """Worker processes for ``--http`` when ``--workers`` is not given: none on one core
     (nothing to run them on), two on 2 cores, one per core but one (left to the server
     process) on more, at most :data:`MAX_AUTO_WORKERS`. On 2 cores two workers served 8
-    clients at 245-268 searches/s against 144-163 with the calls on the server's own
+    clients at 218-268 searches/s against 144-163 with the calls on the server's own
     threads (docs/serving.md), for ~90 MB of memory each."""
     if cpus is None:
         cpus = os.cpu_count() or 1
