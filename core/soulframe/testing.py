@@ -497,13 +497,23 @@ class StoreContract(ContextFileContract):
         assert len(store.search_vector(basis(1), 1, include_private=True)) == 1
 
     def test_chunk_vectors_are_unit_means(self, store: Store) -> None:
+        """Search blends a candidate's best window with its chunk's mean
+        (``memory.chunk_context``), asking for ~100 chunks at once: each id asked for gets
+        the unit mean of exactly its own windows, whatever else the index holds."""
         import numpy as np
 
         store.replace_file(record("m.md"), [ChunkInput(1, 1, "two", "a", (basis(0), basis(1)))])
-        hit = store.search_vector(basis(0), 1, include_private=True)[0]
-        vec = store.chunk_vectors([hit.id, 987654])
-        assert set(vec) == {hit.id}
-        assert np.allclose(vec[hit.id], unit([1, 1, 0, 0, 0, 0, 0, 0]), atol=1e-5)
+        store.replace_file(record("n.md"), [
+            ChunkInput(1, 1, "three", "b", (basis(2), basis(3), basis(4))),
+            ChunkInput(2, 2, "one", "c", (basis(5),)),
+        ])
+        by_text = {h.text: h.id for b in range(6)
+                   for h in store.search_vector(basis(b), 10, include_private=True)}
+        vec = store.chunk_vectors([by_text["one"], by_text["two"], 987654, by_text["three"]])
+        assert set(vec) == {by_text["one"], by_text["two"], by_text["three"]}
+        assert np.allclose(vec[by_text["two"]], unit([1, 1, 0, 0, 0, 0, 0, 0]), atol=1e-5)
+        assert np.allclose(vec[by_text["three"]], unit([0, 0, 1, 1, 1, 0, 0, 0]), atol=1e-5)
+        assert np.allclose(vec[by_text["one"]], basis(5), atol=1e-5)
 
     def test_a_model_change_of_dimensions(self, store: Store) -> None:
         store.replace_file(record("m.md", "1"), [ChunkInput(1, 1, "small", "a", (basis(0, 8),))])

@@ -46,6 +46,11 @@ class VectorMatrix:
         #: :meth:`_chunk_starts`, and the ``chunk_ids`` array it was computed for
         self._starts: npt.NDArray[np.intp] | None = None
         self._starts_of: Any = None
+        #: :meth:`_chunk_rows`: the chunk ids in sorted order (and the permutation, when
+        #: the rows are not), for the ``chunk_ids`` array they were computed for
+        self._sorted_ids: npt.NDArray[np.int64] = self.chunk_ids
+        self._order: npt.NDArray[np.intp] | None = None
+        self._order_of: Any = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -173,20 +178,50 @@ class VectorMatrix:
         return self._starts
 
     def mean_vectors(self, chunk_ids: Sequence[int]) -> dict[int, F32]:
-        """One unit vector per chunk (the normalised mean of its windows)."""
+        """One unit vector per chunk (the normalised mean of its windows). A search asks
+        for its ~100 vector candidates' (memory.chunk_context), so the rows of each chunk
+        are found by binary search over the sorted chunk ids, not by a scan of all rows."""
         out: dict[int, F32] = {}
         if not len(self) or not chunk_ids:
             return out
-        wanted = np.asarray(list(chunk_ids), dtype=np.int64)
-        rows = np.flatnonzero(np.isin(self.chunk_ids, wanted))
-        for cid in wanted.tolist():
-            sel = rows[self.chunk_ids[rows] == cid]
-            if sel.size == 0:
-                continue
-            v = self.matrix[sel].mean(axis=0)
-            norm = float(np.linalg.norm(v))
-            out[cid] = (v / norm).astype(np.float32) if norm > 0 else v
+        first, stop = self._chunk_rows(np.unique(np.asarray(list(chunk_ids), dtype=np.int64)))
+        found = stop > first
+        if not found.any():
+            return out
+        first, stop = first[found], stop[found]
+        lengths = stop - first
+        offsets = np.r_[0, np.cumsum(lengths)[:-1]]
+        total = int(lengths.sum())
+        rows = np.repeat(first - offsets, lengths) + np.arange(total)
+        # the sums as one product with a 0/1 matrix (chunk x row): a BLAS call, where
+        # ``np.add.reduceat`` along the rows of a 2-D array took ~0.3 ms for 100 chunks
+        owner = np.zeros((lengths.shape[0], total), dtype=np.float32)
+        owner[np.repeat(np.arange(lengths.shape[0]), lengths), np.arange(total)] = 1.0
+        sums = owner @ self.matrix[rows]
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        sums = sums / np.where(norms > 0, norms, np.float32(1))
+        for cid, vec in zip(self.chunk_ids[first].tolist(), sums.astype(np.float32), strict=True):
+            out[int(cid)] = vec
         return out
+
+    def _chunk_rows(self, wanted: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """The first row and the row after the last of each ``wanted`` chunk (equal when it
+        has none). Rows are ordered by vector id, which follows chunk id except where
+        SQLite reused an id: then the rows are sorted by chunk id once per refresh."""
+        if self._order_of is not self.chunk_ids:
+            c = self.chunk_ids
+            ordered = c.shape[0] < 2 or bool((c[1:] >= c[:-1]).all())
+            self._order = None if ordered else np.argsort(c, kind="stable")
+            self._sorted_ids = c if ordered else c[self._order]
+            self._order_of = c
+        lo = np.searchsorted(self._sorted_ids, wanted, side="left")
+        hi = np.searchsorted(self._sorted_ids, wanted, side="right")
+        if self._order is None:
+            return lo, hi
+        # unsorted rows: a chunk's rows are still contiguous (refresh keeps them together),
+        # so its first row in sorted order names where they start
+        first = np.where(hi > lo, self._order[np.minimum(lo, len(self._order) - 1)], 0)
+        return first, first + (hi - lo)
 
 
 #: rows per block in :func:`top_k`'s first pass

@@ -378,3 +378,22 @@ def test_the_configured_workspace_keeps_the_plain_index_name(tmp_path: Path) -> 
     assert a.state_key == "default"
     assert Path(a.store.location) == tmp_path / "state" / "memory" / "default.sqlite"
     a.close()
+
+
+def test_chunk_means_when_sqlite_reused_ids_out_of_order() -> None:
+    """The in-memory matrix finds a chunk's rows by binary search over chunk ids; where a
+    reused id put rows out of chunk-id order it sorts them once, with the same means."""
+    import numpy as np
+    from soulframe_sqlite.vectors import VectorMatrix
+
+    rng = np.random.default_rng(7)
+    for chunk_ids in ([1, 1, 2, 3, 3, 3, 4], [1, 1, 9, 9, 2, 3, 3, 3, 4]):
+        m = VectorMatrix()
+        m.chunk_ids = np.array(chunk_ids, dtype=np.int64)
+        m.ids = np.arange(len(chunk_ids), dtype=np.int64)
+        m.matrix = rng.standard_normal((len(chunk_ids), 8)).astype(np.float32)
+        got = m.mean_vectors([9, 3, 1, 5, 4])
+        assert set(got) == {1, 3, 4} | ({9} if 9 in chunk_ids else set())
+        for cid, vec in got.items():
+            mean = m.matrix[m.chunk_ids == cid].mean(axis=0)
+            assert np.allclose(vec, mean / np.linalg.norm(mean), atol=1e-5), (chunk_ids, cid)
