@@ -10,6 +10,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from ..model import SearchHit, Session, SoulframeError, StoredChunk, TracksRecalls
+from .chunkcontext import with_chunk_context
 from .fusion import Fused, cosine_lookup, fuse, mmr, ordered, temporal_decay
 from .fusion import boost as boosted
 from .querying import best_lines, query_terms, snippet
@@ -102,6 +103,8 @@ def search(index: IndexView, query: str,
                 qv = index.searcher.embed_query(provider, index.model_key(), query)
                 vector_hits = store.search_vector(qv, pool * VECTOR_POOL_FACTOR, include_private=private,
                                                   scope=scope)
+                vector_hits = with_chunk_context(store, qv, vector_hits,
+                                                 float(index.config.get("memory.chunk_context")))
                 vector_hits = _calibrated(index, provider, vector_hits, query)
             except EmbeddingError as exc:
                 notice = f"the vector channel failed ({exc}); keyword-only for this search"
