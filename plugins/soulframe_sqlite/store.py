@@ -592,8 +592,36 @@ class SqliteStore:
         return out
 
     def chunk_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        if self.vector_scan == "sqlite-vec" and self.vec_loaded and self._matrix is None:
+            # this store scans with vec0 so as not to hold every vector in memory: a
+            # search's ~100 candidates are read from the table instead of loading them all
+            return self._chunk_means_from_table(ids)
         with self._matrix_lock:
             return dict(self._vectors().mean_vectors(ids))
+
+    def _chunk_means_from_table(self, ids: Sequence[int]) -> dict[int, Vector]:
+        import numpy as np
+        from soulframe.memorykit import vector_from_bytes
+
+        wanted = sorted({int(i) for i in ids})
+        grouped: dict[int, list[Any]] = {}
+        with self._lock:
+            for start in range(0, len(wanted), 900):
+                part = wanted[start : start + 900]
+                marks = ",".join("?" * len(part))
+                for cid, blob in self.conn.execute(
+                    f"SELECT chunk_id, embedding FROM vectors WHERE chunk_id IN ({marks}) "
+                    "ORDER BY chunk_id, part", part,
+                ):
+                    grouped.setdefault(int(cid), []).append(vector_from_bytes(blob))
+        out: dict[int, Vector] = {}
+        for cid, vecs in grouped.items():
+            if len({len(v) for v in vecs}) != 1:  # mid re-embedding with another model
+                continue
+            mean = np.mean(np.stack(vecs), axis=0).astype(np.float32)
+            norm = float(np.linalg.norm(mean))
+            out[cid] = mean / norm if norm > 0 else mean
+        return out
 
     # ------------------------------------------------------------------ embedding cache
 

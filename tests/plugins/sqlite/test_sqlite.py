@@ -397,3 +397,23 @@ def test_chunk_means_when_sqlite_reused_ids_out_of_order() -> None:
         for cid, vec in got.items():
             mean = m.matrix[m.chunk_ids == cid].mean(axis=0)
             assert np.allclose(vec, mean / np.linalg.norm(mean), atol=1e-5), (chunk_ids, cid)
+
+
+def test_a_vec0_scanning_store_does_not_load_every_vector_for_chunk_means(tmp_path: Path) -> None:
+    """``vector_scan = "sqlite-vec"`` exists so as not to hold every vector in memory; the
+    chunk means a search now asks for (memory.chunk_context) are read for those chunks."""
+    import numpy as np
+    from soulframe_sqlite.store import SqliteStore
+
+    store = SqliteStore(tmp_path / "x.sqlite", vector_scan="sqlite-vec")
+    if not store.vec_loaded:
+        pytest.skip(f"sqlite-vec does not load here: {store.vec_info}")
+    store.replace_file(FileRecord("a.md", "1"), [ChunkInput(1, 1, "two", "a", (basis(0), basis(1))),
+                                                ChunkInput(2, 2, "one", "b", (basis(2),))])
+    hits = store.search_vector(basis(1), 5, include_private=True)
+    means = store.chunk_vectors([h.id for h in hits])
+    assert store._matrix is None  # the whole matrix was never loaded
+    by_text = {h.text: means[h.id] for h in hits}
+    assert np.allclose(by_text["two"], (basis(0) + basis(1)) / np.sqrt(2), atol=1e-5)
+    assert np.allclose(by_text["one"], basis(2), atol=1e-5)
+    store.close()
