@@ -776,8 +776,10 @@ class Store(Protocol):
         ...
 
     def chunk_vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
-        """One unit vector per chunk id (the mean of its windows), for MMR; absent ids
-        have no vector."""
+        """One unit vector per chunk id (the normalised mean of its windows); absent ids
+        have no vector. Every vector search asks for its ~100 candidates' (their score
+        blends in the chunk's mean, ``memory.chunk_context``) and MMR for its hits', so
+        answer from an index, not a scan of every vector."""
         ...
 
     # -- embedding cache (soulframe._engine.embedding.CacheBackend) ----------------------------
