@@ -28,12 +28,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..model import StoredChunk
+from .passages import LIST_MARKERS
 
 if TYPE_CHECKING:
     from ..model import Store
 
 #: a Markdown list item: a chunk holding one is scored by its best passage alone
-_LIST_ITEM = re.compile(r"(?m)^[ \t]*[-*+][ \t]")
+#: (the rule :func:`.passages.passages` uses to give a list item a passage of its own)
+_LIST_ITEM = re.compile(r"(?m)^\s*(?:" + "|".join(map(re.escape, LIST_MARKERS)) + ")")
 
 
 def with_chunk_context(store: Store, query_vector: Any, hits: Sequence[StoredChunk],
