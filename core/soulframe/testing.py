@@ -53,6 +53,7 @@ import pytest
 from soulframe._engine.agentstore import BOOTSTRAP, ContextFileStore
 from soulframe._engine.model import (
     ChunkInput,
+    CountingStore,
     CountsTokens,
     Describes,
     EmbeddingProvider,
@@ -479,6 +480,31 @@ class StoreContract(ContextFileContract):
         assert set(store.files("alice")) == {"memory/u.md"} and set(store.files()) == {"memory/a.md"}
         assert store.remove_files(["memory/u.md"], "alice") == 1
         assert set(store.files("bob")) == {"memory/u.md"}
+
+    def test_common_words_count_only_the_chunks_a_search_sees(self, store: Store) -> None:
+        """Optional (:class:`soulframe.CountingStore`): ``common_words`` names the asked
+        words more than the share of the visible chunks hold, counting a private file's or
+        another user's chunks for no one else, and notices a change of the index."""
+        if not isinstance(store, CountingStore):
+            pytest.skip("this store does not implement CountingStore.common_words")
+        store.replace_file(record("memory/d.md"), [
+            ChunkInput(i, i, text, f"d{i}", (basis(0),)) for i, text in enumerate(
+                ["Kate hiked the ridge", "coffee with Kate", "Kate's new bike", "rain all day"], 1)])
+        store.replace_file(record("MEMORY.md", private=True), [
+            ChunkInput(i, i, f"Lisbon note {i}", f"m{i}", (basis(1),)) for i in range(1, 7)])
+        store.replace_file(record("memory/u.md", scope="alice"), [
+            ChunkInput(i, i, f"otter sighting {i}", f"u{i}", (basis(2),)) for i in range(1, 5)])
+        asked = ["kate", "lisbon", "otter", "heron"]
+        public = store.common_words(asked, 0.5, include_private=False)
+        assert (public.chunks, public.words) == (4, frozenset({"kate"}))  # 3 of 4
+        owner = store.common_words(asked, 0.5, include_private=True)
+        assert (owner.chunks, owner.words) == (10, frozenset({"lisbon"}))  # kate 3, lisbon 6 of 10
+        alice = store.common_words(asked, 0.2, include_private=False, scope="alice")
+        assert (alice.chunks, alice.words) == (8, frozenset({"kate", "otter"}))  # 3 and 4 of 8
+        assert store.common_words(asked, 0.3, include_private=False, scope="bob").words == {"kate"}
+        store.replace_file(record("memory/d.md", "2"), [ChunkInput(1, 1, "rain again", "d9", (basis(0),))])
+        after = store.common_words(asked, 0.5, include_private=False)
+        assert (after.chunks, after.words) == (1, frozenset())
 
     # ------------------------------------------------------------------ vectors
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from soulframe import (
     ChunkInput,
+    CommonWords,
     FileRecord,
     Recall,
     RecallStat,
@@ -309,6 +310,30 @@ class PostgresStore:
             return conn.execute(sql, [*unique, *args, limit]).fetchall()
 
         return [_stored(r) for r in self.db.run(go, what="keyword search") if float(r[5]) > 0]
+
+    def common_words(
+        self, words: Sequence[str], share: float, *, include_private: bool,
+        scope: str | None = None,
+    ) -> CommonWords:
+        """Which of ``words`` more than ``share`` of this agent's chunks visible to the
+        search hold (``plainto_tsquery('simple', ...)``, as the keyword search matches), in
+        one round trip: the GIN index finds each word's chunks. Nothing is remembered
+        between searches (several processes write to one database)."""
+        unique = list(dict.fromkeys(w.strip() for w in words if w and w.strip()))
+        where, args = self._where(include_private, scope, "c")
+        sql = (
+            f"SELECT NULL, count(*) FROM memory_chunks c WHERE {where} UNION ALL "
+            f"SELECT w, (SELECT count(*) FROM memory_chunks c WHERE "
+            f"c.tsv @@ plainto_tsquery('simple', w) AND {where}) FROM unnest(%s::text[]) w"
+        )
+
+        def go(conn: Any) -> Any:
+            return conn.execute(sql, [*args, *args, unique]).fetchall()
+
+        rows = self.db.run(go, what="counting common words")
+        visible = int(next((r[1] for r in rows if r[0] is None), 0))
+        return CommonWords(visible, frozenset(
+            str(r[0]) for r in rows if r[0] is not None and int(r[1]) > share * visible))
 
     def search_vector(
         self, vector: Vector, limit: int, *, include_private: bool,

@@ -816,6 +816,36 @@ class ErasingStore(Store, Protocol):
         ...
 
 
+@attrs.frozen
+class CommonWords:
+    """What :meth:`CountingStore.common_words` found: how many chunks the search can see
+    (``chunks``), and which of the asked words more than the given share of them hold."""
+
+    chunks: int
+    words: frozenset[str] = frozenset()
+
+
+@runtime_checkable
+class CountingStore(Store, Protocol):
+    """A store that can say which words are common among the chunks a search sees, a
+    declared capability checked with ``isinstance``. Memory search asks it about the names
+    in a question, to embed the question with and without the ones most chunks hold
+    (``memory.query_focus``); a store without it is searched with the question as asked."""
+
+    def common_words(
+        self, words: Sequence[str], share: float, *, include_private: bool,
+        scope: str | None = None,
+    ) -> CommonWords:
+        """How many chunks a search with these visibility arguments (as for
+        :meth:`Store.search_text`) sees, and which of ``words`` (lower-cased, one word
+        each) more than ``share`` of those chunks hold, a word matched as the keyword
+        search matches a term (the same tokenizer and stemming). Count only visible chunks:
+        a private file must not shape another session's search. A search calls it before
+        the vector scan: keep it to an index lookup per word, remembered until the index
+        changes."""
+        ...
+
+
 @runtime_checkable
 class ContextFileStore(Protocol):
     """Context files of ONE agent in a store. ``managed`` is True when agent-level files
