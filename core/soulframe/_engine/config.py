@@ -164,6 +164,8 @@ DEFAULTS: dict[str, Key] = {
     "memory.hit_chars": K(1_400, "a hit cites the lines around its chunk too, up to this many characters (0: the chunk alone; see docs/memory.md)", min=0),
     "memory.embed_window_chars": K(160, "a chunk is embedded as passages of about this many characters; its vector score is its best passage's"),
     "memory.chunk_context": K(0.5, "a vector hit's score blends its best passage's similarity with its whole chunk's (the mean of its passages) at this weight, so a short turn is scored with the conversation around it (0: the best passage alone; a chunk holding list items, such as remembered notes, always scores by its best passage; see docs/memory.md)", types=(int, float), min=0, max=1),
+    "memory.query_focus": K(0.6, "the vector channel embeds the question as asked and without the names most chunks hold (see memory.common_names), and mixes the two at this weight: a name every chunk of a conversation holds no longer pulls the question towards the turns that merely say it (0: the question as asked; see docs/memory.md)", types=(int, float), min=0, max=1),
+    "memory.common_names": K(0.3, "a name in a question (a word with a capital letter inside a sentence) held by more than this share of the chunks a search sees is left out of the focused question (memory.query_focus); the store counts the chunks", types=(int, float), min=0, max=1),
     "memory.user_scope_boost": K(1.2, "boost of a user's own memories over the agent's", seed="000 §15"),
     "memory.citations": K("auto", "cite path#lines in answers", choices=("on", "off", "auto"), seed="001 §3"),
     "memory.watch_debounce_ms": K(1_500, "watcher debounce", seed="000 §13"),

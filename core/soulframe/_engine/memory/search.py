@@ -9,7 +9,9 @@ import logging
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..model import SearchHit, Session, SoulframeError, StoredChunk, TracksRecalls
+import attrs
+
+from ..model import CountingStore, SearchHit, Session, SoulframeError, StoredChunk, TracksRecalls
 from .chunkcontext import with_chunk_context
 from .fusion import Fused, cosine_lookup, fuse, mmr, ordered, temporal_decay
 from .fusion import boost as boosted
@@ -84,6 +86,8 @@ def search(index: IndexView, query: str,
     vector_hits: list[StoredChunk] = []
     qv: Any = None
     provider = index.embedder if channels in ("hybrid", "vector") else None
+    # asked of the store before the keyword query starts: both read the same connection
+    focused = None if provider is None else _without_common_names(index, query, private and not strangers, scope)
     text_job = None
     if channels in ("hybrid", "keyword"):
         if provider is not None:
@@ -100,9 +104,16 @@ def search(index: IndexView, query: str,
             from ..embedding import EmbeddingError
 
             try:
-                qv = index.searcher.embed_query(provider, index.model_key(), query)
-                vector_hits = store.search_vector(qv, pool * VECTOR_POOL_FACTOR, include_private=private,
+                qv = index.searcher.question_vector(provider, index.model_key(), query, focused,
+                                                    float(index.config.get("memory.query_focus")))
+                from .focus import unit
+
+                # a store scores by cosine with a unit vector; the mix's scale is put back
+                unit_qv, length = unit(qv)
+                vector_hits = store.search_vector(unit_qv, pool * VECTOR_POOL_FACTOR, include_private=private,
                                                   scope=scope)
+                if length != 1.0:
+                    vector_hits = [attrs.evolve(h, score=h.score * length) for h in vector_hits]
                 vector_hits = with_chunk_context(store, qv, vector_hits,
                                                  float(index.config.get("memory.chunk_context")))
                 vector_hits = _calibrated(index, provider, vector_hits, query)
@@ -179,6 +190,24 @@ def _passes(f: Fused, min_score: float) -> bool:
     weighted sum like every hit, but is not dropped for the keyword evidence it cannot
     have (the calibrated scale is what makes ``min_score`` mean the same for every model)."""
     return f.score >= min_score or (f.vector_score is not None and f.vector_score >= min_score)
+
+
+def _without_common_names(index: IndexView, query: str, include_private: bool,
+                          scope: str | None) -> str | None:
+    """The question without the names most visible chunks hold, to embed beside it
+    (:mod:`.focus`); ``None`` when off, when the store cannot count, or when no name is
+    that common. A private session of someone other than the owner counts public chunks
+    only: the owner's private files never shape it."""
+    if float(index.config.get("memory.query_focus")) <= 0 or not isinstance(index.store, CountingStore):
+        return None
+    from .focus import question_names, without_common_names
+
+    names = question_names(query)
+    if not names:
+        return None
+    common = index.store.common_words(names, float(index.config.get("memory.common_names")),
+                                      include_private=include_private, scope=scope)
+    return without_common_names(query, common)
 
 
 def _calibrated(index: IndexView, provider: EmbeddingProvider, hits: list[StoredChunk],

@@ -65,6 +65,18 @@ class Searcher:
             self._query_vectors[key] = qv
         return qv
 
+    def question_vector(self, provider: EmbeddingProvider, model_key: str | None, query: str,
+                        focused: str | None, weight: float) -> Any:
+        """What the vector channel scores with: ``query``'s vector, or, given ``focused``
+        (the question without its common words, :mod:`.focus`), the two mixed at
+        ``weight`` (:func:`.focus.mixed`: not a unit vector)."""
+        qv = self.embed_query(provider, model_key, query)
+        if not focused or weight <= 0:
+            return qv
+        from .focus import mixed
+
+        return mixed(qv, self.embed_query(provider, model_key, focused), weight)
+
     def share_query_vectors(self, other: Searcher) -> None:
         """Use ``other``'s query-vector cache (an evaluation over many agents of one model
         embeds each question once)."""
