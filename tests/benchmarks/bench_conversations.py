@@ -32,18 +32,10 @@ HALVES = {"tune": ["Chat_1", "Chat_3", "Chat_5", "Chat_7", "Chat_9"],
           "held": ["Chat_2", "Chat_4", "Chat_6", "Chat_8", "Chat_10"]}
 K = 6
 BUDGET = 8_000
-#: thresholds not reached yet at default settings, with why (measured in docs/memory.md);
-#: measured: held 0.749 vs keyword 0.713 within 7,617 chars, multi-hop 0.5495
-PENDING: dict[str, str] = {
-    "held hybrid recall@6 >= keyword + 0.05": "0.749 vs 0.713: the keyword channel is strong on "
-    "real chat, and the vector channel (MiniLM) weak on its slang and fragments; wider hits "
-    "lift both channels alike",
-    "held multi-hop recall@6 >= 0.55": "0.5495: evidence spread over sessions; the chunk's "
-    "context in vector scores and wider hits lifted it from 0.532, no other measured lever "
-    "(diversity per session, MMR, merged adjacent hits, two stages, passage re-scoring, dated "
-    "passages, keyword and vector feedback, question decomposition, channel agreement) on "
-    "the tune half",
-}
+#: thresholds not reached yet at default settings, with why (measured in docs/memory.md).
+#: None since memory.query_focus: held 0.791 vs keyword 0.713 within 7,518 chars,
+#: multi-hop 0.611 (before it 0.749 and 0.5495, both short)
+PENDING: dict[str, str] = {}
 
 
 def _data() -> Path | None:
