@@ -60,13 +60,17 @@ def test_a_name_every_chunk_holds_no_longer_buries_the_answer(workspace: Path, t
     the one about Mexico."""
     for question in ("What countries has Kate visited?", "Which places has Kate travelled to?"):
         agent = indexed(workspace, tmp_path / "on")
-        top = texts(agent, agent.memory.search(question, 6, track=False)[:2])
+        results = agent.memory.search(question, 6, track=False)
+        top = texts(agent, results[:2])
         agent.close()
+        assert results.focused == question.replace(" Kate", "")  # said, for whoever wonders why
         assert any(MEXICO in t for t in top) and any(BALI in t for t in top), (question, top)
         agent = indexed(workspace, tmp_path / "off", **{"memory.query_focus": 0})
-        top = texts(agent, agent.memory.search(question, 6, track=False)[:2])
+        results = agent.memory.search(question, 6, track=False)
+        top = texts(agent, results[:2])
         agent.close()
         assert not any(MEXICO in t for t in top), (question, top)
+        assert results.focused is None
 
 
 @pytest.mark.model
@@ -166,3 +170,28 @@ def test_only_the_chunks_a_session_sees_are_counted(workspace: Path, tmp_path: P
         del store.common_words
         agent.close()
     assert asked == [(True, None), (False, None), (False, "stranger")], asked
+
+
+@pytest.mark.model
+def test_memory_search_json_says_what_the_vector_channel_also_embedded(workspace: Path, tmp_path: Path) -> None:
+    """``soulframe memory search --json``: every row carries ``focused``, the question as
+    the vector channel also embedded it (null when it embedded the question as asked)."""
+    import json
+    import shutil
+
+    from soulframe.testing import make_agent
+
+    ws = tmp_path / "ws"
+    agent = make_agent(ws)
+    agent.close()
+    for f in (workspace / "memory").iterdir():
+        shutil.copy(f, ws / "memory" / f.name)
+    from click.testing import CliRunner
+    from soulframe.cli import build_cli
+
+    runner = CliRunner()
+    out = runner.invoke(build_cli(), ["-w", str(ws), "memory", "search", "What countries has Kate visited?", "--json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)
+    assert rows and {r["focused"] for r in rows} == {"What countries has visited?"}
+    assert any(MEXICO in r["snippet"] or "Mexico" in r["snippet"] for r in rows[:2]), rows[:2]

@@ -149,7 +149,7 @@ def memory_rebuild(state: State, as_json: bool) -> None:
               help="Search as this user: the agent's memory and that user's own (never another user's).")
 @click.option("--history", is_flag=True, help="Also show superseded entries (~~old~~ (superseded ...)), ranked last.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print a JSON list of {path, start_line, end_line, score, snippet, text_score, vector_score, citation, mode, provenance}.")
+              help="Print a JSON list of {path, start_line, end_line, score, snippet, text_score, vector_score, citation, mode, notice, focused (the question also embedded without its common names, or null), provenance}.")
 @pass_state
 def memory_search(state: State, query: str, k: int | None, min_score: float | None, channel: str,
                   session_kind: str, user_id: str | None, history: bool, as_json: bool) -> None:
@@ -191,7 +191,8 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
     if report is not None:
         _print_report(report, verbose=False)
     if as_json:
-        rows = [h.to_dict() | {"mode": results.mode, "notice": results.notice} for h in results]
+        rows = [h.to_dict() | {"mode": results.mode, "notice": results.notice, "focused": results.focused}
+                for h in results]
         echo_json(rows)
         if results.notice:
             click.secho(f"warning: {results.notice}", fg="yellow", err=True)

@@ -55,22 +55,27 @@ class SearchResults(list[SearchHit]):
     """The hits of one search, best first, plus how the search ran.
 
     ``mode`` is ``"hybrid"``, ``"keyword-only"`` or ``"vector-only"``; ``notice`` says why
-    when semantic search was not available (never silent).
+    when semantic search was not available (never silent); ``focused`` is the question as
+    the vector channel also embedded it, without the names most chunks hold
+    (``memory.query_focus``), or ``None`` when it embedded the question as asked only.
     """
 
     def __init__(self, hits: Sequence[SearchHit] = (), *, query: str = "", mode: str = "hybrid",
-                 notice: str | None = None, terms: Sequence[str] = ()) -> None:
+                 notice: str | None = None, terms: Sequence[str] = (),
+                 focused: str | None = None) -> None:
         super().__init__(hits)
         self.query = query
         self.mode = mode
         self.notice = notice
         self.terms = list(terms)
+        self.focused = focused
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
             "mode": self.mode,
             "notice": self.notice,
+            "focused": self.focused,
             "results": [h.to_dict() for h in self],
         }
 

@@ -176,7 +176,8 @@ def search(index: IndexView, query: str,
             recalls.extend(mine)
     if track and recalls and index.config.get("memory.recall_tracking"):
         _record_recalls(index, query, recalls)
-    return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms)
+    return SearchResults(hits, query=query, mode=mode, notice=notice, terms=terms,
+                         focused=focused if qv is not None else None)
 
 
 def _not_the_owners(hits: list[StoredChunk]) -> list[StoredChunk]:
