@@ -86,8 +86,8 @@ class SqliteStore:
         self._matrix: VectorMatrix | None = None
         self._count_cache: tuple[str | None, int] | None = None
         self._df_cache: dict[str, int] = {}
-        #: ((generation, include_private, scope), chunks a search with that visibility sees)
-        self._visible_counts: tuple[tuple[str | None, bool, str | None], int] | None = None
+        #: (include_private, scope) -> (generation, chunks a search with that visibility sees)
+        self._visible_counts: dict[tuple[bool, str | None], tuple[str | None, int]] = {}
         self._matrix_lock = threading.Lock()
         self._reader_lock = threading.Lock()
         self._read_conn: Any = None
@@ -553,16 +553,19 @@ class SqliteStore:
     def _visible_chunks(self, conn: Any, include_private: bool, scope: str | None,
                         total: int) -> tuple[int, int]:
         """The chunks a search with this visibility sees, and the ones it does not, counted
-        once per generation (called after :meth:`_chunk_count`, which notices a change)."""
-        key = (self._count_cache[0] if self._count_cache else None, include_private, scope)
-        if self._visible_counts is None or self._visible_counts[0] != key:
+        once per generation and visibility (a server answers main, group and per-user
+        sessions in turn; called after :meth:`_chunk_count`, which notices a change)."""
+        gen = self._count_cache[0] if self._count_cache else None
+        known = self._visible_counts.get((include_private, scope))
+        if known is None or known[0] != gen:
             vis, args = self._visibility_sql(include_private, scope)
             n = int(conn.execute(
                 f"SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE 1{vis}", args,
             ).fetchone()[0])
-            self._visible_counts = (key, n)
-        n = self._visible_counts[1]
-        return n, max(0, total - n)
+            if len(self._visible_counts) >= self.DF_CACHE_MAX:  # one entry per user seen
+                self._visible_counts.clear()
+            known = self._visible_counts[(include_private, scope)] = (gen, n)
+        return known[1], max(0, total - known[1])
 
     def _visible_frequency(self, conn: Any, word: str, include_private: bool, scope: str | None) -> int:
         vis, args = self._visibility_sql(include_private, scope)

@@ -106,10 +106,12 @@ def search(index: IndexView, query: str,
             try:
                 qv = index.searcher.question_vector(provider, index.model_key(), query, focused,
                                                     float(index.config.get("memory.query_focus")))
-                from .focus import unit
+                unit_qv, length = qv, 1.0
+                if focused:
+                    from .focus import unit
 
-                # a store scores by cosine with a unit vector; the mix's scale is put back
-                unit_qv, length = unit(qv)
+                    # a store scores by cosine with a unit vector; the mix's scale is put back
+                    unit_qv, length = unit(qv)
                 vector_hits = store.search_vector(unit_qv, pool * VECTOR_POOL_FACTOR, include_private=private,
                                                   scope=scope)
                 if length != 1.0:
