@@ -164,6 +164,10 @@ def read_context_file(agent: AgentLike, user_id: str | None, name: str) -> str |
             return mine[name]
         if name == BOOTSTRAP and store.bootstrap_completed(user_id):
             return None  # finished: the agent's own copy must not restart the ritual
+    if user_id and name in PERSONAL_FILES:
+        # the agent's USER.md describes its owner: a user with no copy yet reads what
+        # seeding will give them, never the owner's file
+        return templates(agent).get(name)
     if store is not None and store.managed:
         return store.agent_files().get(name)
     if user_id:

@@ -144,3 +144,31 @@ def test_an_ordinary_link_still_works_and_the_refusal_names_the_file(env: Path) 
     assert "SOUL.md: skipped" in said and "MEMORY.md under another name" in said
     with Agent.open(ws) as agent:  # the owner's main session sees MEMORY.md anyway
         assert SECRETS["MEMORY.md"] in agent.system_prompt(Session.main()).text
+
+
+@pytest.mark.parametrize("agent_type", ["open", "predefined"])
+def test_a_user_with_no_copies_yet_never_reads_the_owners_user_md(env: Path, agent_type: str) -> None:
+    """Before any prompt seeded their copies, another user's context_read of USER.md (the
+    tool, and ``context show --user``) gives the template, not the owner's file."""
+    ws = env / "ws"
+    ws.mkdir()
+    (ws / "soulframe.toml").write_text(f'agent_type = "{agent_type}"\n[embedding]\nprovider = "none"\n')
+    (ws / "USER.md").write_text(f"# USER.md\n- owner: {SECRETS['USER.md']}\n")
+    tool = _cli(ws, "tools", "call", "--user", "carol", "context_read", '{"name": "USER.md"}')
+    assert tool.exit_code == 0, tool.output
+    assert SECRETS["USER.md"] not in tool.output and "USER.md" in tool.output
+    shown = _cli(ws, "context", "show", "USER.md", "--user", "carol")
+    assert SECRETS["USER.md"] not in shown.output
+    owner = _cli(ws, "tools", "call", "context_read", '{"name": "USER.md"}')
+    assert SECRETS["USER.md"] in owner.output  # the owner still reads their own
+
+
+def _cli(ws: Path, *args: str) -> Any:
+    from click.testing import CliRunner
+    from soulframe._engine.plugins import make_plugin_manager
+    from soulframe.cli import build_cli
+
+    res = CliRunner().invoke(build_cli(make_plugin_manager()), ["-w", str(ws), *args])
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return res
