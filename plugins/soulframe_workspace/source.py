@@ -18,6 +18,7 @@ import os
 import stat
 import threading
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -213,7 +214,7 @@ class WorkspaceSource:
         reached = Reached.for_session(agent, session)
         out: list[ContextFile] = []
         for name in self.names(agent, session):
-            if DAILY_LOG.match(name) and not _public_log(ws, name):
+            if DAILY_LOG.match(name) and not _public_log(ws, name, agent.config.get("memory.extra_paths") or ()):
                 continue
             got = read_file(ws, name, cap, None if DAILY_LOG.match(name) else reached)
             if got is None:
@@ -233,16 +234,16 @@ class WorkspaceSource:
         return out
 
 
-def _public_log(ws: WorkspaceLike, name: str) -> bool:
+def _public_log(ws: WorkspaceLike, name: str, extra_paths: Sequence[str]) -> bool:
     """Daily logs reach group and heartbeat prompts: one reached through a link must be a
     public memory file itself (privacy follows the file reached), never MEMORY.md or
-    USER.md under a daily log's name."""
+    USER.md under a daily log's name, nor a file of ``memory.extra_paths`` (private)."""
     path = ws.root / name
     if not path.is_symlink() and not (ws.root / "memory").is_symlink() and _single_link(path):
         return True  # the common case: a plain file, nothing to follow
     from soulframe.memorykit import Discovery
 
-    discovery = Discovery(ws)
+    discovery = Discovery(ws, [str(p) for p in extra_paths])
     if discovery.privacy(name) is False:
         return True
     for skipped, why in discovery.skipped:

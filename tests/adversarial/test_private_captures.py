@@ -182,5 +182,68 @@ def test_a_link_never_takes_a_private_capture_into_public_memory(ws: Path, adver
             except SoulframeError as exc:
                 assert "sessions/" in str(exc) and "memory/" in str(exc)
                 a.refused()
-            a.leaked(_found(agent, "caplinkkestrel", Session.group()))
+            if name == "memory":  # a memory/ that is the captures' folder is refused whole
+                hits = agent.memory.search("caplinkkestrel capturepublicwren", session=Session.group(), min_score=0.0)
+                a.leaked(any("caplinkkestrel" in h.snippet for h in hits))
+            else:
+                a.leaked(_found(agent, "caplinkkestrel", Session.group()))
             a.leaked(_prompt_has(agent, "caplinkkestrel", Session.group()))
+
+
+#: where ``memory/`` is made to point, and whether what lies there is private memory
+MEMORY_LINKS = {
+    "sessions": True,        # the owner's saved private sessions
+    "bank": True,            # holds the entity pages (bank/entities)
+    "bank/entities": True,
+    "vault": True,           # a memory.extra_paths entry: private
+    "vault/deeper": True,    # inside one
+    ".notes": True,          # hidden: not memory at all
+    "notes": False,          # a plain folder of the workspace: memory/ may live there
+}
+
+
+@pytest.mark.parametrize("target", list(MEMORY_LINKS))
+def test_memory_as_a_link_never_makes_private_memory_public(ws: Path, adversary: Any, target: str) -> None:
+    """``memory/`` may be a link to a folder of the workspace, but not to one that is, holds
+    or lies in private memory: files reached through it keep the privacy of where they
+    are (found by the owner's main session only, or not at all when hidden), in search,
+    ``memory_get`` and today's log in the prompt; the discovery warning names the link."""
+    import datetime as dt
+    import shutil
+
+    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n[memory]\nextra_paths = ["vault"]\n')
+    shutil.rmtree(ws / "memory")
+    folder = ws / target
+    folder.mkdir(parents=True)
+    if target == "bank":
+        folder = folder / "entities"
+        folder.mkdir()
+    (ws / "vault").mkdir(exist_ok=True)
+    today = dt.date.today().isoformat()
+    for day in (today, (dt.date.today() - dt.timedelta(days=1)).isoformat()):
+        (folder / f"{day}.md").write_text(f"# {day}\n- linkedmemoryibex and capturepublicwren\n")
+    os.symlink(target, ws / "memory")
+    private = MEMORY_LINKS[target]
+    with Agent.open(ws) as agent:
+        agent.memory.sync()
+        discovery = agent.memory.discovery
+        discovery.files()
+        warned = discovery.warnings
+        for kind in NOT_MAIN:
+            with adversary.attempt(f"memory -> {target}: {kind} search, memory_get and prompt") as a:
+                hits = agent.memory.search("linkedmemoryibex", session=Session(kind=kind), min_score=0.0)  # type: ignore[arg-type]
+                found = any("linkedmemoryibex" in h.snippet for h in hits)
+                res = _cli(ws, "tools", "call", "--session", kind, "memory_get",
+                           json.dumps({"path": f"memory/{today}.md"}))
+                got = "linkedmemoryibex" in res.output
+                shown = _prompt_has(agent, "linkedmemoryibex", Session(kind=kind))  # type: ignore[arg-type]
+                if private:
+                    a.leaked(found or got or (shown and kind in ("main", "group")))
+                    a.refused()
+                elif kind == "group":
+                    assert found and got  # an ordinary link still works
+        if private:
+            assert any(w.startswith("memory: skipped") and "private memory" in w for w in warned), warned
+            owner = agent.memory.search("linkedmemoryibex", session=Session.main(), min_score=0.0)
+            # by where it really is: private memory the owner still finds, or nothing (hidden)
+            assert any("linkedmemoryibex" in h.snippet for h in owner) == (target in ("sessions", "vault", "vault/deeper")), owner

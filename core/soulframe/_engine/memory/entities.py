@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-ENTITY_DIR = "bank/entities"
+from .files import ENTITY_DIR
+
 _TITLE = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 
 

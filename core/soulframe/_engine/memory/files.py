@@ -85,6 +85,11 @@ CURATED: tuple[str, ...] = ("MEMORY.md", "memory.md")
 #: a daily log, ``memory/YYYY-MM-DD.md``: the dated journal a prompt shows today's and
 #: yesterday's of
 DAILY_LOG = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+#: the workspace folder a private session's capture is kept in: private memory (indexed
+#: like ``memory.extra_paths``), out of ``memory/``, which every session searches
+PRIVATE_DIR = "sessions"
+#: the entity pages consolidation writes: private memory too
+ENTITY_DIR = "bank/entities"
 
 
 def is_curated(name: str) -> bool:
@@ -244,10 +249,34 @@ class Discovery:
         return self.is_private(rel) or self.is_private(target)
 
     def _memory_real(self) -> Path | None:
-        """The real path of ``memory/`` (resolved once per discovery)."""
+        """The real path of ``memory/`` (resolved once per discovery); ``None`` when it is a
+        link to a folder that holds private memory (then files reached through it are
+        judged by where they really are)."""
         if self._mem_real is False:
-            self._mem_real = real_path(self.root / "memory")
+            real = real_path(self.root / "memory")
+            if real is not None and self._private_folder(real) is not None:
+                real = None
+            self._mem_real = real
         return self._mem_real  # type: ignore[return-value]
+
+    def _private_folder(self, real: Path) -> str | None:
+        """The private place (saved sessions, entity pages, an extra path, a hidden folder)
+        that the directory ``real`` is, lies in or holds, if any: ``memory/`` may be a link
+        to a folder of the workspace, never to one that would make private memory public."""
+        try:
+            parts = real.relative_to(self.root).parts
+        except ValueError:
+            return None
+        if any(_is_hidden(p) for p in parts):
+            return "/".join(parts)
+        for place in (self.root / PRIVATE_DIR, self.root / ENTITY_DIR, *(full for _, full in self.extra)):
+            there = real_path(place) or place
+            if there == real or there in real.parents or real in there.parents:
+                try:
+                    return there.relative_to(self.root).as_posix()
+                except ValueError:
+                    return str(there)
+        return None
 
     def _memory_relative(self, real: Path) -> str:
         """``real`` as a workspace-relative path; a file under the real ``memory/`` (which
@@ -420,6 +449,14 @@ class Discovery:
         if real != self.root and self.root not in real.parents:
             self._skip(rel, f"a symlink to {real}, outside the workspace; {fix}")
             return False
+        if rel == "memory" and real != self.root:
+            private = self._private_folder(real)
+            if private is not None:
+                target = real.relative_to(self.root).as_posix()
+                self._skip(rel, f"a symlink to {target}, which is or holds private memory "
+                                f"({private}); files reached through it would become public "
+                                f"memory; {fix}")
+                return False
         if confine is not None and real != confine and confine not in real.parents:
             target = real.relative_to(self.root).as_posix() or "."
             where = "the workspace root" if real == self.root else target

@@ -28,11 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import FileRecord, Session, SoulframeError, UnknownNameError
-from .entities import ENTITY_DIR
-from .files import Discovery, MemoryFile
+from .files import ENTITY_DIR, PRIVATE_DIR, Discovery, MemoryFile
 from .results import MemoryDisabledError, MemoryExcerpt, MemoryStatus, SearchResults, SyncReport
 from .searcher import Searcher
-from .sessions import PRIVATE_DIR
 from .syncer import Syncer
 
 if TYPE_CHECKING:

@@ -29,16 +29,13 @@ import attrs
 
 from ..conversation import text_of
 from ..model import Session, SoulframeError
-from .files import is_curated
+from .files import PRIVATE_DIR, is_curated
 from .indexview import index_of
 from .textclean import strip_controls
 
 if TYPE_CHECKING:
     from ..model import AgentLike, ChatModel
 
-#: the workspace folder a private session's capture is kept in: private memory (indexed
-#: like ``memory.extra_paths``), out of ``memory/``, which every session searches
-PRIVATE_DIR = "sessions"
 
 #: characters of transcript sent to the model for a summary (the end is kept: it is what
 #: the session came to)

@@ -118,8 +118,7 @@ class Reached:
 def private_memory_dirs(agent: AgentLike) -> tuple[str, ...]:
     """The workspace folders of private memory: saved private sessions, entity pages and
     ``memory.extra_paths``."""
-    from ..memory.entities import ENTITY_DIR
-    from ..memory.sessions import PRIVATE_DIR
+    from ..memory.files import ENTITY_DIR, PRIVATE_DIR
 
     extra: Any = agent.config.get("memory.extra_paths") or ()
     return tuple(d.strip("/") for d in (PRIVATE_DIR, ENTITY_DIR, *(str(x) for x in extra)) if d.strip("/"))
