@@ -41,10 +41,10 @@ DEFAULT_BOUNDARY = "<!-- SOULFRAME_CACHE_BOUNDARY -->"
 BOUNDARY_STAND_IN = "[cache boundary marker removed]"
 
 # ``<`` + optional ``/`` + a wrapper tag name, whitespace (newlines included) anywhere it
-# could hide, attributes, up to ``>`` (or the end of the text: a tag left open at the end
-# is still a tag to a model)
+# could hide. Whatever follows does not matter: the tag's start is what is escaped, so an
+# attribute holding ``<`` or ``>``, or a tag left open, cannot keep it a tag
 _TAG = re.compile(
-    r"<\s*(/?)\s*(" + "|".join(WRAPPER_TAGS) + r")\b([^<>]*)(>|$)",
+    r"<\s*(/?)\s*(" + "|".join(WRAPPER_TAGS) + r")\b",
     re.IGNORECASE,
 )
 # the default marker in any case and spacing, as an HTML comment
@@ -52,10 +52,10 @@ _DEFAULT_MARKER = re.compile(r"<!--\s*SOULFRAME_CACHE_BOUNDARY\s*-->", re.IGNORE
 
 
 def _escape_tag(m: re.Match[str]) -> str:
-    slash, name, rest, close = m.groups()
+    slash, name = m.groups()
     # "<\/context_file>" (the form soulframe has always used for a closing tag) and
     # "<\context_file ...>": readable, and no longer a tag
-    return f"<\\{slash}{name}{rest}{close}" if slash else f"<\\{name}{rest}{close}"
+    return f"<\\{slash}{name}" if slash else f"<\\{name}"
 
 
 # Cached by content: every prompt build neutralises the same unchanged context files, and a
