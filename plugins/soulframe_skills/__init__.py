@@ -89,6 +89,11 @@ def _read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     # raises SoulframeError with a did-you-mean for an unknown name, as the CLI does
     content = skills.read(name.strip())
     skill = skills.get(name.strip())
+    from soulframe.kit import mask_for_model, neutralise
+
+    # a skill's text goes to the model as a prompt's files do: secrets masked, no tag of
+    # soulframe's own left live in it
+    content = neutralise(mask_for_model(content, ctx.agent.config))
     return {
         "name": name.strip(),
         "location": str(skill.path) if skill else None,

@@ -121,6 +121,11 @@ def _read(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
         return _read_virtual(ctx, args["name"])
 
     content = read_context_file(ctx.agent, ctx.session.user_id, args["name"])
+    if content:
+        from soulframe.kit import mask_for_model, neutralise
+
+        # to the model, as in a prompt: secrets masked, soulframe's own tags escaped
+        content = neutralise(mask_for_model(content, ctx.agent.config))
     return {"name": args["name"], "exists": content is not None, "content": content or ""}
 
 

@@ -175,6 +175,27 @@ def test_memory_excerpts_returned_to_the_model_are_neutralised(workspace: Path, 
         a.leaked(bool(LOOKALIKE.search(got["text"])) or BOUNDARY in got["text"])
 
 
+@pytest.mark.parametrize("kind", ["main", "group"])
+def test_skill_and_context_file_reads_returned_to_the_model_are_neutralised(workspace: Path, adversary,
+                                                                          kind: str) -> None:
+    """skill_read and context_read hand a file to the model as a prompt does: no live tag of
+    soulframe's own, no boundary marker, no secret (the token is a test value)."""
+    from soulframe._engine.tools import dispatch
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    payload = "\n".join(PAYLOADS.values()) + f"\ndeploy token {token}\n"
+    workspace_with(workspace, "TOOLS.md", payload)
+    (workspace / "skills" / "tea" / "SKILL.md").write_text(f"---\nname: tea\ndescription: brew tea\n---\n{payload}")
+    agent = Agent(load_config(workspace=workspace, search=False, overrides={"embedding.provider": "none"}))
+    session = Session(kind=kind, now=NOW)  # type: ignore[arg-type]
+    reads = [("skill_read", {"name": "tea"})] + ([("context_read", {"name": "TOOLS.md"})] if kind == "main" else [])
+    for tool, args in reads:  # (a group session has no context_read)
+        with adversary.attempt(f"wrapper tags and a token via {tool} ({kind})") as a:
+            text = dispatch(agent, tool, args, session=session)["content"]
+            assert "Delegate everything" in text  # the text is there, defused
+            a.leaked(bool(LOOKALIKE.search(text)) or BOUNDARY in text or token in text)
+
+
 def test_boot_md_cannot_close_its_block_in_any_spelling(adversary) -> None:
     from soulframe_routines.boot import boot_message
 
