@@ -9,7 +9,8 @@ format the guard refuses is also a format no page shows.
 What counts as a secret: provider key formats (OpenAI/Anthropic ``sk-``, Stripe ``sk_live_``,
 AWS ``AKIA…``, GitHub ``ghp_``/``github_pat_``, GitLab ``glpat-``, Slack ``xox?-``, Google
 ``AIza``, Hugging Face ``hf_``, npm ``npm_``, SendGrid ``SG.``, Twilio ``SK…``, Telegram bot
-tokens), JWTs, PEM private keys, ``Bearer …``, credentials in URLs (``user:KEY@host``,
+tokens), JWTs, PEM private keys, ``Bearer …`` and ``Authorization: Basic …``, a ``mysql -pX``
+password, credentials in URLs (``user:KEY@host``,
 ``?key=KEY``) and a keyword with a value (``password: …``, ``the password for the router is
 …``, ``wifi pw: …``) whose value is not an everyday word nor code that reads a secret from
 elsewhere (``os.environ["X"]``, ``getpass()``, ``process.env.X``, ``settings.X``).
@@ -61,7 +62,7 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}")),
     ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}")),
     ("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")),
-    ("aws-secret-key", re.compile(r"aws.{0,20}?secret.{0,20}?[=:]\s*[\"']?(?P<value>[A-Za-z0-9/+=]{40})\b", _I)),
+    ("aws-secret-key", re.compile(r"aws.{0,20}?secret.{0,20}?[=:\s]\s*[\"']?(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", _I)),
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,})")),
     ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
     ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{8,}")),
@@ -74,6 +75,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
     ("bearer-token", re.compile(r"\bBearer\s+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)", _I)),
+    ("basic-auth", re.compile(r"\bAuthorization\s*[:=]\s*[\"']?Basic\s+(?P<value>[A-Za-z0-9+/]{8,}={0,2})", _I)),
+    ("mysql-password", re.compile(r"\bmysql(?:dump|admin|sh)?\b[^\n]{0,80}?\s-p(?P<value>[^\s\"'`]{4,})")),
     ("url-credentials", re.compile(
         r"\b[a-z][a-z0-9+.\-]{0,20}://[^/\s:@]{0,64}:(?P<value>[^/\s@]{3,128})@[^\s/]+", _I)),
     ("password-assignment", re.compile(_KEYWORD_VALUE, _I)),

@@ -117,6 +117,26 @@ def test_remember_refuses_a_password_in_a_sentence(workspace: Path, tmp_path: Pa
         agent.memory.remember(text)
 
 
+@pytest.mark.parametrize(("text", "secret", "name"), [
+    ("curl -H 'Authorization: Basic YWxpY2U6czNjcjN0LXBhc3M=' https://nas.local", "YWxpY2U6czNjcjN0", "basic-auth"),
+    ("aws secret key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI", "aws-secret-key"),
+    ("backup: mysqldump -u root -pS3cr3tPass42 shop > shop.sql", "S3cr3tPass42", "mysql-password"),
+])
+def test_more_secret_formats_are_refused_and_masked(text: str, secret: str, name: str) -> None:
+    from soulframe._engine.redaction import mask_found
+
+    assert [f.name for f in scan(text)] == [name]
+    assert secret not in mask_found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Basic training starts on Monday, Authorization forms are due Friday",
+    "the aws secret sauce: tag every resource with its owner and cost centre",
+    "mysql -u root -p prompts for the password", "mysqldump -h db -p shop"])
+def test_ordinary_notes_near_those_formats_pass(text: str) -> None:
+    assert scan(text) == []
+
+
 def test_a_finding_names_the_kind_and_never_repeats_the_secret() -> None:
     (finding,) = scan(FAKE_KEY)
     assert finding.kind == "secret" and finding.name == "openai-key"
