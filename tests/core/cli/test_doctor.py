@@ -155,3 +155,22 @@ def test_doctor_fix_applies_the_safe_fixes_and_lists_each(cli, workspace: Path, 
     assert report["healthy"] and out.returncode == 0
     text = cli("-w", str(workspace), "doctor", "--fix").stdout
     assert "fixed:" not in text  # nothing left to fix
+
+
+def test_a_linked_memory_folder_is_judged_by_the_folder_it_reaches(cli, workspace: Path) -> None:
+    """A symlink's own mode is always 777: doctor reads the mode of the folder it reaches."""
+    import json
+    import os
+
+    from soulframe._engine.workspace import seed_workspace
+
+    seed_workspace(workspace)
+    os.rename(workspace / "memory", workspace / "notes")
+    os.chmod(workspace / "notes", 0o700)
+    (workspace / "memory").symlink_to("notes")
+    def permission_findings() -> list[str]:
+        report = json.loads(cli("-w", str(workspace), "doctor", "--json").stdout)
+        return [f["message"] for f in report["findings"] if f["check"] == "permissions"]
+    assert not any("memory/" in m for m in permission_findings())
+    os.chmod(workspace / "notes", 0o755)
+    assert any("memory/ is mode 755" in m for m in permission_findings())

@@ -166,7 +166,8 @@ def apply_fixes(findings: list[Finding]) -> list[tuple[Finding, str, bool]]:
 
 
 def _mode(path: Path) -> int:
-    return stat.S_IMODE(path.lstat().st_mode)
+    # the file or directory reached: a symlink's own mode is always 777 and guards nothing
+    return stat.S_IMODE(path.stat().st_mode)
 
 
 def workspace_permissions(agent: CheckedAgent) -> Iterable[Finding]:
