@@ -6,6 +6,7 @@ Public API (``__all__``, docs/api.md); imported on first use like :mod:`soulfram
 - **Memory files**: which files are memory and where they live: :data:`CURATED`
   (``MEMORY.md``), :data:`DAILY_LOG`, :data:`MEMORY_FILES`, :func:`daily_log_names`,
   :func:`is_curated`, :func:`day_of`, :class:`Discovery` (finds the :class:`MemoryFile` s), :data:`SKIP_DIRS`;
+  the folders of private memory, :data:`PRIVATE_DIR` (saved sessions) and :data:`ENTITY_DIR`;
   :func:`confine_memory_path` refuses a path outside ``memory/`` (:class:`MemoryPathError`).
 - **Safety**: :func:`guard` checks a write for injected instructions and secrets (per
   :func:`safety_mode_of`; :func:`scan_for_unsafe` only reports), :class:`Quarantine`,
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
     from soulframe._engine.memory.files import (
         CURATED,
         DAILY_LOG,
+        ENTITY_DIR,
+        PRIVATE_DIR,
         SKIP_DIRS,
         Discovery,
         MemoryFile,
@@ -158,6 +161,8 @@ _HOMES: dict[str, str] = {
     "CONTEXT_FILES": "soulframe._engine.agentstore",
     "context_store": "soulframe._engine.agentstore",
     "CURATED": "soulframe._engine.memory.files",
+    "ENTITY_DIR": "soulframe._engine.memory.files",
+    "PRIVATE_DIR": "soulframe._engine.memory.files",
     "DAILY_LOG": "soulframe._engine.memory.files",
     "daily_log_names": "soulframe._engine.prompt.context",
     "day_of": "soulframe._engine.memory.files",
@@ -217,11 +222,13 @@ __all__ = [
     "DAILY_LOG",
     "DIARY",
     "Discovery",
+    "ENTITY_DIR",
     "EmbeddingCache",
     "InMemoryCacheBackend",
     "MEMORY_FILES",
     "MemoryFile",
     "MemoryPathError",
+    "PRIVATE_DIR",
     "Provenance",
     "Quarantine",
     "QuarantineEntry",

@@ -142,18 +142,23 @@ def _date(_ctx: Any, _param: Any, value: str | None) -> _dt.date | None:
 @click.option("--since", callback=_date, metavar="YYYY-MM-DD", help="Forget dated history from this day on.")
 @click.option("--until", callback=_date, metavar="YYYY-MM-DD", help="Forget dated history up to this day.")
 @click.option("--limit", default=6, show_default=True, help="How many search hits --query looks at.")
+@click.option("--everywhere", is_flag=True,
+              help="Also remove matching lines outside memory: AGENTS.md, SOUL.md, TOOLS.md, skills ... "
+                   "(by default those are listed and left as they are).")
 @click.option("--dry-run", is_flag=True, help="List what would be forgotten; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {entries: [...], files, result}.")
 @pass_state
 def forget_command(state: State, text: str | None, query: str | None, file_: str | None,
-                   since: _dt.date | None, until: _dt.date | None, limit: int, dry_run: bool,
-                   yes: bool, as_json: bool) -> None:
+                   since: _dt.date | None, until: _dt.date | None, limit: int, everywhere: bool,
+                   dry_run: bool, yes: bool, as_json: bool) -> None:
     """Forget memory entries everywhere soulframe copied them.
 
-    An entry is a line of the workspace's Markdown: every line containing TEXT (ignoring
-    case), the matching lines of the best hits for --query, a whole --file, or dated
-    history between --since and --until. Removed from the Markdown, the full-text index,
+    An entry is a line of memory (MEMORY.md, memory/, saved sessions, extra paths) or of
+    USER.md: every line containing TEXT (ignoring case), the matching lines of the best hits
+    for --query, a whole --file, or dated history between --since and --until. A matching
+    line of the agent's instructions, identity or skills (AGENTS.md, SOUL.md, skills/ ...)
+    is listed and left as it is, unless --everywhere. Removed from the Markdown, the full-text index,
     the vectors and the embedding cache, recall tracking, the consolidation diary and undo
     snapshots, the quarantine; the index is compacted so the bytes are gone from the
     database and its log. A tombstone (a hash, never the text) keeps a later import from
@@ -170,8 +175,15 @@ def forget_command(state: State, text: str | None, query: str | None, file_: str
     if not any(x is not None for x in (text, query, file_, since, until)):
         raise click.UsageError("say what to forget: TEXT, --query, --file or --since/--until")
     agent = state.agent()
-    plan = select(agent, text=text, query=query, file=file_, since=since, until=until, limit=limit)
-    listing = {"entries": [e.to_dict() for e in plan.entries], "files": plan.files}
+    plan = select(agent, text=text, query=query, file=file_, since=since, until=until, limit=limit,
+                  everywhere=everywhere)
+    listing = {"entries": [e.to_dict() for e in plan.entries], "files": plan.files,
+               "kept": [e.to_dict() for e in plan.kept]}
+    if plan.kept and not as_json:
+        click.secho(f"left as is (not memory; --everywhere removes these too): {len(plan.kept)} line(s)",
+                    fg="yellow", err=True)
+        for e in plan.kept:
+            click.secho(f"  {e.path}:{e.line}  {e.text.strip()[:160]}", fg="yellow", err=True)
     if not plan:
         if as_json:
             echo_json({**listing, "result": None})

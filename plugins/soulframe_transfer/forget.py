@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,10 @@ import attrs
 from soulframe import ErasingStore, SoulframeError
 from soulframe.kit import atomic_write
 from soulframe.memorykit import (
+    ENTITY_DIR,
+    PRIVATE_DIR,
     SKIP_DIRS,
+    Discovery,
     Provenance,
     confine_memory_path,
     day_of,
@@ -62,6 +65,9 @@ class Plan:
     files: list[str] = attrs.field(factory=list)
     #: the text asked for, searched for in every copy besides the entries' own lines
     texts: list[str] = attrs.field(factory=list)
+    #: matching lines outside memory (the agent's instructions, identity, skills), left as
+    #: they are unless forgetting ``everywhere``
+    kept: list[Entry] = attrs.field(factory=list)
 
     def needles(self) -> list[str]:
         out: list[str] = [t for t in self.texts if t.strip()]
@@ -112,20 +118,38 @@ def markdown_files(agent: AgentLike) -> Iterator[tuple[str, Path]]:
                 yield p.relative_to(root).as_posix(), p
 
 
+def memory_or_personal(agent: AgentLike) -> Callable[[str], bool]:
+    """Whether a workspace path is memory (``MEMORY.md``, ``memory/``, ``memory.extra_paths``,
+    saved sessions, entity pages) or the owner's ``USER.md``: what forget edits by default.
+    The agent's instructions and identity (``AGENTS.md``, ``SOUL.md`` ...) and skills are not
+    memory: a line there that happens to hold the text is listed, not removed."""
+    discovery = Discovery(agent.workspace, list(agent.config.get("memory.extra_paths") or ()))
+
+    def check(rel: str) -> bool:
+        if rel == "USER.md" or discovery.is_memory_path(rel):
+            return True
+        return any(rel.startswith(d + "/") for d in (PRIVATE_DIR, ENTITY_DIR))
+
+    return check
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8", errors="replace").splitlines()
 
 
 def select(agent: AgentLike, *, text: str | None = None, query: str | None = None,
            file: str | None = None, since: _dt.date | None = None, until: _dt.date | None = None,
-           limit: int = 6) -> Plan:
+           limit: int = 6, everywhere: bool = False) -> Plan:
+    """What to forget. Lines outside memory and ``USER.md`` (:func:`memory_or_personal`) go
+    to :attr:`Plan.kept` unless ``everywhere``."""
     plan = Plan()
     seen: set[tuple[str, int]] = set()
+    editable = memory_or_personal(agent)
 
     def take(rel: str, i: int, line: str) -> None:
         if (rel, i) not in seen and line.strip():
             seen.add((rel, i))
-            plan.entries.append(Entry(rel, i, line))
+            (plan.entries if everywhere or editable(rel) else plan.kept).append(Entry(rel, i, line))
 
     if text is not None:
         needle = text.casefold().strip()

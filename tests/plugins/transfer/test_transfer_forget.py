@@ -230,3 +230,29 @@ def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
         assert any("per-user files" in n for n in result.unreachable)
     finally:
         agent.close()
+
+
+def test_forget_leaves_the_agents_instructions_unless_told_everywhere(tmp_path: Path) -> None:
+    """A line of AGENTS.md, SOUL.md or a skill that happens to hold the text is not memory:
+    listed and left as it is; USER.md (personal) and memory lose theirs; --everywhere takes
+    the rest too."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    (ws / "memory" / "2026-11-02.md").write_text("# 2026-11-02\n\n- Dana moved to Leeds.\n")
+    (ws / "USER.md").write_text("# USER.md\n\n- Sister: Dana\n")
+    agents = (ws / "AGENTS.md").read_text() + "\n- When Dana writes, answer in Welsh.\n"
+    (ws / "AGENTS.md").write_text(agents)
+    skill = ws / "skills" / "letters"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: letters\ndescription: letters to Dana\n---\nSign as Sam.\n")
+    out = run_cli("-w", str(ws), "forget", "Dana", "--yes", "--json", check=True)
+    report = json.loads(out.stdout)
+    assert sorted(e["path"] for e in report["entries"]) == ["USER.md", "memory/2026-11-02.md"]
+    assert sorted(e["path"] for e in report["kept"]) == ["AGENTS.md", "skills/letters/SKILL.md"]
+    assert "Dana" not in (ws / "USER.md").read_text() + (ws / "memory" / "2026-11-02.md").read_text()
+    assert (ws / "AGENTS.md").read_text() == agents and "Dana" in (skill / "SKILL.md").read_text()
+    said = run_cli("-w", str(ws), "forget", "Dana", "--dry-run")
+    assert "left as is" in said.stderr and "AGENTS.md" in said.stderr
+    run_cli("-w", str(ws), "forget", "Dana", "--everywhere", "--yes", check=True)
+    assert "Dana" not in (ws / "AGENTS.md").read_text() and "Dana" not in (skill / "SKILL.md").read_text()
