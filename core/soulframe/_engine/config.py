@@ -47,6 +47,8 @@ class Key:
     path: bool = False
     #: the plugin that declared it ("" for the core), set when the catalogue is built
     plugin: str = ""
+    #: the accepted types of a list's items or a table's values (``None``: not checked)
+    items: tuple[type, ...] | None = None
 
 
 def K(
@@ -59,9 +61,11 @@ def K(
     min: float | None = None,
     max: float | None = None,
     path: bool = False,
+    items: tuple[type, ...] | None = None,
 ) -> Key:
     """A :class:`Key`; ``types`` defaults to the type of ``default`` (an int default accepts
-    only ints, a float default floats and ints)."""
+    only ints, a float default floats and ints); ``items``, the types a list's items or a
+    table's values must have."""
     if types is None:
         if isinstance(default, bool):
             types = (bool,)
@@ -77,7 +81,7 @@ def K(
             types = (dict,)
         else:
             types = (str,)
-    return Key(default, types, help, choices, seed, min, max, path)
+    return Key(default, types, help, choices, seed, min, max, path, items=items)
 
 
 NONE = type(None)
@@ -90,7 +94,7 @@ DEFAULTS: dict[str, Key] = {
     "timezone": K(None, "IANA timezone for dates and daily logs; empty = system local", types=(str, NONE)),
     "agent_type": K("open", "type of the default agent", choices=("open", "predefined"), seed="000 §4"),
     # ----------------------------------------------------------------- plugins
-    "plugins.disabled": K([], "plugin names to block before loading (see `soulframe plugins`)"),
+    "plugins.disabled": K([], "plugin names to block before loading (see `soulframe plugins`)", items=(str,)),
     # ----------------------------------------------------------------- bootstrap files
     "bootstrap.max_chars_per_file": K(20_000, "per-file limit before head/tail truncation", seed="000 §2, 001, 003"),
     "bootstrap.total_max_chars": K(
@@ -110,18 +114,18 @@ DEFAULTS: dict[str, Key] = {
         "local model gets a 2,000-token prompt); 0 turns the scaling off", seed="002"),
     "prompt.mode": K(None, "default prompt mode for agents that set none", types=(str, NONE), choices=(None, *PROMPT_MODES)),
     "prompt.tokenizer": K("estimate", "token estimator: estimate (per-script rates fitted to cl100k, no download) or tiktoken"),
-    "prompt.disabled_sections": K([], "section names to leave out of every prompt"),
+    "prompt.disabled_sections": K([], "section names to leave out of every prompt", items=(str,)),
     "prompt.cache_boundary": K("<!-- SOULFRAME_CACHE_BOUNDARY -->", "marker between the cached prefix and the dynamic suffix", seed="002"),
     "prompt.extra": K("", "extra system prompt text (section 10, <extra_context>)"),
     "prompt.heartbeat_light_context": K(True, "heartbeat sessions get only HEARTBEAT.md, AGENTS.md and TOOLS.md"),
-    "prompt.channel_hints": K({}, "channel name -> formatting hint (section 9.5)"),
+    "prompt.channel_hints": K({}, "channel name -> formatting hint (section 9.5)", items=(str,)),
     "prompt.group_title_max_chars": K(100, "group chat titles are sanitised and cut to this", seed="002"),
     "prompt.stable_files": K(
         ["AGENTS.md", "AGENTS_CORE.md", "AGENTS_TASK.md", "CAPABILITIES.md", "USER_PREDEFINED.md", "TOOLS.md", "HEARTBEAT.md"],
         "context files shown above the cache boundary; the others (USER.md, BOOTSTRAP.md, MEMORY.md, daily logs) go below it",
-        seed="002",
+        seed="002", items=(str,),
     ),
-    "model.aliases": K({}, "short names for chat models, used by -m: {fast = \"openai/gpt-4o-mini\"}"),
+    "model.aliases": K({}, "short names for chat models, used by -m: {fast = \"openai/gpt-4o-mini\"}", items=(str,)),
     "model.context_window": K(200_000, "the chat model's context window in tokens: the prompt budget scales down to fit a small one", min=1),
     # ----------------------------------------------------------------- identity
     "ui.assistant_name": K(None, "display name override (highest in the identity chain)", types=(str, NONE), seed="003 §1.3"),
@@ -149,11 +153,11 @@ DEFAULTS: dict[str, Key] = {
     "skills.watch_debounce_ms": K(500, "hot-reload debounce", seed="000 §13"),
     "skills.personal_dir": K("~/.agents/skills", "tier 3: personal agent skills", seed="000 §8", path=True),
     "skills.global_dir": K("~/.soulframe/skills", "tier 4: global skills", seed="000 §8", path=True),
-    "skills.extra_dirs": K([], "more skill roots, searched at tier 4"),
-    "skills.pinned": K([], "skill names listed in minimal-mode (sub-agent) prompts", seed="002"),
+    "skills.extra_dirs": K([], "more skill roots, searched at tier 4", items=(str,)),
+    "skills.pinned": K([], "skill names listed in minimal-mode (sub-agent) prompts", seed="002", items=(str,)),
     # ----------------------------------------------------------------- memory
     "memory.enabled": K(True, "index memory files and offer the memory tools"),
-    "memory.extra_paths": K([], "more files or directories (inside the workspace) to index"),
+    "memory.extra_paths": K([], "more files or directories (inside the workspace) to index", items=(str,)),
     "memory.chunk_max_chars": K(1_000, "chunk size", seed="000 §14"),
     "memory.text_weight": K(0.6, "keyword weight in hybrid search (the seeds' 0.3 lost to the keyword channel alone on real conversations: docs/memory.md)", seed="000 §15, 001"),
     "memory.vector_weight": K(0.4, "vector weight in hybrid search", seed="000 §15, 001"),
@@ -202,7 +206,7 @@ DEFAULTS: dict[str, Key] = {
     "store.dsn": K(None, "PostgreSQL DSN (or $SOULFRAME_DSN)", types=(str, NONE)),
     # ----------------------------------------------------------------- embeddings
     "embedding.provider": K("auto", "local, openai, gemini, openai-compatible, none, or auto"),
-    "embedding.auto_order": K(["local", "openai", "gemini"], "providers tried by auto, in order"),
+    "embedding.auto_order": K(["local", "openai", "gemini"], "providers tried by auto, in order", items=(str,)),
 }
 
 #: keys under these prefixes are free-form (a plugin's own settings)
@@ -212,11 +216,11 @@ AGENT_KEYS: dict[str, Key] = {
     "id": K("default", "agent id"),
     "workspace": K(None, "the agent's workspace", types=(str, NONE)),
     "type": K("open", "open or predefined", choices=("open", "predefined")),
-    "identity": K({}, "name / emoji / avatar overrides"),
+    "identity": K({}, "name / emoji / avatar overrides", items=(str,)),
     "prompt_mode": K(None, "default prompt mode", types=(str, NONE), choices=(None, *PROMPT_MODES)),
     "self_evolve": K(False, "predefined agents may update SOUL.md"),
     "timezone": K(None, "IANA timezone", types=(str, NONE)),
-    "owner_ids": K([], "owner ids (section 7)"),
+    "owner_ids": K([], "owner ids (section 7)", items=(str, int)),
     "extra_prompt": K(None, "extra system prompt", types=(str, NONE)),
     "options": K({}, "free-form settings plugins read (team, delegation, ...)"),
 }
@@ -387,6 +391,21 @@ def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int |
     if not ok:
         expected = " or ".join("null" if t is NONE else t.__name__ for t in ok_types)
         raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected {expected}")
+    if spec.items is not None and isinstance(value, (list, dict)):
+        members = value.items() if isinstance(value, dict) else enumerate(value)
+        for at, item in members:
+            if not isinstance(item, spec.items) or (isinstance(item, bool) and bool not in spec.items):
+                expected = " or ".join("null" if t is NONE else t.__name__ for t in spec.items)
+                raise ConfigError(f"{loc}: {key}[{at!r}] = {shown_value(key, item)} — expected {expected}"
+                                  + (" (quote it)" if str in spec.items else ""))
+    if (key == "timezone" or key.endswith(".timezone")) and isinstance(value, str) and value:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — not a known IANA timezone "
+                              "(e.g. 'Europe/Berlin', 'America/New_York', 'UTC')") from None
     if spec.choices is not None and value not in spec.choices:
         allowed = ", ".join(repr(c) for c in spec.choices if c is not None)
         raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected one of {allowed}")
@@ -617,6 +636,10 @@ def load_config(
             spec = keys.get(key)
             if spec is None:
                 loc = f"{where}{f' line {line}' if line else ''}"
+                if any(k.startswith(key + ".") for k in keys):
+                    # "memory = 5": a table's name given a value
+                    raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — {key} is a table of "
+                                      f"settings: write them under [{key}]")
                 raise ConfigError(f"{loc}: unknown key {key!r}{_did_you_mean(key, list(keys))}")
             _check_value(key, value, spec, where, line)
             if spec.path and isinstance(value, str) and value and not value.startswith("~") \

@@ -74,6 +74,8 @@ def range_problem(key: str, value: float) -> str | None:
     if low <= value <= high:
         return None
     if high >= INT_LIMIT:
+        if value > high:
+            return f"too large: expected a number from {_num(low)} to {_num(high)}"
         return f"expected a number ≥ {_num(low)}"
     return f"expected a number between {_num(low)} and {_num(high)}"
 

@@ -69,6 +69,30 @@ def test_wrong_type_names_what_was_expected(workspace: Path) -> None:
         load_config(workspace=workspace)
 
 
+@pytest.mark.parametrize(("toml", "message"), [
+    ("[prompt]\ndisabled_sections = [3]\n", "line 2: prompt.disabled_sections[0] = 3 — expected str (quote it)"),
+    ('[skills]\nextra_dirs = ["ok", 1]\n', "line 2: skills.extra_dirs[1] = 1 — expected str"),
+    ("[model]\naliases = { fast = 5 }\n", "line 2: model.aliases['fast'] = 5 — expected str"),
+    ('[prompt]\nchannel_hints = { telegram = true }\n', "prompt.channel_hints['telegram'] = True — expected str"),
+    ('timezone = "Mars/Base"\n', "line 1: timezone = 'Mars/Base' — not a known IANA timezone"),
+    ("memory = 5\n", "line 1: memory = 5 — memory is a table of settings: write them under [memory]"),
+    ("[memory]\nmax_file_bytes = 99999999999999999999999\n", "too large: expected a number from 1 to"),
+])
+def test_a_bad_item_of_a_list_or_table_is_caught_when_the_file_is_read(workspace: Path, toml: str,
+                                                                        message: str) -> None:
+    """Caught at load, naming the file, line and item — not as a traceback in the first
+    command that uses the value."""
+    cfg = write(workspace / "soulframe.toml", toml)
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace=workspace)
+    assert str(err.value).startswith(str(cfg)) and message in str(err.value)
+
+
+def test_owner_ids_may_be_numbers(workspace: Path) -> None:
+    write(workspace / "soulframe.toml", '[[agents]]\nid = "a"\nowner_ids = [12345, "alice"]\n')
+    assert load_config(workspace=workspace).agents[0].owner_ids == ("12345", "alice")
+
+
 def test_bad_value_out_of_range_and_choices(workspace: Path) -> None:
     write(workspace / "soulframe.toml", "[bootstrap]\nhead_ratio = 1.5\n")
     with pytest.raises(ConfigError, match="between 0 and 1"):

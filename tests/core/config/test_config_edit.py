@@ -45,6 +45,8 @@ def test_new_keys_join_their_table_or_a_new_one(workspace: Path) -> None:
     ("memory.max_resuts", "3", "did you mean 'memory.max_results'?"),
     ("memory.max_results", "-3", "expected a number between 1 and 1,000"),
     ("skills.mode", "sometimes", "inline"),
+    ("prompt.disabled_sections", "[3]", "prompt.disabled_sections[0] = 3 — expected str"),
+    ("timezone", "Mars/Base", "not a known IANA timezone"),
 ])
 def test_a_bad_key_or_value_changes_nothing(cli, workspace: Path, key: str, value: str, message: str) -> None:
     cfg = workspace / "soulframe.toml"
