@@ -209,6 +209,40 @@ def test_a_real_full_tmpfs_leaves_memory_whole(adversary: Any, ws: Path, tmp_pat
         a.leaked(out.read_bytes() != before)
 
 
+READ_ONLY = """
+import json, os, subprocess, sys
+ws, cfg, state = sys.argv[1:4]
+for place in (ws, state):  # a read-only mount of the workspace, and of the state directory
+    subprocess.run(["mount", "--bind", place, place], check=True)
+    subprocess.run(["mount", "-o", "remount,bind,ro", place], check=True)
+env = dict(os.environ, SOULFRAME_CONFIG=cfg)
+out = {}
+for args in (["memory", "remember", "Call the plumber on Monday"], ["skills", "new", "tidy", "-d", "tidy up"],
+             ["forget", "heron", "--yes"], ["memory", "search", "heron"]):
+    r = subprocess.run([sys.executable, "-m", "soulframe", "-w", ws, *args], capture_output=True, text=True, env=env)
+    out[" ".join(args)] = {"rc": r.returncode, "stderr": r.stderr}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="no user namespace to mount in")
+def test_a_read_only_workspace_or_state_gives_one_line_naming_the_place(adversary: Any, ws: Path,
+                                                                        tmp_path: Path) -> None:
+    """Commands that must write say which place is read-only, in one line, and change nothing
+    (a search too: it takes the index's sync lock in state_dir)."""
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    r = subprocess.run(["unshare", "-Urm", sys.executable, "-c", READ_ONLY, str(ws), str(_config(tmp_path)),
+                        str(tmp_path / "state")], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    for what, got in json.loads(r.stdout).items():
+        with adversary.attempt(f"read-only: {what}", cls="full disk") as a:
+            result = subprocess.CompletedProcess([], got["rc"], "", got["stderr"])
+            one_line_error(adversary, what, result)
+            assert "read-only file system" in got["stderr"] and str(tmp_path) in got["stderr"], got["stderr"]
+            a.refused()
+    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
+
+
 # --------------------------------------------------------------------------- 2-3. lost updates
 
 
