@@ -70,6 +70,8 @@ def import_command(state: State, source: str, path: Path, dry_run: bool, as_json
                    soulframe.toml (every key without an equivalent is listed)
       soulframe    an archive written by `soulframe export`
 
+    Exits with status 1 when nothing could be read (the report names each file and why).
+
     Conversations become dated history under memory/ (one file per conversation,
     `Speaker: text` lines with their provenance, the conversation's own dates), never
     MEMORY.md: consolidation decides what is promoted. Every message passes the
@@ -87,9 +89,11 @@ def import_command(state: State, source: str, path: Path, dry_run: bool, as_json
         report = run_import(agent, source, path, dry_run=dry_run, progress=progress)
     if as_json:
         echo_json(report.to_dict())
-        return
-    for line in report.lines():
-        click.echo(line)
+    else:
+        for line in report.lines():
+            click.echo(line)
+    if report.nothing_read:
+        raise click.exceptions.Exit(1)  # for scripts: nothing could be read (the report says why)
 
 
 # --------------------------------------------------------------------------- export

@@ -33,6 +33,12 @@ class ImportReport:
     #: configuration keys mapped: (their key, our key, value)
     mapped: list[tuple[str, str, Any]] = attrs.field(factory=list)
 
+    @property
+    def nothing_read(self) -> bool:
+        """Something could not be read, and nothing else was: the import failed."""
+        return bool(self.unreadable) and not (self.imported or self.updated or self.duplicates
+                                              or self.refused or self.forgotten or self.files)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source, "dry_run": self.dry_run, "imported": self.imported,

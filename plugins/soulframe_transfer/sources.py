@@ -110,7 +110,7 @@ def chatgpt(path: Path, progress: Progress = None) -> Iterator[Item]:
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 yield Unreadable(where, f"not a ChatGPT conversation ({exc.__class__.__name__}: {exc})")
     except JsonStreamError as exc:
-        yield Unreadable(str(file), str(exc))
+        yield Unreadable(str(file), _without_path(exc, file))
 
 
 def _chatgpt_conversation(conv: Mapping[str, Any], where: str) -> Conversation | Unreadable:
@@ -176,7 +176,12 @@ def claude(path: Path, progress: Progress = None) -> Iterator[Item]:
             except (KeyError, TypeError, AttributeError) as exc:
                 yield Unreadable(where, f"not a Claude.ai conversation ({exc.__class__.__name__}: {exc})")
     except JsonStreamError as exc:
-        yield Unreadable(str(file), str(exc))
+        yield Unreadable(str(file), _without_path(exc, file))
+
+
+def _without_path(exc: Exception, file: Path) -> str:
+    """The stream error's reason, without the file it already names (the report does)."""
+    return str(exc).removeprefix(str(file)).lstrip(": ") or str(exc)
 
 
 def _export_file(path: Path) -> Path:

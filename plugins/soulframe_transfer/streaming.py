@@ -22,42 +22,53 @@ def iter_array(path: Path, progress: Callable[[int, int], None] | None = None) -
     where the element starts (for error messages). ``progress(bytes_read, total_bytes)``
     follows the file."""
     total = path.stat().st_size
+    reader: _Reader | None = None
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            reader = _Reader(fh)
+            yield from _elements(path, reader, progress, total)
+    except UnicodeDecodeError as exc:
+        near = (reader.consumed if reader is not None else 0) + exc.start
+        raise JsonStreamError(f"{path}: not valid UTF-8 (near byte {near:,}); an export is UTF-8 JSON: "
+                              "download it again, or re-save it as UTF-8") from None
+
+
+def _elements(path: Path, reader: _Reader, progress: Callable[[int, int], None] | None,
+              total: int) -> Iterator[tuple[int, Any]]:
     decoder = json.JSONDecoder()
-    with open(path, encoding="utf-8-sig") as fh:
-        reader = _Reader(fh)
+    reader.skip_ws()
+    if reader.next_char() != "[":
+        raise JsonStreamError(f"{path} line {reader.line}: expected a JSON array ('[')")
+    first = True
+    while True:
         reader.skip_ws()
-        if reader.next_char() != "[":
-            raise JsonStreamError(f"{path} line {reader.line}: expected a JSON array ('[')")
-        first = True
-        while True:
+        c = reader.peek()
+        if c == "]":
+            return
+        if c == "":
+            raise JsonStreamError(f"{path} line {reader.line}: the array is never closed")
+        if not first:
+            if c != ",":
+                raise JsonStreamError(f"{path} line {reader.line}: expected ',' between elements")
+            reader.next_char()
             reader.skip_ws()
-            c = reader.peek()
-            if c == "]":
-                return
-            if c == "":
-                raise JsonStreamError(f"{path} line {reader.line}: the array is never closed")
-            if not first:
-                if c != ",":
-                    raise JsonStreamError(f"{path} line {reader.line}: expected ',' between elements")
-                reader.next_char()
-                reader.skip_ws()
-            first = False
-            line = reader.line
-            while True:
-                try:
-                    value, end = decoder.raw_decode(reader.buf, reader.pos)
-                except json.JSONDecodeError as exc:
-                    if reader.fill():
-                        continue
-                    raise JsonStreamError(f"{path} line {line + exc.lineno - 1}: invalid JSON: {exc.msg}") from exc
-                # a number at the very end of the buffer may continue in the next block
-                if end == len(reader.buf) and reader.fill():
+        first = False
+        line = reader.line
+        while True:
+            try:
+                value, end = decoder.raw_decode(reader.buf, reader.pos)
+            except json.JSONDecodeError as exc:
+                if reader.fill():
                     continue
-                break
-            reader.advance(end)
-            if progress is not None:
-                progress(min(reader.consumed, total), total)
-            yield line, value
+                raise JsonStreamError(f"{path} line {line + exc.lineno - 1}: invalid JSON: {exc.msg}") from exc
+            # a number at the very end of the buffer may continue in the next block
+            if end == len(reader.buf) and reader.fill():
+                continue
+            break
+        reader.advance(end)
+        if progress is not None:
+            progress(min(reader.consumed, total), total)
+        yield line, value
 
 
 class _Reader:

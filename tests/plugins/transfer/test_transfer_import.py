@@ -53,6 +53,24 @@ def search(ws: Path, query: str) -> list[dict]:
 # --------------------------------------------------------------------------- ChatGPT
 
 
+@pytest.mark.parametrize("source", ["chatgpt", "claude"])
+def test_an_export_that_is_not_utf8_is_one_reported_line_and_exit_1(ws: Path, tmp_path: Path, source: str) -> None:
+    """A latin-1 re-save of an export, or a binary file: reported as unreadable, naming the
+    file and the byte, with status 1 for scripts (nothing was read); no traceback, no write."""
+    export = tmp_path / "conversations.json"
+    export.write_bytes(json.dumps([{"title": "Café au lait", "mapping": {}}], ensure_ascii=False).encode("latin-1"))
+    before = files(ws)
+    for path in (export, DATA / "binary.bin"):
+        if not path.exists():
+            path = tmp_path / "binary.bin"
+            path.write_bytes(bytes(range(256)) * 4)
+        out = run_cli("-w", str(ws), "import", source, str(path))
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        assert "unreadable: " in out.stdout and path.name in out.stdout
+        assert "not valid UTF-8" in out.stdout or "expected a JSON array" in out.stdout, out.stdout
+    assert files(ws) == before
+
+
 def test_chatgpt_keeps_the_current_branch_only_and_reimport_adds_nothing(ws: Path, tmp_path: Path) -> None:
     before = files(ws)
     dry = imported(ws, "chatgpt", DATA / "chatgpt", "--dry-run")
