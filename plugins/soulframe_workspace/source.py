@@ -31,7 +31,13 @@ from soulframe.kit import (
     Reached,
     visible_in_session,
 )
-from soulframe.memorykit import CURATED, DAILY_LOG, daily_log_names, sees_owner_memory
+from soulframe.memorykit import (
+    CURATED,
+    DAILY_LOG,
+    daily_log_names,
+    sees_owner_memory,
+    strip_controls,
+)
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -61,14 +67,25 @@ def read_cap(config: Any) -> int:
 
 def _decode(data: bytes, name: str, problems: list[str]) -> str:
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
+        bad = 0
     except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        bad = text.count("\ufffd")
         line = data.count(b"\n", 0, exc.start) + 1
         problems.append(
             f"{name}: not valid UTF-8 (first bad byte at offset {exc.start}, line {line}); "
             "the bad bytes were replaced with U+FFFD"
         )
-        return data.decode("utf-8", errors="replace")
+    clean = strip_controls(text)
+    if (bad + len(text) - len(clean)) * 3 > len(text):
+        # an image or an archive under a context file's name: nothing a model can read
+        problems[:] = [p for p in problems if not p.startswith(f"{name}: not valid UTF-8")]
+        problems.append(f"{name}: skipped — a binary file, not text")
+        return ""
+    if len(clean) != len(text):
+        problems.append(f"{name}: {len(text) - len(clean)} control character(s) (NUL, escape ...) left out")
+    return clean
 
 
 def _read_capped(path: Path, size: int, cap: int, name: str, problems: list[str]) -> tuple[str, bool]:

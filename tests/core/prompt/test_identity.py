@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from soulframe import Agent
+from soulframe import Agent, Session
 from soulframe._engine.prompt.identity import explain_identity, parse_identity_md, resolve_identity
 
 SEED_EXAMPLE = """# IDENTITY.md
@@ -114,9 +114,9 @@ def test_ui_config_wins_over_everything(workspace: Path, tmp_path: Path) -> None
 
 def test_malformed_identity_md_warns_and_falls_back(workspace: Path) -> None:
     (workspace / "IDENTITY.md").write_bytes(b"\xff\xfe\x00garbage\x00\x01 \xc3")
-    with pytest.warns(UserWarning):
-        ident = resolve_identity(Agent.open(workspace))
-    assert ident.name == "Assistant"
+    assert resolve_identity(Agent.open(workspace)).name == "Assistant"
+    with pytest.warns(UserWarning, match="IDENTITY.md: skipped — a binary file"):
+        Agent.open(workspace).system_prompt(Session.main())
 
 
 def test_identity_cli_json_says_where_each_field_came_from(workspace: Path, cli) -> None:  # type: ignore[no-untyped-def]

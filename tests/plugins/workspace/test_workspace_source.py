@@ -139,3 +139,18 @@ def test_subagent_sessions_do_not_even_read_memory(workspace: Path) -> None:
     source = WorkspaceSource(agent)
     assert "MEMORY.md" not in source.names(agent, Session.subagent())
     assert "MEMORY.md" in source.names(agent, Session.main())
+
+
+def test_control_characters_are_left_out_and_a_binary_file_is_skipped(workspace: Path) -> None:
+    """An escape sequence or a NUL in USER.md never reaches the prompt (each named in a
+    warning); random bytes under USER.md's name are no context file at all."""
+    import random
+
+    (workspace / "USER.md").write_bytes(b"# USER\nName: Al\x1b[31mred\x00 Smith\n")
+    with pytest.warns(ContextWarning, match=r"USER.md: 2 control character"):
+        user = collect(workspace).file("USER.md")
+    assert user is not None and user.content == "# USER\nName: Al[31mred Smith\n"
+    (workspace / "USER.md").write_bytes(random.Random(7).randbytes(3000))
+    with pytest.warns(ContextWarning, match=r"USER.md: skipped — a binary file"):
+        result = collect(workspace)
+    assert result.file("USER.md") is None
