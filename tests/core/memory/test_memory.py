@@ -334,6 +334,18 @@ def test_get_reads_a_line_range(agent: Any) -> None:
         agent.memory.get("./memory/2026-08-01.md", from_line=99)
 
 
+def test_get_never_prints_a_binary_file_or_control_characters(agent: Any, ws: Path) -> None:
+    """What the index skips as binary is refused by name; a stray escape or NUL in a text
+    file is left out, never sent to a terminal or a model."""
+    import random
+
+    (ws / "memory" / "2026-08-03.md").write_bytes(random.Random(3).randbytes(2000))
+    with pytest.raises(SoulframeError, match=r"memory/2026-08-03.md: not shown: a binary file"):
+        agent.memory.get("memory/2026-08-03.md")
+    (ws / "memory" / "2026-08-04.md").write_bytes(b"# 2026-08-04\n- Paid \x1b[2Jthe\x00 plumber\n")
+    assert agent.memory.get("memory/2026-08-04.md").text == "# 2026-08-04\n- Paid [2Jthe plumber"
+
+
 @pytest.mark.parametrize("path,error", [
     ("SOUL.md", "not a memory file"),
     ("../outside.md", "not allowed"),

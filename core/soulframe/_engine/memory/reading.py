@@ -67,7 +67,13 @@ def read(index: IndexView, path: str,
             f"no {rel} of their own"
         )
     else:
-        text = mf.abspath.read_bytes().decode("utf-8", errors="replace")
+        from .textclean import BINARY, looks_binary, strip_controls
+
+        data = mf.abspath.read_bytes()
+        if looks_binary(data):
+            # what the index skips is no text to show either (a terminal, a model)
+            raise SoulframeError(f"{rel}: not shown: a {BINARY}")
+        text = strip_controls(data.decode("utf-8", errors="replace"))
     all_lines = text.splitlines()
     start = int(from_line or 1)
     if start > len(all_lines) and all_lines:
