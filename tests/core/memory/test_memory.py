@@ -917,3 +917,14 @@ def test_a_keyword_hit_keeps_its_vector_score_outside_the_nearest_48(tmp_path: P
         assert top.vector_score == pytest.approx(math.cos(math.radians(30.2)), abs=1e-4)
     finally:
         agent.close()
+
+
+def test_remember_reads_the_note_from_stdin_with_a_dash(tmp_path: Path, cli) -> None:
+    ws = tmp_path / "ws"
+    cli("init", str(ws), "--no-download", check=True)
+    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    cli("-w", str(ws), "memory", "remember", "-", input="The plumber comes on Monday.\n", check=True)
+    logs = "".join(p.read_text() for p in (ws / "memory").glob("*.md"))
+    assert "- The plumber comes on Monday." in logs and "- -" not in logs
+    empty = cli("-w", str(ws), "memory", "remember", "-", input="\n")
+    assert empty.returncode == 2 and "nothing to remember" in empty.stderr

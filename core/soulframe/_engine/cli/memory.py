@@ -250,11 +250,19 @@ def memory_remember(state: State, text: str, curated: bool, user_id: str | None,
     """Append TEXT to today's daily log (memory/YYYY-MM-DD.md), or to MEMORY.md, and
     index it, so the next search finds it.
 
+    TEXT "-" reads the note from standard input.
+
     \b
       soulframe memory remember "Prefers dark-mode screenshots"
       soulframe memory remember --curated "Lease renewed until 2027-10"
+      pbpaste | soulframe memory remember -
     """
     from ..agentstore import effective_user
+
+    if text == "-":
+        text = click.get_text_stream("stdin").read().strip()
+    if not text.strip():
+        raise click.UsageError("nothing to remember: TEXT is empty")
 
     user = effective_user(state.agent(), user_id)
     if user:
