@@ -707,6 +707,8 @@ def test_cli_rejects_bad_numbers_without_a_traceback(ws: Path, tmp_path: Path) -
         (("memory", "get", "SOUL.md"), "SOUL.md: not a memory file"),
         (("memory", "get", "../x.md"), "'..' is not allowed"),
         (("memory", "search", "  "), "the query is empty"),
+        (("memory", "search", "*"), "'*' has no words to search for"),
+        (("memory", "search", "?!"), "'?!' has no words to search for"),
     ]:
         r = _cli(ws, tmp_path / "state", *args)
         assert r.returncode != 0 and says in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)

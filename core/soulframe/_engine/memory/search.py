@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import unicodedata
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,10 @@ def search(index: IndexView, query: str,
     query = (query or "").strip()
     if not query:
         raise SoulframeError("memory search: the query is empty")
+    if not any(ch.isalnum() or unicodedata.category(ch) == "So" for ch in query):
+        # "*" or "?": no word for the keyword channel, and the model's vector of a lone
+        # punctuation mark is near every text (it scored 0.92 against a daily log)
+        raise SoulframeError(f"memory search: {query[:40]!r} has no words to search for")
     private = session is None or session.is_private
     scope = session.user_id if session is not None else None
     from ..agentstore import sees_owner_memory
