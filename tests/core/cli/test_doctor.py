@@ -174,3 +174,17 @@ def test_a_linked_memory_folder_is_judged_by_the_folder_it_reaches(cli, workspac
     assert not any("memory/" in m for m in permission_findings())
     os.chmod(workspace / "notes", 0o755)
     assert any("memory/ is mode 755" in m for m in permission_findings())
+
+
+def test_the_text_report_names_the_file_of_each_finding(cli, workspace: Path) -> None:
+    """A skipped skill is named in the text report, not only in --json."""
+    from soulframe._engine.workspace import seed_workspace
+
+    seed_workspace(workspace)
+    for name in ("broken", "other"):
+        (workspace / "skills" / name).mkdir(parents=True)
+        (workspace / "skills" / name / "SKILL.md").write_text("no front matter here\n")
+    text = cli("-w", str(workspace), "doctor").stdout
+    lines = [ln for ln in text.splitlines() if "no front matter" in ln]
+    assert len(lines) == 2 and any("skills/broken/SKILL.md" in ln for ln in lines), text
+    assert any("skills/other/SKILL.md" in ln for ln in lines), text

@@ -78,7 +78,9 @@ def doctor_command(state: State, fix: bool, as_json: bool) -> None:
         marks = {"problem": ("✗", "red"), "warning": ("!", "yellow"), "info": ("·", None)}
         for f in findings:
             mark, colour = marks[f.level]
-            click.secho(f"{mark} {f.level:7} {f.check}: {f.message}", fg=colour)
+            # the file a finding is about, when its message does not name it already
+            where = f" ({f.path})" if f.path and os.path.basename(f.path.rstrip("/")) not in f.message else ""
+            click.secho(f"{mark} {f.level:7} {f.check}: {f.message}{where}", fg=colour)
         problems = sum(f.level == "problem" for f in findings)
         fixable = sum(f.fix is not None for f in findings)
         if fixable and not fix:
