@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,11 +245,12 @@ def forget(agent: AgentLike, plan: Plan) -> Result:
     # 5. what is out of reach
     ws = agent.workspace.root
     if (ws / ".git").exists():
+        at = shlex.quote(str(ws))  # a command to paste: a path with spaces stays one word
         result.unreachable.append(
             f"the git history of {ws} (soulframe backup) still holds it: rewrite it with "
-            f"`git -C {ws} filter-repo --replace-text FILE` (FILE lists the text, one line each; "
-            f"git-filter-repo is a separate tool), then `git -C {ws} reflog expire --expire=now --all "
-            f"&& git -C {ws} gc --prune=now`, and force-push every remote")
+            f"`git -C {at} filter-repo --replace-text FILE` (FILE lists the text, one line each; "
+            f"git-filter-repo is a separate tool), then `git -C {at} reflog expire --expire=now --all "
+            f"&& git -C {at} gc --prune=now`, and force-push every remote")
     result.unreachable.append(
         "copies outside soulframe: the export or transcript it was imported from, other "
         "backups, and blocks the file system or an SSD keeps after a file is rewritten")

@@ -7,6 +7,7 @@ commands join it when it exists and create it otherwise.
 from __future__ import annotations
 
 import datetime as _dt
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -191,8 +192,8 @@ def backup_init(state: State, exclude_daily: bool, no_commit: bool, as_json: boo
     if result.commit:
         click.echo(f"committed: initial workspace ({result.commit[:7]})")
     click.echo("\nsoulframe never pushes. To keep a copy elsewhere, add a PRIVATE remote and push:\n"
-               f"  git -C {root} remote add origin git@github.com:you/agent-workspace.git\n"
-               f"  git -C {root} push -u origin HEAD\n"
+               f"  git -C {shlex.quote(str(root))} remote add origin git@github.com:you/agent-workspace.git\n"
+               f"  git -C {shlex.quote(str(root))} push -u origin HEAD\n"
                "Then after changes: soulframe backup commit")
 
 
@@ -257,7 +258,7 @@ def backup_status(state: State, as_json: bool) -> None:
             click.echo(f"remote       {r['name']}  {r['url']}")
         if st["ahead"]:
             click.echo(f"unpushed     {st['ahead']} commit{'s' if st['ahead'] != 1 else ''} "
-                       f"(push them yourself: git -C {st['workspace']} push)")
+                       f"(push them yourself: git -C {shlex.quote(str(st['workspace']))} push)")
     else:
         click.echo("remote       none (a local history only; add one with `git remote add origin URL`)")
 

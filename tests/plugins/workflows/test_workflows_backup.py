@@ -254,3 +254,14 @@ def test_a_secret_config_committed_before_is_refused_until_untracked(ws: Path, c
     out = run(cli, ws, "backup", "commit")
     assert out.returncode == 0, out.stderr
     assert "soulframe.toml" not in committed(ws)
+
+
+def test_the_suggested_commands_work_pasted_for_a_path_with_spaces(tmp_path: Path, cli: Any) -> None:
+    import shlex
+
+    root = tmp_path / "my agent"
+    seed_workspace(root)
+    (root / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    out = run(cli, root, "backup", "init")
+    line = next(ln.strip() for ln in out.stdout.splitlines() if "remote add origin" in ln)
+    assert shlex.split(line)[:3] == ["git", "-C", str(root)]
