@@ -115,6 +115,9 @@ def export_command(state: State, out: Path, force: bool, as_json: bool) -> None:
     """
     from .archive import export
 
+    if not out.name.endswith((".tar.gz", ".tgz")):
+        # the archive is a gzipped tar whatever the name says; a .zip would not open as one
+        raise SoulframeError(f"export: {out}: name the archive .tar.gz (it is a gzipped tar)")
     if out.exists() and not force:
         raise SoulframeError(f"export: {out} exists (--force overwrites it)")
     agent = state.agent()

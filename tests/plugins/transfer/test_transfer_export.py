@@ -103,3 +103,9 @@ def test_a_damaged_archive_is_refused(tmp_path: Path) -> None:
     res = run_cli("-w", str(fresh), "import", "soulframe", str(bad))
     assert res.returncode != 0 and "checksum does not match" in res.stderr
     assert not (fresh / "MEMORY.md").exists()
+
+
+def test_an_archive_named_other_than_tar_gz_is_refused(ws: Path, tmp_path: Path) -> None:
+    res = run_cli("-w", str(ws), "export", str(tmp_path / "agent.zip"))
+    assert res.returncode == 1 and "name the archive .tar.gz" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "agent.zip").exists()
