@@ -330,6 +330,8 @@ def test_get_reads_a_line_range(agent: Any) -> None:
     assert (ex.start_line, ex.end_line, ex.total_lines) == (3, 4, 4)
     assert agent.memory.get("memory/2026-08-01.md#L4").text == "- Dinner at Lupine & Salt on Saturday."
     assert agent.memory.get("./memory/2026-08-01.md", from_line=4).text.startswith("- Dinner")
+    assert agent.memory.get(".//memory/2026-08-01.md", from_line=4).text.startswith("- Dinner")
+    assert agent.memory.get("././memory/2026-08-01.md", from_line=4).text.startswith("- Dinner")
     with pytest.raises(SoulframeError, match="past the end"):  # said, not an empty answer
         agent.memory.get("./memory/2026-08-01.md", from_line=99)
 

@@ -260,7 +260,7 @@ def memory_remember(state: State, text: str, curated: bool, user_id: str | None,
     from ..agentstore import effective_user
 
     if text == "-":
-        text = click.get_text_stream("stdin").read().strip()
+        text = sys.stdin.read().strip()
     if not text.strip():
         raise click.UsageError("nothing to remember: TEXT is empty")
 

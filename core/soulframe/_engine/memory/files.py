@@ -118,6 +118,13 @@ class MemoryPathError(SoulframeError):
     """A path that is not a memory file, or leaves the workspace (the message says which)."""
 
 
+def without_dot_slash(path: str) -> str:
+    """``path`` without a leading ``./`` (``././x`` and ``.//x`` too: relative all the same)."""
+    while path.startswith("./"):
+        path = path[2:].lstrip("/")
+    return path
+
+
 def confine_memory_path(workspace: WorkspaceLike, raw: object) -> tuple[str, str, Path]:
     """Check a path a model or a user gave for a memory file, which may not exist yet.
 
@@ -131,8 +138,7 @@ def confine_memory_path(workspace: WorkspaceLike, raw: object) -> tuple[str, str
     text = raw.strip()
     if "\\" in text:
         raise MemoryPathError(f"{text}: use forward slashes")
-    if text.startswith("./"):
-        text = text[2:]
+    text = without_dot_slash(text)
     try:
         full = workspace.resolve(text)
     except PathEscapeError as exc:
@@ -401,6 +407,11 @@ class Discovery:
                         subdirs.append((child, rel, dreal / name))
                     continue
                 if not name.lower().endswith(".md") or rel in found:
+                    continue
+                if "<" in rel or ">" in rel:
+                    # a path is returned to the model as it is (to be read back with
+                    # memory_get): it must not be able to pose as a tag of the prompt
+                    self._skip(rel, "a path with '<' or '>'; rename it")
                     continue
                 if link:
                     path = d / name

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..model import Session, SoulframeError
+from .files import without_dot_slash
 from .results import MemoryExcerpt
 
 if TYPE_CHECKING:
@@ -38,8 +39,7 @@ def read(index: IndexView, path: str,
         raise SoulframeError(f"{path}: from line {from_line}: lines are numbered from 1")
     if lines is not None and int(lines) < 1:
         raise SoulframeError(f"{path}: lines = {lines}: read at least one line")
-    if path.startswith("./"):
-        path = path[2:]
+    path = without_dot_slash(path)
     ws = index.agent.workspace
     full = ws.resolve(path)  # refuses '..', absolute paths, symlinks leaving the workspace
     rel = full.relative_to(ws.root).as_posix()
