@@ -236,21 +236,30 @@ def key_catalogue(pm: Any = None, disabled: Sequence[str] = ()) -> dict[str, Key
     :param pm: the plugin manager to ask; by default one is built for ``disabled``.
     :raises ConfigError: when two owners declare one key.
     """
-    from .plugins import call_in_order, make_plugin_manager
+    from .plugins import call_in_order, make_plugin_manager, plugin_failed
 
     if pm is None:
         pm = make_plugin_manager(disabled)
 
     keys = dict(DEFAULTS)
     for plugin_name, declared in call_in_order(pm, "register_config_keys"):
+        if declared is not None and not isinstance(declared, Mapping):
+            plugin_failed(pm, plugin_name, "register_config_keys",
+                          f"returned {type(declared).__name__}, expected a dict of name -> K(...)")
+            continue
         for name, spec in (declared or {}).items():
             if not isinstance(spec, Key):
-                raise ConfigError(f"plugin {plugin_name!r} declares config key {name!r} as "
-                                  f"{type(spec).__name__}, not soulframe._engine.config.Key (use K(...))")
+                plugin_failed(pm, plugin_name, "register_config_keys",
+                              f"config key {name!r} is a {type(spec).__name__}, not a key: declare it "
+                              "with soulframe.K(default, help)")
+                continue
             if name in keys:
+                # the first owner keeps it: commands, `plugins` and `doctor` still run
                 owner = keys[name].plugin or "the core"
-                raise ConfigError(f"config key {name!r} is declared by both {owner} and plugin "
-                                  f"{plugin_name!r}; disable one of them (plugins.disabled)")
+                plugin_failed(pm, plugin_name, "register_config_keys",
+                              f"config key {name!r} is declared already by {owner}; name it "
+                              f"'{plugin_name}.…'")
+                continue
             keys[name] = attrs.evolve(spec, plugin=plugin_name)
     return keys
 

@@ -221,9 +221,10 @@ class Section:
     or ``None``/``""`` to leave it out of this prompt.
     """
 
-    name: str
-    order: float
-    render: Callable[[PromptContext], str | None]
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    #: a number; checked here, where a plugin builds it, not when prompts sort sections
+    order: float = attrs.field(validator=attrs.validators.instance_of((int, float)))
+    render: Callable[[PromptContext], str | None] = attrs.field(validator=attrs.validators.is_callable())
     modes: frozenset[str] = ALL_MODES
     zone: Zone = "stable"
     #: lower is cut first when the prompt is over budget; ``None`` = never cut

@@ -55,8 +55,16 @@ class PluginManager(pluggy.PluginManager):
         self.overrides: list[str] = []
 
     def warn(self, message: str, *, override: bool = False) -> None:
-        (self.overrides if override else self.load_errors).append(message)
+        kept = self.overrides if override else self.load_errors
+        if message in kept:  # a hook called again fails again: said once per process
+            return
+        kept.append(message)
         warnings.warn(message, PluginWarning, stacklevel=3)
+
+    def is_own(self, plugin_name: str) -> bool:
+        """Whether ``plugin_name`` is one of soulframe's default plugins."""
+        dist = self.dists.get(plugin_name)
+        return dist is not None and _norm(dist[0]) == OWN_DIST
 
 
 def _env_list(name: str) -> list[str]:
@@ -206,8 +214,28 @@ def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> li
         if impl.hookwrapper or impl.wrapper:
             continue
         args = {a: kwargs[a] for a in impl.argnames if a in kwargs}
-        out.append((impl.plugin_name, impl.function(**args)))
+        try:
+            out.append((impl.plugin_name, impl.function(**args)))
+        except Exception as exc:
+            plugin_failed(pm, impl.plugin_name, hook_name, f"{type(exc).__name__}: {exc}", exc)
     return out
+
+
+def plugin_failed(pm: pluggy.PluginManager, plugin_name: str, hook_name: str, why: str,
+                  exc: BaseException | None = None) -> None:
+    """A third-party plugin's hook raised or returned something unusable: skip what it
+    gave, with one warning naming the plugin and the way out (`soulframe plugins` lists
+    it). A default plugin of soulframe's failing is a bug in soulframe: raised."""
+    if isinstance(pm, PluginManager) and pm.is_own(plugin_name):
+        if exc is not None:
+            raise exc
+        raise TypeError(f"{hook_name} of {plugin_name}: {why}")
+    message = (f"plugin {plugin_name!r}: {hook_name} failed and what it registers was skipped: {why} "
+               f"(disable it with plugins.disabled = [{plugin_name!r}])")
+    if isinstance(pm, PluginManager):
+        pm.warn(message)
+    else:
+        warnings.warn(message, PluginWarning, stacklevel=3)
 
 
 def collect(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
@@ -215,6 +243,10 @@ def collect(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tup
     items: list[tuple[str, Any]] = []
     for plugin_name, result in call_in_order(pm, hook_name, **kwargs):
         if result is None:
+            continue
+        if not isinstance(result, (list, tuple)):
+            plugin_failed(pm, plugin_name, hook_name,
+                          f"returned {type(result).__name__}, expected a list (return [item], not item)")
             continue
         for item in result:
             items.append((plugin_name, item))
@@ -228,9 +260,13 @@ def collect_named(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> di
     found: dict[str, Any] = {}
     owner: dict[str, str] = {}
     for plugin_name, item in collect(pm, hook_name, **kwargs):
+        name = getattr(item, "name", None)
+        if not isinstance(name, str):
+            plugin_failed(pm, plugin_name, hook_name,
+                          f"an item of type {type(item).__name__} has no name (str)")
+            continue
         if attrs.has(type(item)) and "plugin" in attrs.fields_dict(type(item)):
             item = attrs.evolve(item, plugin=plugin_name)
-        name = item.name
         if name in found and owner[name] != plugin_name:
             message = (f"{hook_name}: {name!r} from plugin {plugin_name!r} replaces the one "
                        f"from {owner[name]!r}")
@@ -298,6 +334,17 @@ def what_each_registers(
     out: dict[str, dict[str, list[str]]] = {}
     overrides: dict[str, list[str]] = {}
     failures: list[str] = []
+    with warnings.catch_warnings():
+        # said in the report's failure lines (pm.load_errors), not as warnings too
+        warnings.simplefilter("ignore", PluginWarning)
+        _what_each(pm, out, overrides, failures)
+    failures.extend(m for m in pm.load_errors if " failed and what it registers was skipped" in m
+                    and m not in failures)
+    return out, overrides, failures
+
+
+def _what_each(pm: PluginManager, out: dict[str, dict[str, list[str]]], overrides: dict[str, list[str]],
+               failures: list[str]) -> None:
     for hook, label in REGISTRY_HOOKS.items():
         try:
             items = collect(pm, hook)
@@ -322,4 +369,3 @@ def what_each_registers(
     for plugin_name, keys in declared:
         if keys:
             out.setdefault(plugin_name, {})["config keys"] = sorted(keys)
-    return out, overrides, failures

@@ -403,3 +403,74 @@ def test_a_third_party_declares_config_keys_and_doctor_checks(cli, workspace: Pa
     (workspace / "soulframe.toml").write_text("[tidy]\nmax_age_day = 3\n")
     typo = cli("-w", str(workspace), "doctor", env=tidy_site, process=True)
     assert typo.returncode == 2 and "did you mean 'tidy.max_age_days'" in typo.stderr
+
+
+BROKEN_HOOKS = {
+    "a register_commands that raises": ("""
+        from soulframe import hookimpl
+
+        @hookimpl
+        def register_commands(cli):
+            raise RuntimeError("no commands today")
+    """, "register_commands failed and what it registers was skipped: RuntimeError: no commands today"),
+    "a config key the core declares": ("""
+        from soulframe import K, hookimpl
+
+        @hookimpl
+        def register_config_keys():
+            return {"memory.max_results": K(5, "mine")}
+    """, "config key 'memory.max_results' is declared already by the core"),
+    "one section, not a list": ("""
+        from soulframe import Section, hookimpl
+
+        @hookimpl
+        def register_prompt_sections():
+            return Section(name="lonely", order=8.5, render=lambda ctx: "hi")
+    """, "returned Section, expected a list"),
+    "a section ordered by a word": ("""
+        from soulframe import Section, hookimpl
+
+        @hookimpl
+        def register_prompt_sections():
+            return [Section(name="wordy", order="nine", render=lambda ctx: "hi")]
+    """, "register_prompt_sections failed and what it registers was skipped: TypeError"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_HOOKS))
+def test_a_plugin_whose_hook_fails_is_skipped_and_every_command_still_works(cli, tmp_path: Path,
+                                                                          workspace: Path, case: str) -> None:
+    """A third-party hook that raises, or returns what soulframe cannot use, costs only what
+    it registers: one warning naming the plugin and how to disable it; `plugins` lists the
+    failure, `prompt` and the other commands run."""
+    code, said = BROKEN_HOOKS[case]
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-brittle", "soulframe_brittle", code)
+    env = pythonpath(site)
+    shown = cli("plugins", env=env, process=True)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert said in shown.stderr and "plugins.disabled = ['soulframe_brittle']" in shown.stderr
+    prompt = cli("-w", str(workspace), "prompt", env=env, process=True)
+    assert prompt.returncode == 0 and "Traceback" not in prompt.stderr, prompt.stderr
+    assert "## " in prompt.stdout
+    doctor = json.loads(cli("-w", str(workspace), "doctor", "--json", env=env, process=True).stdout)
+    assert any(f["check"] == "plugins" and said in f["message"] for f in doctor["findings"]), doctor
+    if "config key" in case:
+        got = cli("-w", str(workspace), "config", "get", "memory.max_results", env=env, process=True)
+        assert got.stdout.strip() == "6"  # the core's key, untouched
+
+
+def test_a_section_whose_render_returns_a_number_is_named_in_one_line(cli, tmp_path: Path,
+                                                                      workspace: Path) -> None:
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-numeric", "soulframe_numeric", """
+        from soulframe import Section, hookimpl
+
+        @hookimpl
+        def register_prompt_sections():
+            return [Section(name="numeric", order=8.5, render=lambda ctx: 42)]
+    """)
+    out = cli("-w", str(workspace), "prompt", env=pythonpath(site), process=True)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert ("prompt section 'numeric' from plugin 'soulframe_numeric' failed: TypeError: render returned "
+            "int, expected str or None") in out.stderr

@@ -144,7 +144,11 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
     cli.add_command(uninstall_command)
     _add_core_commands(cli)
     if pm is not None:
-        pm.hook.register_commands(cli=cli)
+        from ..plugins import call_in_order
+
+        # one call per plugin: a plugin whose hook raises is skipped with a warning naming
+        # it, and every other command (`soulframe plugins` to find it) keeps working
+        call_in_order(pm, "register_commands", cli=cli)
     return cli
 
 

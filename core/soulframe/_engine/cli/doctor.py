@@ -104,11 +104,12 @@ def quiet_logs() -> Iterator[None]:
 
 def all_checks(agent: Agent) -> list[DoctorCheck]:
     """The core's checks, then every plugin's (``register_doctor_checks``), in plugin order."""
+    from ..plugins import collect
+
     checks: list[DoctorCheck] = list(CORE_CHECKS)
-    for offered in reversed(agent.pm.hook.register_doctor_checks()):  # pluggy calls LIFO
-        for check in offered or ():
-            if check not in checks:
-                checks.append(check)
+    for _plugin, check in collect(agent.pm, "register_doctor_checks"):  # in plugin order
+        if check not in checks:
+            checks.append(check)
     return checks
 
 
@@ -375,7 +376,20 @@ def secrets_in_files(agent: CheckedAgent) -> Iterable[Finding]:
                 "(and rotate it if it was shared); keep keys with `soulframe keys set`", str(path))
 
 
+def plugin_problems(agent: CheckedAgent) -> Iterable[Finding]:
+    """Plugins that could not be loaded, and hooks that failed (what they register is
+    skipped): each is a warning naming the plugin and how to disable it."""
+    from ..plugins import PluginManager, what_each_registers
+
+    pm = agent.pm
+    if not isinstance(pm, PluginManager):
+        return
+    _, _, failures = what_each_registers(pm)  # asks every registration hook once
+    for line in dict.fromkeys([*pm.load_errors, *failures]):
+        yield Finding("plugins", "warning", line)
+
+
 CORE_CHECKS: tuple[DoctorCheck, ...] = (
     workspace_permissions, config_file_secrets, secrets_in_files, bootstrap_files, truncation, first_run_and_heartbeat, identity,
-    timezone,
+    timezone, plugin_problems,
 )

@@ -174,6 +174,8 @@ def _timezone_name(agent: AgentLike, now: Any) -> str:
 def _render(section: Section, ctx: PromptContext, estimate: Any) -> RenderedSection | None:
     try:
         text = section.render(ctx)
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"render returned {type(text).__name__}, expected str or None")
     except SoulframeError:
         raise
     except Exception as exc:
