@@ -15,6 +15,7 @@ own agent loop::
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -172,6 +173,10 @@ def dispatch(
         return tool.handler(ToolContext(agent=agent, session=session), args)
     except ToolError:
         raise
-    except (SoulframeError, PathEscapeError, ValueError, KeyError, FileNotFoundError) as exc:
-        message = str(exc) if not isinstance(exc, KeyError) else f"missing {exc}"
-        raise ToolError(f"{name}: {message}") from exc
+    except (SoulframeError, PathEscapeError, ValueError, FileNotFoundError) as exc:
+        raise ToolError(f"{name}: {exc}") from exc  # a refusal the model can act on
+    except Exception as exc:
+        # the arguments fit the schema, so this is the handler's own failure: the model
+        # (and an MCP client) gets a tool error, the traceback goes to the log (-v)
+        logging.getLogger("soulframe.tools").info("tool %s failed", name, exc_info=True)
+        raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}") from exc

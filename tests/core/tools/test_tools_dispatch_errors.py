@@ -1,0 +1,41 @@
+"""A tool handler that crashes comes back as a tool error the model can read, naming the
+tool and the error, never as an exception out of dispatch (or a traceback from the CLI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from soulframe import ToolSpec, hookimpl
+from soulframe._engine.agent import Agent
+from soulframe._engine.config import load_config
+from soulframe._engine.plugins import make_plugin_manager
+from soulframe._engine.tools import ToolError, dispatch
+
+
+class Crashing:
+    @staticmethod
+    @hookimpl
+    def register_tools() -> list[ToolSpec]:
+        def divide(ctx, args):  # type: ignore[no-untyped-def]
+            return {"q": args["a"] / args["b"]}
+
+        def lookup(ctx, args):  # type: ignore[no-untyped-def]
+            return {"v": {}["k"]}
+
+        schema = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
+        return [ToolSpec(name="divide", description="a / b", parameters=schema, handler=divide),
+                ToolSpec(name="lookup", description="a lookup", parameters={"type": "object"}, handler=lookup)]
+
+
+@pytest.mark.parametrize(("tool", "args", "said"), [
+    ("divide", {"a": 1, "b": 0}, "divide failed: ZeroDivisionError: division by zero"),
+    ("lookup", {}, "lookup failed: KeyError: 'k'"),
+])
+def test_a_crashing_handler_is_a_tool_error(workspace: Path, tool: str, args: dict, said: str) -> None:
+    agent = Agent(load_config(workspace=workspace, search=False, overrides={"embedding.provider": "none"}),
+                  pm=make_plugin_manager(plugins=[Crashing]))
+    with pytest.raises(ToolError) as err:
+        dispatch(agent, tool, json.dumps(args))
+    assert str(err.value) == said
