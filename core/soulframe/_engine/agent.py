@@ -183,7 +183,16 @@ class Agent:
     @functools.cached_property
     def store(self) -> Store:
         """The storage backend named by ``store.backend`` (opened on first use)."""
-        return self.select(STORES).factory(self)
+        from .model import SoulframeError, Store
+        from .plugins import protocol_gaps
+
+        reg = self.select(STORES)
+        store = reg.factory(self)
+        gaps = protocol_gaps(store, Store)
+        if gaps:
+            raise SoulframeError(f"store {reg.name!r} (plugin {reg.plugin or '?'}) built a "
+                                 f"{type(store).__name__}, which lacks {', '.join(gaps)} (see Store)")
+        return store
 
     @functools.cached_property
     def embedder(self) -> EmbeddingProvider | None:

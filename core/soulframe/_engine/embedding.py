@@ -208,7 +208,24 @@ def build_provider(agent: AgentLike, registration: Registration[EmbeddingProvide
             f"embedding provider {registration.name!r} (plugin {registration.plugin or '?'}) "
             f"could not be created: {type(exc).__name__}: {exc}"
         ) from exc
+    from .model import EmbeddingProvider as Protocol
+    from .plugins import protocol_gaps
+
+    gaps = protocol_gaps(provider, Protocol)
+    if gaps:
+        raise EmbeddingError(
+            f"embedding provider {registration.name!r} (plugin {registration.plugin or '?'}) "
+            f"built a {type(provider).__name__}, which lacks {', '.join(gaps)} (see EmbeddingProvider)")
     return provider
+
+
+def is_available(provider: EmbeddingProvider, name: str) -> bool:
+    """``provider.available()``; a provider whose check raises is not available, and says why."""
+    try:
+        return bool(provider.available())
+    except Exception as exc:
+        raise EmbeddingError(f"embedding provider {name!r}: available() failed: "
+                             f"{type(exc).__name__}: {exc}") from exc
 
 
 def resolve_provider(
@@ -240,7 +257,7 @@ def resolve_provider(
             select(registry, name, key="embedding.provider", kind="embedding provider",
                    origin="" if origin == "default" else origin)
         provider = build_provider(agent, registry[name])
-        if not provider.available():
+        if not is_available(provider, name):
             raise EmbeddingUnavailableError(
                 f"embedding.provider = {name!r} is not available: {_unavailable_reason(provider)}"
             )
@@ -255,7 +272,7 @@ def resolve_provider(
             continue
         try:
             provider = build_provider(agent, reg)
-            if provider.available():
+            if is_available(provider, str(candidate)):
                 return provider
         except EmbeddingError as exc:
             log.debug("embedding auto: %r skipped: %s", candidate, exc)
@@ -277,7 +294,7 @@ def explain_providers(
         row: dict[str, Any] = {"name": name, "plugin": reg.plugin, "description": reg.description}
         try:
             provider = build_provider(agent, reg)
-            ok = bool(provider.available())
+            ok = is_available(provider, name)
             row.update(
                 available=ok,
                 reason=None if ok else _unavailable_reason(provider),

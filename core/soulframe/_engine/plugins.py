@@ -201,6 +201,17 @@ def make_plugin_manager(
     return pm
 
 
+def protocol_gaps(obj: object, protocol: type) -> list[str]:
+    """The members of ``protocol`` (attributes, methods, properties) that ``obj`` lacks: what
+    an error about a plugin's factory names, rather than an AttributeError later on."""
+    if isinstance(obj, protocol):  # a runtime_checkable protocol: the usual, quick answer
+        return []
+    members = set(vars(protocol).get("__annotations__", {}))
+    members |= {n for n, v in vars(protocol).items()
+                if not n.startswith("_") and (callable(v) or isinstance(v, property))}
+    return sorted(members - set(dir(obj)))
+
+
 def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
     """Call every implementation of a hook, lowest precedence first, keeping who returned what.
 

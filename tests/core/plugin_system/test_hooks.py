@@ -475,6 +475,12 @@ def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
         def available(self) -> bool:
             return True
 
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            raise NotImplementedError
+
+        def embed_query(self, text):  # type: ignore[no-untyped-def]
+            raise NotImplementedError
+
     class P:
         __name__ = "everything"
 
@@ -520,7 +526,11 @@ def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
         "model.provider": "toy", "memory.chunker": "toy", "memory.reranker": "toy",
         "store.backend": "toy"})
     truncation_policy(agent), get_estimator(agent), agent.embedder, chat_model_for(agent)
-    chunker(agent), reranker(agent), agent.store, sources(agent)
+    chunker(agent), reranker(agent), sources(agent)
+    from soulframe._engine.model import SoulframeError
+
+    with pytest.raises(SoulframeError, match=r"store 'toy' \(plugin everything\) built a object, which lacks check"):
+        agent.store  # noqa: B018 - built with the agent, then checked against the Store protocol
     assert set(seen) == {"truncation", "tokens", "embedding", "chat", "chunker", "reranker",
                          "store", "context"}
     assert all(a is agent for a in seen.values())
