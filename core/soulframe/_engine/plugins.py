@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.metadata as md
 import logging
 import os
+import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -196,9 +197,16 @@ def make_plugin_manager(
     pm.check_pending()
 
     if os.environ.get(TRACE_ENV):
-        pm.trace.root.setwriter(lambda msg: print(msg, end=""))
+        pm.trace.root.setwriter(_trace)
         pm.enable_tracing()
     return pm
+
+
+def _trace(message: str) -> None:
+    """One traced hook call, on stderr (stdout may be JSON a script reads), cut to a line's
+    worth: a hook's arguments can be a whole prompt."""
+    text = message.rstrip("\n")
+    sys.stderr.write((text if len(text) <= 240 else text[:237] + "...") + "\n")
 
 
 def protocol_gaps(obj: object, protocol: type) -> list[str]:
@@ -225,6 +233,8 @@ def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> li
         if impl.hookwrapper or impl.wrapper:
             continue
         args = {a: kwargs[a] for a in impl.argnames if a in kwargs}
+        if os.environ.get(TRACE_ENV):  # called one by one, past pluggy's own tracing
+            _trace(f"{hook_name} [{impl.plugin_name}] {', '.join(args) or '(no arguments)'}")
         try:
             out.append((impl.plugin_name, impl.function(**args)))
         except Exception as exc:

@@ -474,3 +474,16 @@ def test_a_section_whose_render_returns_a_number_is_named_in_one_line(cli, tmp_p
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert ("prompt section 'numeric' from plugin 'soulframe_numeric' failed: TypeError: render returned "
             "int, expected str or None") in out.stderr
+
+
+def test_tracing_hooks_writes_to_stderr_and_names_each_plugin(cli, workspace: Path) -> None:
+    """SOULFRAME_TRACE_PLUGINS=1 lists every hook call, one short line each, on stderr: the
+    JSON a script reads from stdout stays JSON."""
+    out = cli("-w", str(workspace), "memory", "status", "--json", env={"SOULFRAME_TRACE_PLUGINS": "1"},
+              process=True)
+    assert out.returncode == 0, out.stderr
+    json.loads(out.stdout)
+    lines = out.stderr.splitlines()
+    assert any(ln.startswith("register_commands [soulframe_memory] cli") for ln in lines), out.stderr[:2000]
+    assert any(ln.startswith("register_config_keys [soulframe_memory]") for ln in lines)
+    assert all(len(ln) <= 240 for ln in lines)
