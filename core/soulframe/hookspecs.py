@@ -102,6 +102,10 @@ def register_context_sources() -> Iterable[Registration[ContextSource]]:
     Combined: every source is used. Their files are merged by name: a per-user file
     (``scope="user"``) overrides an agent-level file of the same name, and files only one
     source has are kept. Between two agent-level files of the same name, the later plugin wins.
+
+    A virtual file (``ContextFile(kind="virtual")``) is left out of the prompt while
+    BOOTSTRAP.md holds the first-run ritual, as it is right after ``soulframe init``: delete
+    BOOTSTRAP.md (or finish the ritual) to see it.
     """
 
 
@@ -232,8 +236,9 @@ def register_embedding_providers() -> Iterable[Registration[EmbeddingProvider]]:
 def memory_indexed(agent: AgentLike, report: SyncReport) -> None:
     """Observe a finished memory sync.
 
-    Called after every sync that ran (``memory index``, the sync a search starts, a watcher's
-    re-sync), also when nothing changed.
+    Called after every sync that changed the index (``memory index``, the sync a search
+    starts, a watcher's re-sync): a file added, changed or removed, or an index recovered.
+    A sync that found nothing to do does not call it.
 
     :param agent: the :class:`~soulframe.Agent`.
     :param report: the :class:`~soulframe.SyncReport` (files added, changed, removed,

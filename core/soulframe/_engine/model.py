@@ -161,6 +161,8 @@ class ContextFile:
     ``kind`` is ``"file"`` for a real file (workspace or store) and ``"virtual"`` for one
     generated at runtime (DELEGATION.md, TEAM.md); virtual files are wrapped in
     ``<system_context>`` rather than ``<context_file>`` so the model does not try to edit them.
+    While BOOTSTRAP.md holds the first-run ritual (right after ``soulframe init``) virtual
+    files are left out of the prompt: they would only cost tokens then (seed 000 §5).
     """
 
     name: str
