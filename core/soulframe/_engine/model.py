@@ -80,7 +80,8 @@ class Session:
     ``mode`` overrides it, which prompt mode is used.
     """
 
-    kind: SessionKind = "main"
+    #: one of SESSION_KINDS: an unknown kind would see what the code's defaults let through
+    kind: SessionKind = attrs.field(default="main", validator=attrs.validators.in_(SESSION_KINDS))
     user_id: str | None = None
     channel: str | None = None
     #: display name of a group chat; untrusted, sanitised before it reaches the prompt

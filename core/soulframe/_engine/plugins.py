@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.metadata as md
 import logging
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
@@ -183,7 +184,7 @@ def make_plugin_manager(
                 raise
             pm.warn(
                 f"plugin {ep.name!r} from distribution {dist} {version} could not be loaded "
-                f"and was skipped: {type(exc).__name__}: {exc}"
+                f"and was skipped: {type(exc).__name__}: {exc}{_hook_hint(exc)}"
             )
             continue
         pm.dists[ep.name] = (dist, version)
@@ -200,6 +201,19 @@ def make_plugin_manager(
         pm.trace.root.setwriter(_trace)
         pm.enable_tracing()
     return pm
+
+
+def _hook_hint(exc: BaseException) -> str:
+    """" (did you mean 'register_prompt_sections'?)" for a misspelled hook name."""
+    found = re.search(r"unknown hook '(\w+)'", str(exc))
+    if found is None:
+        return ""
+    import difflib
+
+    names = [n for n in vars(hookspecs) if n.startswith(("register_", "transform_", "prompt_", "memory_", "session_",
+                                                         "workspace_", "before_"))]
+    close = difflib.get_close_matches(found.group(1), names, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _trace(message: str) -> None:

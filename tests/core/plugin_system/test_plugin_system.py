@@ -149,6 +149,7 @@ def test_misspelled_hook_in_a_third_party_plugin_is_a_warning(cli, tmp_path: Pat
     out = cli("plugins", "--json", env=pythonpath(site), process=True)
     assert out.returncode == 0
     assert "unknown hook 'register_prompt_section'" in out.stderr
+    assert "(did you mean 'register_prompt_sections'?)" in out.stderr
 
 
 # --------------------------------------------------------------------------- named registries

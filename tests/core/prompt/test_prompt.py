@@ -290,3 +290,12 @@ def test_budget_scales_down_with_a_small_context_window(tmp_path) -> None:
     assert small.tokens <= 2_000 < big.tokens
     assert small.notices  # what was cut is said
     assert prompt(**{"model.context_window": 8_000, "prompt.max_window_share": 0}).budget_tokens == 24_000
+
+
+def test_a_session_of_an_unknown_kind_is_refused_when_made() -> None:
+    """A typo in a session kind would build a prompt with whatever the defaults let
+    through; it is refused where the Session is made, naming the kinds."""
+    from soulframe import Session
+
+    with pytest.raises(ValueError, match=r"'kind' must be in \('main', 'subagent', 'cron', 'heartbeat', 'group'\)"):
+        Session(kind="gruop")  # type: ignore[arg-type]
