@@ -120,7 +120,7 @@ def _read(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
     if args["name"] in VIRTUAL:
         return _read_virtual(ctx, args["name"])
 
-    content = read_context_file(ctx.agent, ctx.session.user_id, args["name"])
+    content = read_context_file(ctx.agent, ctx.session.user_id, args["name"], ctx.session)
     if content:
         from soulframe.kit import mask_for_model, neutralise
 

@@ -32,7 +32,7 @@ from soulframe.memorykit import (
 )
 
 if TYPE_CHECKING:
-    from soulframe import AgentLike
+    from soulframe import AgentLike, Session
 
 #: never copied from the agent's own files into a user's: each user starts from the template
 #: (the workspace USER.md describes the owner; it must not reach other users)
@@ -149,10 +149,20 @@ def _store_or_none(agent: AgentLike, user_id: str | None) -> ContextFileStore | 
     return None
 
 
-def read_context_file(agent: AgentLike, user_id: str | None, name: str) -> str | None:
+def read_context_file(agent: AgentLike, user_id: str | None, name: str,
+                      session: Session | None = None) -> str | None:
     """The content a ``read_file`` of context file ``name`` returns for ``user_id``:
     the user's copy first, else the agent-level copy (store in managed mode, workspace
-    otherwise); ``None`` when there is none."""
+    otherwise); ``None`` when there is none.
+
+    With ``session`` (a tool call), only what that session may see: a file its kind does
+    not show (a heartbeat's USER.md) is refused, and so is a workspace file that is, under
+    this name, a file the session may not see (privacy follows the file reached)."""
+    if session is not None:
+        from soulframe.kit import visible_in_session
+
+        if not visible_in_session(name, session, agent.config):
+            raise SoulframeError(f"{name}: not shown to a {session.kind} session")
     if not is_context_file(name):
         raise SoulframeError(f"{name}: not a context file ({', '.join(CONTEXT_FILES)})")
     user_id = effective_user(agent, user_id)
@@ -173,10 +183,27 @@ def read_context_file(agent: AgentLike, user_id: str | None, name: str) -> str |
     if user_id:
         # another user than the owner: never the owner's USER.md or MEMORY.md under this name
         return _workspace_content(agent, [name]).get(name)
+    if session is not None:
+        problem = _reached_problem(agent, name, session)
+        if problem is not None:
+            raise SoulframeError(problem)
     try:
         return str(agent.workspace.read_text(name))
     except (SoulframeError, OSError):
         return None
+
+
+def _reached_problem(agent: AgentLike, name: str, session: Session) -> str | None:
+    """Why the workspace's ``name`` may not be served to ``session``: it is, through a link,
+    a file the session may not see (MEMORY.md under SOUL.md's name for a heartbeat)."""
+    from soulframe.kit import Reached
+
+    try:
+        path, real = agent.workspace.locate(name, must_exist=True)
+        st = os.stat(real)
+    except (SoulframeError, OSError):
+        return None  # missing or refused: the read says so
+    return Reached.for_session(agent, session).problem(name, st, linked=path.is_symlink(), real=real)
 
 
 def write_context_file(

@@ -172,3 +172,34 @@ def _cli(ws: Path, *args: str) -> Any:
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         raise res.exception
     return res
+
+
+@pytest.mark.parametrize("link", [None, "TOOLS.md -> MEMORY.md", "TOOLS.md -> USER.md"])
+def test_context_read_shows_a_session_only_what_its_prompt_would(env: Path, adversary: Any, link: str | None) -> None:
+    """A heartbeat's context_read (the tool a `serve --session heartbeat` offers) reads the
+    files a heartbeat prompt shows, judged by the file reached: never USER.md or MEMORY.md,
+    by name or through a link; the main session still reads everything."""
+    from soulframe._engine.tools import ToolError, dispatch
+
+    ws, _ = _build(env, "hard link AGENTS.md = SOUL.md", "open")
+    if link is not None:
+        name, target = link.split(" -> ")
+        os.unlink(ws / name)
+        os.symlink(target, ws / name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Agent.open(ws) as agent:
+            for name in ("USER.md", "MEMORY.md", "BOOTSTRAP.md", "TOOLS.md", "HEARTBEAT.md"):
+                with adversary.attempt(f"heartbeat context_read {name} ({link})") as a:
+                    try:
+                        got = dispatch(agent, "context_read", {"name": name}, session=Session(kind="heartbeat"))
+                        text = got["content"]
+                    except ToolError as exc:
+                        said = str(exc)
+                        assert "not shown to a heartbeat session" in said or "skipped" in said \
+                            or "is not one of" in said, said  # MEMORY.md: no context file at all
+                        text = ""
+                        a.refused()
+                    a.leaked(SECRETS["MEMORY.md"] in text or SECRETS["USER.md"] in text)
+            main = dispatch(agent, "context_read", {"name": "USER.md"}, session=Session.main())
+            assert SECRETS["USER.md"] in main["content"]
