@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from soulframe import Session, TracksRecalls
+from soulframe.kit import redact_urls
 
 from .prompt_page import BadRequest
 
@@ -99,10 +100,15 @@ def file_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
     excerpt = agent.memory.get(path, None, None, Session(kind="main"))
     lo = int(start) if start else 0
     hi = int(end) if end else lo
+    if hi < lo:
+        raise BadRequest(f"{excerpt.path}: the line range ends before it starts (L{lo}-L{hi})")
+    # masked whole, then cut into lines: a secret over several lines (a PEM key) is one
+    # match, which the page's line-by-line masking would miss
+    text = redact_urls(excerpt.text)
     return {
         "path": excerpt.path,
         "lines": [{"n": i, "text": line, "cited": lo <= i <= hi}
-                  for i, line in enumerate(excerpt.text.split("\n"), excerpt.start_line)],
+                  for i, line in enumerate(text.split("\n"), excerpt.start_line)],
         "cited": f"L{lo}-L{hi}" if lo else None,
         "first": lo,
     }

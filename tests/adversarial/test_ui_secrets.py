@@ -72,6 +72,25 @@ def test_every_secret_format_is_masked_on_every_page(site: tuple[UI, str], adver
                 a.leaked(needle(kind) in html)
 
 
+PEM_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+
+
+def test_a_private_key_over_many_lines_is_masked_whole_on_the_file_page(site: tuple[UI, str], adversary) -> None:
+    """A PEM block spans lines; masking each line on its own would show every line but the
+    first."""
+    ui, _ = site
+    block = "\n".join(["-----BEGIN RSA PRIVATE KEY-----", *[PEM_BODY[i:] + PEM_BODY[:i] for i in range(8)],
+                       "-----END RSA PRIVATE KEY-----"])
+    (ui.workspace / "memory" / "2026-01-06.md").write_text(f"# 2026-01-06\n\nthe deploy key:\n{block}\nend\n")
+    with ui.client() as c:
+        html = c.get("/file", params={"path": "memory/2026-01-06.md"}).text
+        reversed_range = c.get("/file", params={"path": "memory/2026-01-06.md", "from": "9", "to": "3"})
+    with adversary.attempt("ui /file: a PEM private key over ten lines") as a:
+        assert "the deploy key:" in html and "end" in html
+        a.leaked(PEM_BODY[10:30] in html or "END RSA PRIVATE KEY" in html)
+    assert reversed_range.status_code == 400 and "ends before it starts" in reversed_range.text
+
+
 def test_a_request_from_another_origin_is_refused_even_with_the_token(site: tuple[UI, str], adversary) -> None:
     ui, _ = site
     port = ui.origin.rsplit(":", 1)[1]
