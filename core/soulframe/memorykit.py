@@ -20,7 +20,7 @@ Public API (``__all__``, docs/api.md); imported on first use like :mod:`soulfram
   :class:`SessionLimits`.
 - **Consolidation**: :func:`consolidate`, :func:`apply_reviewed`, :func:`undo_last`,
   :data:`DIARY`, :data:`UNDO_DIR`.
-- **Indexing and search**: :func:`chunk_file`, :func:`passage_windows`,
+- **Indexing and search**: :data:`MAX_QUERY_CHARS` (the longest query), :func:`chunk_file`, :func:`passage_windows`,
   :func:`drop_superseded`, :func:`is_superseded_chunk`, :func:`query_terms`,
   :func:`without_noise`, :func:`recall_key`; the embedding cache (:class:`EmbeddingCache`,
   :class:`InMemoryCacheBackend`, keyed by :func:`text_hash`), :func:`vector_to_bytes`,
@@ -142,6 +142,7 @@ if TYPE_CHECKING:
     from soulframe._engine.memory.users import (
         UserMemory,
     )
+    from soulframe._engine.model import MAX_QUERY_CHARS
     from soulframe._engine.prompt.context import (
         MEMORY_FILES,
         daily_log_names,
@@ -161,6 +162,7 @@ _HOMES: dict[str, str] = {
     "CONTEXT_FILES": "soulframe._engine.agentstore",
     "context_store": "soulframe._engine.agentstore",
     "CURATED": "soulframe._engine.memory.files",
+    "MAX_QUERY_CHARS": "soulframe._engine.model",
     "ENTITY_DIR": "soulframe._engine.memory.files",
     "PRIVATE_DIR": "soulframe._engine.memory.files",
     "DAILY_LOG": "soulframe._engine.memory.files",
@@ -225,6 +227,7 @@ __all__ = [
     "ENTITY_DIR",
     "EmbeddingCache",
     "InMemoryCacheBackend",
+    "MAX_QUERY_CHARS",
     "MEMORY_FILES",
     "MemoryFile",
     "MemoryPathError",

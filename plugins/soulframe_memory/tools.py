@@ -17,6 +17,7 @@ from typing import Any
 
 from soulframe import ToolContext, ToolSpec
 from soulframe.kit import mask_for_model, neutralise
+from soulframe.memorykit import MAX_QUERY_CHARS
 
 from .tool_schemas import GET_OUTPUT, REMEMBER_OUTPUT, SEARCH_OUTPUT
 
@@ -117,7 +118,7 @@ def memory_tools() -> list[ToolSpec]:
             parameters={
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "minLength": 1,
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
                               "description": "What to look for, in natural language."},
                     "max_results": {"type": "integer", "minimum": 1, "maximum": 50,
                                     "description": "Results to return (default 6)."},

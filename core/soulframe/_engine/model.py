@@ -1052,6 +1052,11 @@ class WorkspaceLike(Protocol):
     def write_text(self, relative: str | os.PathLike[str], text: str) -> Path: ...
 
 
+#: the longest query ``memory.search`` takes: a question, not a document (a tool's schema
+#: states it too)
+MAX_QUERY_CHARS = 2_000
+
+
 class MemoryLike(Protocol):
     """The agent's memory index, as plugins use it (``soulframe._engine.memory.MemoryIndex``)."""
 

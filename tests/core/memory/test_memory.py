@@ -711,6 +711,7 @@ def test_cli_rejects_bad_numbers_without_a_traceback(ws: Path, tmp_path: Path) -
         (("memory", "search", "  "), "the query is empty"),
         (("memory", "search", "*"), "'*' has no words to search for"),
         (("memory", "search", "?!"), "'?!' has no words to search for"),
+        (("memory", "search", "dark mode " * 300), "the query is 2,999 characters; at most 2,000"),
     ]:
         r = _cli(ws, tmp_path / "state", *args)
         assert r.returncode != 0 and says in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)

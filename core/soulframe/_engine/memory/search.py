@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import CountingStore, SearchHit, Session, SoulframeError, StoredChunk, TracksRecalls
+from ..model import (
+    MAX_QUERY_CHARS,
+    CountingStore,
+    SearchHit,
+    Session,
+    SoulframeError,
+    StoredChunk,
+    TracksRecalls,
+)
 from .chunkcontext import with_chunk_context
 from .fusion import Fused, cosine_lookup, fuse, mmr, ordered, temporal_decay
 from .fusion import boost as boosted
@@ -43,6 +51,7 @@ POOL_FACTOR = 8
 VECTOR_POOL_FACTOR = 2
 
 
+
 def search(index: IndexView, query: str,
     k: int | None = None,
     session: Session | None = None,
@@ -64,6 +73,11 @@ def search(index: IndexView, query: str,
     query = (query or "").strip()
     if not query:
         raise SoulframeError("memory search: the query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        # a question, not a document: the model reads its first few hundred word pieces
+        # anyway, and embedding 100,000 characters held a server's worker for seconds
+        raise SoulframeError(f"memory search: the query is {len(query):,} characters; at most "
+                             f"{MAX_QUERY_CHARS:,} (ask a question; search for its key words)")
     if not any(ch.isalnum() or unicodedata.category(ch) == "So" for ch in query):
         # "*" or "?": no word for the keyword channel, and the model's vector of a lone
         # punctuation mark is near every text (it scored 0.92 against a daily log)
