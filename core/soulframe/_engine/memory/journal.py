@@ -18,7 +18,7 @@ def append_daily(index: IndexView, text: str, *, when: _dt.datetime | None = Non
     creating it with a ``# YYYY-MM-DD`` heading. Atomic against concurrent writers:
     lock, append, fsync."""
     index.check_enabled()
-    entry = _entry(text)
+    entry = entry_line(text)
     day = (when or index.agent.now()).date().isoformat()
     path = index.agent.workspace.resolve(f"memory/{day}.md")
     from .safety import guard
@@ -36,7 +36,7 @@ def remember(index: IndexView, text: str, *, curated: bool = False, via: str = "
     if not curated:
         return append_daily(index, text, via=via)
     index.check_enabled()
-    entry = _entry(text)
+    entry = entry_line(text)
     from .safety import guard
 
     guard(index.agent, entry, target="MEMORY.md", via=via)
@@ -52,10 +52,14 @@ def remember(index: IndexView, text: str, *, curated: bool = False, via: str = "
     return path
 
 
-def _entry(text: str) -> str:
+def entry_line(text: str) -> str:
+    """``- text``: one line, no control characters, no HTML comment of the note's own."""
     from .textclean import strip_controls
 
     text = " ".join(strip_controls(text or "").split())  # one entry, one line, no NUL
+    # no HTML comment opened or closed by the note itself: only the writer adds provenance
+    # (a note could otherwise close the comment, or forge a "src:" of its own)
+    text = text.replace("<!--", "<!- -").replace("-->", "- ->")
     if not text:
         raise SoulframeError("memory remember: the text is empty")
     return f"- {text}\n"

@@ -27,6 +27,7 @@ from ..agentstore import check_user, context_store
 from ..model import FileRecord, Session, SoulframeError
 from .hashing import bytes_hash
 from .indexview import index_of
+from .journal import entry_line
 from .pipeline import chunk
 
 if TYPE_CHECKING:
@@ -46,13 +47,6 @@ def is_private_user_memory(name: str) -> bool:
     """The user's curated memory and saved private sessions: only that user's main
     sessions see them (the daily log is read in every session of the user, as an agent's)."""
     return name == CURATED or SESSION.match(name) is not None
-
-
-def _entry(text: str) -> str:
-    text = " ".join((text or "").split())
-    if not text:
-        raise SoulframeError("memory remember: the text is empty")
-    return f"- {text}\n"
 
 
 class UserMemory:
@@ -86,7 +80,7 @@ class UserMemory:
         day = (when.date() if when is not None else self.agent.now().date()).isoformat()
         name = f"memory/{day}.md"
         guard(self.agent, text, target=f"{name} of user {self.user_id}", via=via)
-        self.files.append_user_file(self.user_id, name, _entry(text), heading=f"# {day}\n\n")
+        self.files.append_user_file(self.user_id, name, entry_line(text), heading=f"# {day}\n\n")
         self.sync()
         return name
 
@@ -96,7 +90,7 @@ class UserMemory:
 
         if not curated:
             return self.append_daily(text)
-        entry = _entry(text).rstrip("\n") + f" (added {self.agent.now().date().isoformat()})\n"
+        entry = entry_line(text).rstrip("\n") + f" (added {self.agent.now().date().isoformat()})\n"
         guard(self.agent, entry, target=f"{CURATED} of user {self.user_id}", via="memory remember")
         self.files.append_user_file(self.user_id, CURATED, entry, heading="# MEMORY.md\n\n")
         self.sync()
