@@ -39,7 +39,7 @@ from mcp.server.subscriptions import (
 # the SDK re-exports this from its mcp_types dependency without listing it in __all__
 from mcp.shared.inbound import MODERN_PROTOCOL_VERSIONS  # type: ignore[attr-defined]
 
-from .resources import ResourceView
+from .resources import NotServed, ResourceView
 
 log = logging.getLogger("soulframe.serve")
 
@@ -216,7 +216,22 @@ class ChangeFeed:
         """``subscriptions/listen`` (2026-07-28): the watcher runs before the stream is
         acknowledged, so no change after the acknowledgement goes unseen."""
         await anyio.to_thread.run_sync(self.start_watching)
+        wanted = params.notifications.resource_subscriptions if params.notifications is not None else None
+        if wanted:
+            # acknowledge only what this server serves (a group server: no MEMORY.md), as
+            # resources/subscribe refuses the rest
+            served = [uri for uri in wanted if self._serves(str(uri))]
+            if len(served) != len(wanted):
+                notifications = params.notifications.model_copy(update={"resource_subscriptions": served})
+                params = params.model_copy(update={"notifications": notifications})
         return await self._listen(ctx, params)
+
+    def _serves(self, uri: str) -> bool:
+        try:
+            self.view.find(uri)
+        except NotServed:
+            return False
+        return True
 
     # ------------------------------------------------------------------ 2025-11-25
 

@@ -184,3 +184,21 @@ def test_a_server_for_another_user_serves_none_of_the_owners_memory(workspace: P
             await _attack(c, adversary, tries, "main server for user bob")
 
     anyio.run(main)
+
+
+def test_a_group_server_acknowledges_no_subscription_to_private_files(workspace: Path, adversary) -> None:
+    """subscriptions/listen honours only what the server serves, as resources/subscribe
+    refuses the rest: a group server acknowledges a daily log, never MEMORY.md or USER.md."""
+    ws = make_workspace(workspace)
+
+    async def main() -> None:
+        async with client(stdio_params(ws, "--session", "group"), "2026-07-28") as c:
+            wanted = ["memory://MEMORY.md", "soulframe://workspace/USER.md", "memory://memory/2026-01-02.md"]
+            async with c.listen(resource_subscriptions=wanted) as sub:
+                honored = set(sub.honored.resource_subscriptions or ())
+            with adversary.attempt("a group server asked to watch MEMORY.md and USER.md") as a:
+                a.leaked(bool(honored & {"memory://MEMORY.md", "soulframe://workspace/USER.md"}))
+                a.refused()
+            assert honored == {"memory://memory/2026-01-02.md"}
+
+    anyio.run(main)
