@@ -65,6 +65,17 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _whole_numbers(schema: Mapping[str, Any], args: Any) -> Any:
+    """``args`` with an integer property sent as ``5.0`` (valid JSON Schema) made ``5``, so a
+    handler gets the int its schema promises."""
+    props = schema.get("properties") or {}
+    if not isinstance(args, dict) or not isinstance(props, Mapping):
+        return args
+    return {k: int(v) if isinstance(v, float) and v.is_integer()
+            and isinstance(props.get(k), Mapping) and props[k].get("type") == "integer" else v
+            for k, v in args.items()}
+
+
 def validate_arguments(schema: Mapping[str, Any], arguments: Any, *, where: str = "arguments") -> None:
     """Check ``arguments`` against the subset of JSON Schema tool schemas use (type,
     required, properties, additionalProperties, enum, minimum/maximum, minLength/maxLength,
@@ -78,6 +89,9 @@ def validate_arguments(schema: Mapping[str, Any], arguments: Any, *, where: str 
             py = _JSON_TYPES.get(name, (object,))
             if isinstance(arguments, bool) and name in ("integer", "number"):
                 continue
+            if name == "integer" and isinstance(arguments, float) and arguments.is_integer():
+                ok = True  # JSON Schema: 5.0 is an integer (dispatch hands the handler 5)
+                break
             if isinstance(arguments, py):
                 ok = True
                 break
@@ -169,6 +183,7 @@ def dispatch(
     else:
         args = dict(arguments)
     validate_arguments(tool.parameters, args)
+    args = _whole_numbers(tool.parameters, args)
     try:
         return tool.handler(ToolContext(agent=agent, session=session), args)
     except ToolError:

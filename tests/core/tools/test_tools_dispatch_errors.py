@@ -39,3 +39,16 @@ def test_a_crashing_handler_is_a_tool_error(workspace: Path, tool: str, args: di
     with pytest.raises(ToolError) as err:
         dispatch(agent, tool, json.dumps(args))
     assert str(err.value) == said
+
+
+def test_a_whole_number_sent_as_a_float_is_an_integer(workspace: Path) -> None:
+    """JSON Schema counts 5.0 as an integer; some clients send numbers that way."""
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory" / "2026-01-02.md").write_text("# 2026-01-02\n- one\n- two\n- three\n")
+    agent = Agent(load_config(workspace=workspace, search=False, overrides={"embedding.provider": "none"}))
+    got = dispatch(agent, "memory_get", {"path": "memory/2026-01-02.md", "from_line": 3.0, "lines": 1.0})
+    assert got["text"] == "- two"
+    found = dispatch(agent, "memory_search", {"query": "three", "max_results": 2.0})
+    assert len(found["results"]) <= 2
+    with pytest.raises(ToolError, match="expected integer, got float"):
+        dispatch(agent, "memory_get", {"path": "memory/2026-01-02.md", "from_line": 2.5})
