@@ -113,6 +113,12 @@ class Guard:
                                      "and writes it to <state_dir>/serve/http-<port>.token)",
                           extra=[(b"www-authenticate", b'Bearer realm="soulframe"')])
             return
+        if scope.get("method") == "GET":
+            # stateless: no server-initiated stream to open (the SDK's would stay open and
+            # silent); the transport lets a server answer 405 here
+            await _refuse(send, 405, "this server offers no event stream: POST requests to /mcp",
+                          extra=[(b"allow", b"POST, DELETE")])
+            return
         await self.app(scope, receive, send)
 
 

@@ -46,6 +46,9 @@ def test_no_token_no_foreign_host_no_foreign_origin(workspace: Path, adversary, 
         # the holder of the token, from this machine's own page, is served
         ok = post(server, {**server.headers(), "Origin": f"http://127.0.0.1:{server.port}"})
         assert ok.status_code == 200 and "memory_get" in ok.text
+        # a GET asks for an event stream a stateless server does not offer: answered at once
+        got = httpx2.get(server.url, headers={**server.headers(), "Accept": "text/event-stream"}, timeout=10)
+        assert got.status_code == 405 and "POST" in got.headers.get("allow", "")
 
 
 def test_the_token_file_is_the_owners_alone_and_goes_with_the_server(workspace: Path) -> None:
