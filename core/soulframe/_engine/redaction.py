@@ -128,6 +128,8 @@ def value_is_secretlike(value: str) -> bool:
     lowered = v.lower()
     if lowered in _BENIGN_VALUES or lowered.startswith(("<", "{", "$", "***", "xxx", "…", "%(", "os.")):
         return False
+    if lowered.endswith(MASK) and len(lowered) <= len(MASK) + 3:
+        return False  # "sk-***": masked already (masking twice must change nothing)
     if _CODE_VALUE.match(value.strip(".")) or _CODE_VALUE.match(v):
         return False
     has_digit = any(c.isdigit() for c in v)

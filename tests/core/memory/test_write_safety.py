@@ -251,3 +251,15 @@ def test_mcp_memory_remember_refuses_and_quarantines(workspace: Path) -> None:
     assert "attacker@example.net" not in prompt and "Zt8Qm2Xv9Lp4" not in prompt
     rows = json.loads(run_cli("-w", str(ws), "memory", "quarantine", "list", "--json", check=True).stdout)
     assert [r["via"] for r in rows] == ["memory_remember", "memory_remember"]
+
+
+@pytest.mark.parametrize("text", [
+    "the staging API key is sk-live1234567890abcdef", "password: Tr0ub4dor&3", FAKE_KEY,
+    "token = ghp_R2d2C3p0BB8Lukeskywalker12345", "Authorization: Basic YWxpY2U6czNjcjN0LXBhc3M="])
+def test_masking_twice_changes_nothing(text: str) -> None:
+    """A page masks a file, then its template masks each string again: the second pass
+    must leave the first's 'sk-***' as it is."""
+    from soulframe._engine.redaction import mask_found, redact_urls
+
+    once = redact_urls(text)
+    assert once != text and redact_urls(once) == once and mask_found(once) == once
