@@ -72,6 +72,29 @@ def has_unspaced(text: str) -> bool:
     return _UNSPACED.search(text) is not None
 
 
+def fold_diacritics(text: str) -> str:
+    """``text`` with the accents of Latin, Greek and Cyrillic letters dropped ("Müller" ->
+    "Muller", "Đà Nẵng" -> "Da Nang"), as FTS5's ``unicode61`` tokenizer matches them, and
+    in NFC: what a keyword check compares on both sides. A mark on another script stays
+    (Japanese dakuten: が is not か)."""
+    if text.isascii() or not _MAY_FOLD.search(text):  # emoji, CJK ...: nothing to fold
+        return text
+    # the regex engine drops the marks: a chunk is long, and this runs per keyword hit
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", decomposed)).translate(_STROKED)
+
+
+#: a letter that may carry an accent (Latin-1 to Cyrillic, Latin Extended Additional) or a
+#: combining accent
+_MAY_FOLD = re.compile("[\u00c0-\u052f\u0300-\u036f\u1e00-\u1eff]")
+#: the combining accents (U+0300-036F) that follow a Latin, Greek or Cyrillic letter
+_LATIN_MARKS = re.compile("(?<=[\u0000-\u052f])[\u0300-\u036f]+")
+
+
+#: letters whose stroke is no combining mark, so NFD keeps them whole
+_STROKED = str.maketrans({"đ": "d", "Đ": "D", "ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "ħ": "h", "Ħ": "H"})
+
+
 def clusters(run: str) -> list[str]:
     """``run`` cut into characters, each with the combining marks that follow it."""
     out: list[str] = []

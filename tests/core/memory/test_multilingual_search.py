@@ -151,3 +151,30 @@ def test_memory_search_finds_a_two_character_word_and_shows_its_line(zh_workspac
         assert [h.path for h in cat][:1] == ["memory/2026-01-03.md"]
     finally:
         agent.close()
+
+
+@pytest.mark.parametrize(("query", "note"), [
+    ("Muller", "Meeting at Café Müller in München"),
+    ("Munchen Cafe", "Meeting at Café Müller in München"),
+    ("Müller", "Meeting at Cafe Muller in Munchen"),
+    ("Nguyễn Huế", "NFD:Bà Nguyễn Thị Hương sống ở Huế, thích phở bò."),
+    ("NFD:Hương", "Bà Nguyễn Thị Hương sống ở Huế, thích phở bò."),
+])
+def test_a_word_is_found_with_or_without_its_accents_in_either_unicode_form(
+        workspace: Path, query: str, note: str) -> None:
+    """The keyword index drops Latin accents; the score that follows it must too, and a
+    note saved in decomposed form (macOS: "e" + a combining accent) matches a query typed
+    composed, and the other way round. Keyword-only, so nothing else can find it."""
+    import unicodedata
+
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+
+    def form(text: str) -> str:
+        return unicodedata.normalize("NFD", text[4:]) if text.startswith("NFD:") else text
+
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory" / "2026-09-05.md").write_text(f"# 2026-09-05\n- {form(note)}\n- Paid the rent.\n")
+    agent = Agent(load_config(workspace=workspace, search=False, overrides={"embedding.provider": "none"}))
+    hits = agent.memory.search(form(query))
+    assert hits and hits[0].start_line <= 2 <= hits[0].end_line and hits[0].score > 0.5, hits

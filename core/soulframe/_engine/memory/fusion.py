@@ -58,6 +58,7 @@ from typing import Any
 import attrs
 
 from ..model import StoredChunk
+from ..textsplit import fold_diacritics
 from .querying import words
 
 FUSION_METHODS: tuple[str, ...] = ("anchored", "weighted", "coverage", "rrf", "minmax")
@@ -88,6 +89,23 @@ def term_coverage(text: str, terms: Sequence[str]) -> float:
 # channel weight), and a long-lived process sees the same chunks again and again.
 @functools.lru_cache(maxsize=4096)
 def _coverage(text: str, terms: tuple[str, ...]) -> float:
+    if not text.isascii() and any(t.isascii() for t in terms):
+        # a term typed without accents ("Muller") is found in the keyword index (FTS5 drops
+        # them) and counts here too; a term typed with them must match as written
+        # (Vietnamese tones tell words apart: "má" is not "mà")
+        folded = fold_diacritics(text)
+        plain = tuple(t for t in terms if t.isascii())
+        marked = tuple(t for t in terms if not t.isascii())
+        share = _found(folded, plain) * len(plain)
+        if marked:
+            share += _found(text, marked) * len(marked)
+        return share / len(terms)
+    if text.isascii() and not all(t.isascii() for t in terms):
+        terms = tuple(fold_diacritics(t) for t in terms)  # "Müller" asked, "Muller" written
+    return _found(text, terms)
+
+
+def _found(text: str, terms: tuple[str, ...]) -> float:
     if text.isascii():
         # the same rule without splitting the whole text into words: a term's stem (or the
         # short term itself) at a word start, found by the regex engine (a chunk has

@@ -45,13 +45,17 @@ def chunk(agent: AgentLike, text: str, path: str) -> list[Chunk]:
     """``text`` cut by the selected chunker, with the chunker's promise checked: every chunk
     has text and a 1-based, inclusive, in-order line range. Provenance comments
     (:mod:`soulframe._engine.memory.provenance`) are cut first: they are not content, and cutting
-    them keeps every line where it is. Secrets are masked too
+    them keeps every line where it is. The text is indexed in NFC. Secrets are masked too
     (:func:`soulframe._engine.redaction.mask_found`, which keeps line breaks): the index — its text,
     its keyword index, the text sent to an embedding API — never holds one."""
+    import unicodedata
+
     from ..redaction import mask_found
     from .provenance import strip
 
-    text = mask_found(text)
+    # NFC: a note typed on macOS (NFD: "e" + a combining accent) is found by a query typed
+    # anywhere else; normalising changes no line break, so line numbers stay right
+    text = mask_found(unicodedata.normalize("NFC", text))
     out: list[Chunk] = []
     for c in chunker(agent).chunk(strip(text), path):
         if not c.text.strip():

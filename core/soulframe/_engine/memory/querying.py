@@ -11,9 +11,10 @@ Chinese, Japanese, Korean and Thai runs become character pairs (:mod:`soulframe.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 
-from ..textsplit import has_unspaced, query_words, text_words
+from ..textsplit import fold_diacritics, has_unspaced, query_words, text_words
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -43,7 +44,7 @@ def query_terms(query: str) -> list[str]:
     """The keyword terms of a query: its words minus stopwords and one-letter words, in
     order, without repeats. A query made only of stopwords keeps its words (so searching
     for "who" still finds "who")."""
-    all_words = query_words(query)
+    all_words = query_words(unicodedata.normalize("NFC", query))  # as the index holds text
     # one character of Chinese or Japanese is a word (猫, 雨); one Latin letter is not
     terms = [w for w in all_words
              if w not in STOPWORDS and (len(w) > 1 or w.isdigit() or has_unspaced(w))]
@@ -69,6 +70,10 @@ def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
     widened to a neighbour when that adds terms. ``(-1, -1)`` when no term occurs."""
     if not terms:
         return (-1, -1)
+    if not text.isascii() and all(t.isascii() for t in terms):
+        text = fold_diacritics(text)  # typed without accents: "Muller" is "Müller" (fusion._coverage)
+    elif text.isascii() and not all(t.isascii() for t in terms):
+        terms = [fold_diacritics(t) for t in terms]
     exact = set(terms)
     stems = {stem(t) for t in terms}
     lines = text.split("\n")
