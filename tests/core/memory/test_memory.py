@@ -933,3 +933,21 @@ def test_remember_reads_the_note_from_stdin_with_a_dash(tmp_path: Path, cli) -> 
     assert "- The plumber comes on Monday." in logs and "- -" not in logs
     empty = cli("-w", str(ws), "memory", "remember", "-", input="\n")
     assert empty.returncode == 2 and "nothing to remember" in empty.stderr
+
+
+def test_remember_turns_bytes_that_are_not_utf8_into_replacement_characters(tmp_path: Path, cli) -> None:
+    """A shell passes undecodable bytes through as surrogates; they are written as U+FFFD,
+    not a UnicodeEncodeError traceback."""
+    import os as _os
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    cli("init", str(ws), "--no-download", check=True)
+    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    arg = _os.fsdecode(b"bad \xff\xfe bytes")
+    out = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "remember", arg],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    logs = "".join(p.read_text() for p in (ws / "memory").glob("*.md"))
+    assert "- bad \ufffd\ufffd bytes" in logs

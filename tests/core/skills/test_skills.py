@@ -414,3 +414,21 @@ def test_front_matter_memo_keeps_only_what_json_gives_back_exactly(tmp_path: Pat
     assert (split_front_matter(text, again), split_front_matter(plain, again)) == first
     (tmp_path / "state" / FILE_NAME).write_text("{not json", encoding="utf-8")
     assert split_front_matter(plain, FrontMatterMemo(tmp_path / "state" / FILE_NAME)) == first[1]
+
+
+def test_a_bom_and_either_unicode_form_of_a_name_are_one_skill(workspace: Path, tmp_path: Path) -> None:
+    """A SKILL.md saved with a byte-order mark loads; 'café-tools' typed composed and
+    decomposed (macOS) is one name: the second is reported as a duplicate, not a second skill."""
+    import unicodedata
+
+    root = workspace / "skills"
+    (root / "bom").mkdir(parents=True)
+    (root / "bom" / "SKILL.md").write_bytes(b"\xef\xbb\xbf---\nname: bom\ndescription: saved by Notepad\n---\nBody\n")
+    write_skill(root, "a-cafe", unicodedata.normalize("NFC", "café-tools"), "composed")
+    write_skill(root, "b-cafe", unicodedata.normalize("NFD", "café-tools"), "decomposed")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        names = open_agent(workspace, tmp_path).skills.names()
+    assert "bom" in names
+    assert [n for n in names if n.startswith("caf")] == [unicodedata.normalize("NFC", "café-tools")]
+    assert any("already declared by" in str(w.message) for w in caught), [str(w.message) for w in caught]

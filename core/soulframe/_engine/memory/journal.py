@@ -56,7 +56,9 @@ def entry_line(text: str) -> str:
     """``- text``: one line, no control characters, no HTML comment of the note's own."""
     from .textclean import strip_controls
 
-    text = " ".join(strip_controls(text or "").split())  # one entry, one line, no NUL
+    # bytes that were not UTF-8 (a shell passes them through as surrogates) become U+FFFD
+    text = (text or "").encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    text = " ".join(strip_controls(text).split())  # one entry, one line, no NUL
     # no HTML comment opened or closed by the note itself: only the writer adds provenance
     # (a note could otherwise close the comment, or forge a "src:" of its own)
     text = text.replace("<!--", "<!- -").replace("-->", "- ->")

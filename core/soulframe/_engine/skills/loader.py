@@ -17,6 +17,7 @@ import json
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -160,6 +161,7 @@ def parse_skill_text(
     """Parse the text of a SKILL.md into a :class:`Skill`, or say why it is not one
     (``memo``: see :func:`split_front_matter`)."""
     shown = str(path)
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write first
     try:
         metadata, body = split_front_matter(text, memo)
     except Exception as exc:  # yaml and json raise their own error types
@@ -186,7 +188,8 @@ def parse_skill_text(
             return SkillProblem(
                 shown, f"front matter key {key!r} must be a non-empty string, got {value!r}"
             )
-    name = str(metadata["name"]).strip()
+    # one spelling per name: "café" typed on macOS (NFD) and elsewhere (NFC) is one skill
+    name = unicodedata.normalize("NFC", str(metadata["name"]).strip())
     if any(c in name for c in "\n\r\t<>&\"/\\"):
         return SkillProblem(
             shown, f"front matter key 'name' = {name!r}: use letters, digits, '-', '_' or '.'"
