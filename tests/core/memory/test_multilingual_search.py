@@ -178,3 +178,20 @@ def test_a_word_is_found_with_or_without_its_accents_in_either_unicode_form(
     agent = Agent(load_config(workspace=workspace, search=False, overrides={"embedding.provider": "none"}))
     hits = agent.memory.search(form(query))
     assert hits and hits[0].start_line <= 2 <= hits[0].end_line and hits[0].score > 0.5, hits
+
+
+def test_a_snippet_of_a_long_line_never_cuts_a_character_in_two() -> None:
+    """A family emoji (joined by U+200D), a skin tone, a Thai tone mark: a snippet cut out
+    of one long line starts and ends where a reader's character does."""
+    from soulframe._engine.memory.querying import _joins, snippet
+
+    line = "".join(f"水曜日 {i} 👨\u200d👩\u200d👧\u200d👦 ก่ 👍🏽 é́ " for i in range(300))
+    for term in ("水曜", "50", "150", "299"):
+        for width in (97, 160, 320, 321):
+            got, _ = snippet(line, [term], max_chars=width)
+            core = got.strip("…").strip()
+            k = line.find(core)
+            assert k >= 0, (term, width, got[:40])
+            e = k + len(core)
+            assert k == 0 or (not _joins(line[k]) and line[k - 1] != "\u200d"), (term, width, got[:12])
+            assert e == len(line) or (not _joins(line[e]) and line[e - 1] != "\u200d"), (term, width, got[-12:])
