@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import ErasingStore, SoulframeError
-from soulframe.kit import atomic_write
+from soulframe.kit import atomic_write, update_locked
 from soulframe.memorykit import (
     ENTITY_DIR,
     PRIVATE_DIR,
@@ -215,16 +215,23 @@ def forget(agent: AgentLike, plan: Plan) -> Result:
     for e in plan.entries:
         by_file.setdefault(e.path, set()).add(e.text)
     cache = _cache_hashes(agent, by_file, plan, low)
-    # 1. the Markdown
+    # 0. the tombstones first: a forget stopped part way (killed, a full disk) has already
+    # said what must not come back, and running it again finds the rest
+    result.tombstones = Tombstones.for_agent(agent).add(e.text for e in plan.entries)
+    # 1. the Markdown, each file under its lock: a note remembered meanwhile is kept
     for rel, texts in by_file.items():
         path = agent.workspace.resolve(rel)
         if rel in plan.files:
             _shred(path)
             result.files_removed.append(rel)
             continue
-        data = path.read_text(encoding="utf-8", errors="surrogateescape")
-        kept = [x for x in data.splitlines(keepends=True) if x.rstrip("\r\n") not in texts]
-        atomic_write(path, "".join(kept).encode("utf-8", "surrogateescape"), mode=path.stat().st_mode & 0o777)
+
+        def without(data: bytes, texts: set[str] = texts) -> bytes:
+            lines = data.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
+            kept = [x for x in lines if x.rstrip("\r\n") not in texts]
+            return "".join(kept).encode("utf-8", "surrogateescape")
+
+        update_locked(path, without)
         result.files_changed.append(rel)
     # 2. copies soulframe made: diary, undo snapshots, quarantine and other JSON Lines
     if low:
@@ -240,9 +247,7 @@ def forget(agent: AgentLike, plan: Plan) -> Result:
         result.unreachable.append(
             f"the {store.name} store cannot erase (no ErasingStore.erase): its files may keep "
             "deleted text until it compacts them; `soulframe memory rebuild` rewrites the index")
-    # 4. the tombstones
-    result.tombstones = Tombstones.for_agent(agent).add(e.text for e in plan.entries)
-    # 5. what is out of reach
+    # 4. what is out of reach
     ws = agent.workspace.root
     if (ws / ".git").exists():
         at = shlex.quote(str(ws))  # a command to paste: a path with spaces stays one word

@@ -256,3 +256,35 @@ def test_forget_leaves_the_agents_instructions_unless_told_everywhere(tmp_path: 
     assert "left as is" in said.stderr and "AGENTS.md" in said.stderr
     run_cli("-w", str(ws), "forget", "Dana", "--everywhere", "--yes", check=True)
     assert "Dana" not in (ws / "AGENTS.md").read_text() and "Dana" not in (skill / "SKILL.md").read_text()
+
+
+STOPPED_FORGET = """
+import os, subprocess, sys
+ws, env_cfg = sys.argv[1:3]
+subprocess.run(["mount", "--bind", ws + "/memory", ws + "/memory"], check=True)
+subprocess.run(["mount", "-o", "remount,bind,ro", ws + "/memory"], check=True)
+r = subprocess.run([sys.executable, "-m", "soulframe", "-w", ws, "forget", "door code", "--yes"],
+                   capture_output=True, text=True)
+print(r.returncode)
+"""
+
+
+@pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v unshare && unshare -Urm true"],
+                                   capture_output=True).returncode != 0,
+                    reason="no user namespace to mount a read-only folder in")
+def test_a_forget_stopped_part_way_has_already_left_its_tombstones(tmp_path: Path) -> None:
+    """The tombstones are written before the Markdown is changed: a forget that cannot
+    finish (here memory/ is read-only, as for a kill or a full disk) still keeps an import
+    from bringing the entry back."""
+    import sys
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    (ws / "memory" / "2026-11-02.md").write_text(DAY)
+    r = subprocess.run(["unshare", "-Urm", sys.executable, "-c", STOPPED_FORGET, str(ws), ""],
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0 and r.stdout.strip() == "1", (r.stdout, r.stderr)
+    assert SECRET in (ws / "memory" / "2026-11-02.md").read_text()  # the Markdown could not change
+    tombs = list((state / "forgotten").glob("*.txt"))
+    assert tombs and tombs[0].read_text().strip()  # ... but what must not come back is known
