@@ -243,6 +243,30 @@ def test_a_read_only_workspace_or_state_gives_one_line_naming_the_place(adversar
     assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="no user namespace to mount in")
+def test_remember_with_an_index_it_cannot_update_says_the_note_is_saved(adversary: Any, ws: Path,
+                                                                       tmp_path: Path) -> None:
+    """The note is in the Markdown whatever the index does: the error says so (a caller
+    that retried would write it twice)."""
+    script = (
+        "import subprocess, sys\n"
+        "ws, cfg, state = sys.argv[1:4]\n"
+        "subprocess.run(['mount', '--bind', state, state], check=True)\n"
+        "subprocess.run(['mount', '-o', 'remount,bind,ro', state], check=True)\n"
+        "r = subprocess.run([sys.executable, '-m', 'soulframe', '-w', ws, 'memory', 'remember', 'Gate code 5521'],"
+        " capture_output=True, text=True, env=dict(__import__('os').environ, SOULFRAME_CONFIG=cfg))\n"
+        "print(r.returncode); print(r.stderr)\n")
+    r = subprocess.run(["unshare", "-Urm", sys.executable, "-c", script, str(ws), str(_config(tmp_path)),
+                        str(tmp_path / "state")], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    code, _, said = r.stdout.partition("\n")
+    with adversary.attempt("remember with a read-only index", cls="full disk") as a:
+        one_line_error(adversary, "remember, index read-only", subprocess.CompletedProcess([], int(code), "", said))
+        assert "remembered in memory/" in said and "the index was not updated" in said, said
+        a.refused()
+    assert "Gate code 5521" in "".join(p.read_text() for p in (ws / "memory").glob("*.md"))
+
+
 # --------------------------------------------------------------------------- 2-3. lost updates
 
 

@@ -295,10 +295,14 @@ def _saved_but_not_indexed(rel: str) -> Iterator[None]:
         yield
     except Exception as exc:
         why = storage_full(exc)
-        if why is None:
-            raise
-        raise SoulframeError(f"remembered in {rel}, but {why}; free some space and run "
-                             "`soulframe memory index`") from exc
+        if why is not None:
+            raise SoulframeError(f"remembered in {rel}, but {why}; free some space and run "
+                                 "`soulframe memory index`") from exc
+        # the note is safe in the Markdown whatever the index did (locked by another
+        # process, not writable): say so, so nobody writes it twice by retrying
+        raise SoulframeError(f"remembered in {rel}, but the index was not updated "
+                             f"({type(exc).__name__}: {exc}); `soulframe memory index` catches up "
+                             "when it can") from exc
 
 
 def log_sync(report: Any) -> None:
