@@ -178,7 +178,10 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
             raise SoulframeError(f"forget --file {rel}: no such file")
         whole.append(rel)
     if since is not None or until is not None:
+        from soulframe.kit import agent_timezone
+
         lo, hi = since or _dt.date.min, until or _dt.date.max
+        tz = agent_timezone(agent)  # a stamp is UTC; the days asked for are the agent's
         for rel, p in markdown_files(agent):
             day = day_of(rel)
             if day is not None and rel.startswith("memory/"):
@@ -187,7 +190,8 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
                 continue
             for i, line in enumerate(_lines(p), 1):  # entries stamped with a time in range
                 at = (parse_provenance(line) or Provenance("")).fields.get("at", "")
-                if at[:10] and _in_range(at[:10], lo, hi):
+                day = _local_day(at, tz)
+                if day and _in_range(day, lo, hi):
                     take(rel, i, line)
     for rel in whole:
         if rel not in plan.files:
@@ -195,6 +199,20 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
             for i, line in enumerate(_lines(agent.workspace.resolve(rel)), 1):
                 take(rel, i, line)
     return plan
+
+
+def _local_day(at: str, tz: _dt.tzinfo) -> str:
+    """The agent-local day (YYYY-MM-DD) of a provenance stamp (UTC, ``...Z``); a stamp
+    without a time is its own day."""
+    if len(at) <= 10:
+        return at
+    try:
+        when = _dt.datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        return at[:10]
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.UTC)
+    return when.astimezone(tz).date().isoformat()
 
 
 def _in_range(day: str, lo: _dt.date, hi: _dt.date) -> bool:

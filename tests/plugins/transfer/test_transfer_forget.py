@@ -288,3 +288,18 @@ def test_a_forget_stopped_part_way_has_already_left_its_tombstones(tmp_path: Pat
     assert SECRET in (ws / "memory" / "2026-11-02.md").read_text()  # the Markdown could not change
     tombs = list((state / "forgotten").glob("*.txt"))
     assert tombs and tombs[0].read_text().strip()  # ... but what must not come back is known
+
+
+def test_forget_by_date_reads_a_stamp_on_the_agents_own_day(tmp_path: Path) -> None:
+    """A note stamped 02:08 UTC on 27 November was written on 26 November in Pago Pago: a
+    range of the agent's days finds it on the 26th, as its daily log is named."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(
+        f'state_dir = "{state}"\ntimezone = "Pacific/Pago_Pago"\n[embedding]\nprovider = "none"\n')
+    (ws / "MEMORY.md").write_text("# MEMORY.md\n\n- Likes kites <!-- src: remember via=cli at=2026-11-27T02:08:09Z -->\n")
+    on_26 = json.loads(run_cli("-w", str(ws), "forget", "--since", "2026-11-26", "--until", "2026-11-26",
+                               "--dry-run", "--json", check=True).stdout)
+    on_27 = json.loads(run_cli("-w", str(ws), "forget", "--since", "2026-11-27", "--until", "2026-11-27",
+                               "--dry-run", "--json", check=True).stdout)
+    assert [e["path"] for e in on_26["entries"]] == ["MEMORY.md"] and on_27["entries"] == []
