@@ -251,8 +251,10 @@ def forget(agent: AgentLike, plan: Plan) -> Result:
 
         update_locked(path, without)
         result.files_changed.append(rel)
-    # 2. copies soulframe made: diary, undo snapshots, quarantine and other JSON Lines
+    # 2. copies soulframe made: diary, undo snapshots, quarantine and other JSON Lines, and
+    # what a write killed part way left beside its file
     if low:
+        _scrub_leftovers(agent.workspace.root, low, result)
         _scrub_diary(agent, low, result)
         _scrub_state(Path(agent.state_dir), low, result)
         _scrub_user_files(agent, low, result)
@@ -323,6 +325,33 @@ def _cache_hashes(agent: AgentLike, by_file: dict[str, set[str]], plan: Plan, lo
                     continue
                 bucket.update(text_hash(w) for w in passage_windows(agent.config, c.text, provider))
     return {provider.model_id: sorted(gone - kept)}
+
+
+#: a temporary file younger than this may be a write in progress: left alone
+LEFTOVER_AGE_S = 60.0
+
+
+def _scrub_leftovers(root: Path, low: list[str], result: Result) -> None:
+    """The temporary copies a write killed before its rename left (``.NAME.xxxx.tmp``, in
+    the file's folder): shredded when they hold forgotten text."""
+    import time
+
+    now = time.time()
+    for dirpath, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        for name in files:
+            if not (name.startswith(".") and name.endswith(".tmp")):
+                continue
+            p = Path(dirpath, name)
+            try:
+                if p.is_symlink() or now - p.stat().st_mtime < LEFTOVER_AGE_S:
+                    continue
+                text = p.read_bytes().decode("utf-8", errors="replace")
+            except OSError:
+                continue
+            if any(_has(line, low) for line in text.splitlines()):
+                _shred(p)
+                _count(result, "leftover temporary files", 1)
 
 
 def _scrub_diary(agent: AgentLike, low: list[str], result: Result) -> None:

@@ -303,3 +303,26 @@ def test_forget_by_date_reads_a_stamp_on_the_agents_own_day(tmp_path: Path) -> N
     on_27 = json.loads(run_cli("-w", str(ws), "forget", "--since", "2026-11-27", "--until", "2026-11-27",
                                "--dry-run", "--json", check=True).stdout)
     assert [e["path"] for e in on_26["entries"]] == ["MEMORY.md"] and on_27["entries"] == []
+
+
+def test_forget_shreds_what_a_killed_write_left_beside_its_file(tmp_path: Path) -> None:
+    """A write killed before its rename leaves '.NAME.xxxx.tmp' beside the file: forget
+    finds the text there too; a temporary file still being written (under a minute old) is
+    left alone."""
+    import os
+    import time
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    (ws / "memory" / "2026-11-02.md").write_text(DAY)
+    old = ws / "memory" / ".2026-11-02.md.k3j2h1g0.tmp"
+    old.write_text(DAY)
+    hour_ago = time.time() - 3600
+    os.utime(old, (hour_ago, hour_ago))
+    fresh = ws / "memory" / ".2026-11-03.md.a1b2c3d4.tmp"
+    fresh.write_text(DAY)
+    out = json.loads(run_cli("-w", str(ws), "forget", SECRET, "--yes", "--json", check=True).stdout)
+    assert out["result"]["scrubbed"].get("leftover temporary files") == 1
+    assert not old.exists() and fresh.exists()
+    assert SECRET not in (ws / "memory" / "2026-11-02.md").read_text() and holding([state], SECRET) == []
