@@ -21,6 +21,7 @@ same way as the text it is matched against.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -72,6 +73,9 @@ def has_unspaced(text: str) -> bool:
     return _UNSPACED.search(text) is not None
 
 
+# Cached by content: a search folds each keyword hit's text for the coverage and the
+# snippet, and the same chunks come back search after search (a pure function).
+@functools.lru_cache(maxsize=2048)
 def fold_diacritics(text: str) -> str:
     """``text`` with the accents of Latin, Greek and Cyrillic letters dropped ("Müller" ->
     "Muller", "Đà Nẵng" -> "Da Nang"), as FTS5's ``unicode61`` tokenizer matches them, and
