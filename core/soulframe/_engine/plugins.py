@@ -51,8 +51,10 @@ class PluginManager(pluggy.PluginManager):
         self.add_hookspecs(hookspecs)
         #: plugin name -> (distribution name, version)
         self.dists: dict[str, tuple[str, str]] = {}
-        #: one line per plugin that failed to load
+        #: one line per plugin that failed to load, or whose hook failed
         self.load_errors: list[str] = []
+        #: the lines of load_errors about a hook that failed (:func:`plugin_failed`)
+        self.hook_failures: list[str] = []
         #: one line per named registration a later plugin replaced
         self.overrides: list[str] = []
 
@@ -184,7 +186,7 @@ def make_plugin_manager(
                 raise
             pm.warn(
                 f"plugin {ep.name!r} from distribution {dist} {version} could not be loaded "
-                f"and was skipped: {type(exc).__name__}: {exc}{_hook_hint(exc)}"
+                f"and was skipped: {type(exc).__name__}: {exc}{_hook_hint(exc, pm)}"
             )
             continue
         pm.dists[ep.name] = (dist, version)
@@ -203,15 +205,15 @@ def make_plugin_manager(
     return pm
 
 
-def _hook_hint(exc: BaseException) -> str:
+def _hook_hint(exc: BaseException, pm: pluggy.PluginManager) -> str:
     """" (did you mean 'register_prompt_sections'?)" for a misspelled hook name."""
     found = re.search(r"unknown hook '(\w+)'", str(exc))
     if found is None:
         return ""
     import difflib
 
-    names = [n for n in vars(hookspecs) if n.startswith(("register_", "transform_", "prompt_", "memory_", "session_",
-                                                         "workspace_", "before_"))]
+    # the hooks the specs declare (a typo registered a caller of its own, without a spec)
+    names = [n for n, caller in vars(pm.hook).items() if not n.startswith("_") and caller.spec is not None]
     close = difflib.get_close_matches(found.group(1), names, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -268,6 +270,8 @@ def plugin_failed(pm: pluggy.PluginManager, plugin_name: str, hook_name: str, wh
     message = (f"plugin {plugin_name!r}: {hook_name} failed and what it registers was skipped: {why} "
                f"(disable it with plugins.disabled = [{plugin_name!r}])")
     if isinstance(pm, PluginManager):
+        if message not in pm.hook_failures:
+            pm.hook_failures.append(message)
         pm.warn(message)
     else:
         warnings.warn(message, PluginWarning, stacklevel=3)
@@ -373,8 +377,7 @@ def what_each_registers(
         # said in the report's failure lines (pm.load_errors), not as warnings too
         warnings.simplefilter("ignore", PluginWarning)
         _what_each(pm, out, overrides, failures)
-    failures.extend(m for m in pm.load_errors if " failed and what it registers was skipped" in m
-                    and m not in failures)
+    failures.extend(m for m in pm.hook_failures if m not in failures)
     return out, overrides, failures
 
 

@@ -25,7 +25,7 @@ class Half:
         return True
 
     def embed_documents(self, texts: Any) -> Any:
-        raise NotImplementedError
+        raise AssertionError("never called: the provider is refused when built")
 
 
 class Moody(Half):
@@ -35,7 +35,7 @@ class Moody(Half):
         raise RuntimeError("the licence server is down")
 
     def embed_query(self, text: str) -> Any:
-        raise NotImplementedError
+        raise AssertionError("never called: available() fails first")
 
 
 class Offers:
