@@ -70,12 +70,14 @@ def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
     widened to a neighbour when that adds terms. ``(-1, -1)`` when no term occurs."""
     if not terms:
         return (-1, -1)
-    if not text.isascii() and all(t.isascii() for t in terms):
-        text = fold_diacritics(text)  # typed without accents: "Muller" is "Müller" (fusion._coverage)
-    elif text.isascii() and not all(t.isascii() for t in terms):
-        terms = [fold_diacritics(t) for t in terms]
-    exact = set(terms)
-    stems = {stem(t) for t in terms}
+    if text.isascii():
+        terms = [fold_diacritics(t) for t in terms]  # "Müller" asked, "Muller" written
+    # as fusion._coverage counts them: a term typed without accents matches the words with
+    # their accents dropped ("Muller" is "Müller"), one typed with them the words as written
+    plain = {t for t in terms if t.isascii()}
+    marked = {t for t in terms if not t.isascii()}
+    plain_stems = {stem(t) for t in plain}
+    marked_stems = {stem(t) for t in marked}
     lines = text.split("\n")
     scores = []
     for line in lines:
@@ -84,17 +86,30 @@ def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
         # do not: splitting each into words was most of a search's snippet work)
         if line.isascii():
             lower = line.lower()
-            if not any(s in lower for s in stems):
+            if not any(s in lower for s in plain_stems):
                 scores.append((0, 0))
                 continue
-        ws = words(line)
         # the query's own words first: a stem only stands in for a missing word ("apin0x19q"
         # and "apin0x11q" share the stem "apin0", but only one of them was asked for)
-        scores.append((len(set(ws) & exact), len({stem(w) for w in ws} & stems)))
+        scores.append(_line_score(line, plain, marked, plain_stems, marked_stems))
     best = max(range(len(lines)), key=lambda i: (scores[i], -i)) if lines else -1
     if best < 0 or scores[best] == (0, 0):
         return (-1, -1)
     return (best, best)
+
+
+def _line_score(
+    line: str, plain: set[str], marked: set[str], plain_stems: set[str], marked_stems: set[str],
+) -> tuple[int, int]:
+    """(terms, term stems) among the words of ``line``: plain terms against its words with
+    accents dropped, marked terms against its words as written."""
+    ws = set(words(line))
+    folded = set(words(fold_diacritics(line))) if plain and not line.isascii() else ws
+    exact = len(folded & plain) + (len(ws & marked) if marked else 0)
+    stems = len({stem(w) for w in folded} & plain_stems)
+    if marked:
+        stems += len({stem(w) for w in ws} & marked_stems)
+    return (exact, stems)
 
 
 def snippet(
