@@ -220,6 +220,28 @@ def test_a_cut_section_of_files_names_the_files_to_read(tmp_path: Path) -> None:
     assert "(files: USER.md, MEMORY.md, memory/2026-04-04.md, memory/2026-04-05.md)" in line
 
 
+def test_a_tiny_budget_keeps_what_fits_and_states_the_overage_against_it(tmp_path: Path) -> None:
+    agent = example_agent(tmp_path)
+    full = agent.system_prompt(Session.main(now=NOW), budget_tokens=100_000)
+    never_cut = sum(s.tokens for s in full.sections if s.truncate_priority is None
+                    and s.name in ("identity", "tooling", "safety", "workspace"))
+    # room for the sections that are never cut and a little more: the note naming a dozen
+    # cut sections, each with its hint, would not fit, so a brief one names them
+    budget = never_cut + 150
+    prompt = agent.system_prompt(Session.main(now=NOW), budget_tokens=budget)
+    assert prompt.tokens <= budget
+    note = prompt.text[prompt.text.index("## Truncated Context"):]
+    cut = [n.name for n in prompt.notices]
+    assert cut and "(prompt)" not in cut
+    assert all(name in note for name in cut)
+    # below what the never-cut sections need, the prompt stays over and says by how much
+    small = agent.system_prompt(Session.main(now=NOW), budget_tokens=never_cut // 2)
+    over = [n for n in small.notices if n.name == "(prompt)"]
+    assert len(over) == 1
+    assert f"still {small.tokens - never_cut // 2} tokens over prompt.budget_tokens = {never_cut // 2}:" \
+        in over[0].hint
+
+
 def test_no_notice_when_nothing_was_cut(tmp_path: Path) -> None:
     prompt = example_agent(tmp_path).system_prompt(Session.main(now=NOW))
     assert prompt.notices == ()

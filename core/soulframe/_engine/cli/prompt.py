@@ -56,6 +56,9 @@ def prompt_command(
     started = time.perf_counter()
     prompt = state.agent().system_prompt(session, mode=mode, budget_tokens=budget)
     _log_prompt(prompt, time.perf_counter() - started)
+    for n in prompt.notices:
+        if n.name == "(prompt)":  # the text is for a model; the user must hear it is over
+            click.echo(f"warning: the prompt is ~{prompt.tokens:,} tokens, {n.hint}", err=True)
     if as_json:
         echo_json(prompt_json(prompt))
     elif explain:

@@ -197,18 +197,23 @@ _WRAPPED = re.compile(r'<(?:context_file|internal_config|system_context) name="(
 
 
 def notice_text(
-    notices: Sequence[TruncationNotice], files_of: Mapping[str, Sequence[str]] | None = None
+    notices: Sequence[TruncationNotice], files_of: Mapping[str, Sequence[str]] | None = None,
+    *, brief: bool = False,
 ) -> str | None:
     """The short note the model sees about what was cut and where the rest is.
 
     :param files_of: section name -> the context files it showed, so a cut section of
         context files names the files to read.
+    :param brief: names only, on one line: what a small budget can still hold when the
+        hints of a dozen cut sections would cost more than the sections kept.
     """
     lines = []
     for n in notices:
         if n.name.startswith("("):  # about the prompt as a whole: for the user, not the model
             continue
-        if n.hint:
+        if brief:
+            line = n.name
+        elif n.hint:
             line = f"- {n.name}: {n.hint}"
         elif n.kept_chars:
             line = f"- {n.name}: {n.kept_chars:,} of {n.original_chars:,} characters kept"
@@ -220,6 +225,10 @@ def notice_text(
         lines.append(line)
     if not lines:
         return None
+    if brief:
+        return ("## Truncated Context\n"
+                "Left out or shortened to fit this prompt (read them from their sources when "
+                "you need them; context files with the context_read tool): " + ", ".join(lines))
     return (
         "## Truncated Context\n"
         "Some context was shortened to fit this prompt. When you need the rest, read it "
@@ -233,39 +242,59 @@ def _fit(
 ) -> tuple[list[RenderedSection], tuple[TruncationNotice, ...]]:
     """Budget enforcement plus the notice. The notice itself costs tokens, so when adding
     it tips the prompt over the budget, the sections are fitted again into what is left
-    (a few rounds at most; if the never-cut sections alone exceed the budget, the policy
-    says so in a notice and the prompt stays over)."""
+    (a few rounds at most), and when the note listing every cut with its hint does not
+    fit, a brief one naming them does. If the never-cut sections alone exceed the budget,
+    a notice says by how much and the prompt stays over."""
     from .context import truncation_policy
 
     files_of: dict[str, list[str]] | None = None
-    target = budget
-    for _ in range(6):  # the note grows with each cut, so a few rounds may be needed
-        kept, cut = list(rendered), list[TruncationNotice]()
-        if sum(r.tokens for r in kept) > target:
-            out, cut = truncation_policy(agent).enforce_budget(kept, target, estimate)
-            kept = list(out)
-        if target != budget:
-            # the policy names the budget it was given; the user knows the configured one
-            cut = [attrs.evolve(n, hint=n.hint.replace(f"= {target}", f"= {budget}")) for n in cut]
-        notices = (*context_notices, *cut)
-        if not notices:
-            return kept, notices
-        if files_of is None:  # only when something was cut: keep the warm path lean
-            files_of = {r.name: _WRAPPED.findall(r.text) for r in rendered}
-        note = notice_text(notices, files_of)
-        if note is None:
-            return kept, notices
-        section = RenderedSection(
-            name=NOTICE_SECTION, order=NOTICE_ORDER, zone="dynamic", text=note,
-            tokens=estimate(note), plugin="soulframe",
-        )
-        kept.append(section)
-        kept.sort(key=lambda r: r.order)  # stable: equal orders keep table order
-        over = sum(r.tokens for r in kept) - budget
-        if over <= 0:
-            return kept, notices
-        target -= over + 16  # fit the sections into what the note leaves, with some slack
-    return kept, notices
+    for brief in (False, True):
+        target = budget
+        for _ in range(6):  # the note grows with each cut, so a few rounds may be needed
+            kept, cut = list(rendered), list[TruncationNotice]()
+            if sum(r.tokens for r in kept) > target:
+                out, cut = truncation_policy(agent).enforce_budget(kept, target, estimate)
+                kept = list(out)
+            if target != budget:
+                # the policy names the budget it was given; the user knows the configured one
+                cut = [attrs.evolve(n, hint=n.hint.replace(f"= {target}", f"= {budget}")) for n in cut]
+            notices = (*context_notices, *cut)
+            if not notices:
+                return kept, notices
+            if files_of is None:  # only when something was cut: keep the warm path lean
+                files_of = {r.name: _WRAPPED.findall(r.text) for r in rendered}
+            note = notice_text(notices, files_of, brief=brief)
+            if note is None:
+                return kept, notices
+            kept.append(RenderedSection(
+                name=NOTICE_SECTION, order=NOTICE_ORDER, zone="dynamic", text=note,
+                tokens=estimate(note), plugin="soulframe",
+            ))
+            kept.sort(key=lambda r: r.order)  # stable: equal orders keep table order
+            over = sum(r.tokens for r in kept) - budget
+            if over <= 0:
+                return kept, _still_over(notices, kept, budget)
+            target -= over + 16  # fit the sections into what the note leaves, with some slack
+    return kept, _still_over(notices, kept, budget)
+
+
+def _still_over(
+    notices: Sequence[TruncationNotice], kept: Sequence[RenderedSection], budget: int
+) -> tuple[TruncationNotice, ...]:
+    """The notices with the one about the whole prompt stated against the configured
+    budget: the policy was given a smaller target to leave room for the note, so its own
+    figure (or its verdict) may be about that target."""
+    rest = tuple(n for n in notices if n.name != "(prompt)")
+    over = sum(r.tokens for r in kept) - budget
+    if over <= 0:
+        return rest
+    chars = sum(len(r.text) for r in kept)
+    return (*rest, TruncationNotice(
+        name="(prompt)", original_chars=chars, kept_chars=chars,
+        hint=(f"still {over} tokens over prompt.budget_tokens = {budget}: the sections that "
+              "are never cut (safety, tooling, workspace, identity...) and the note on what "
+              "was cut need more; raise the budget"),
+    ))
 
 
 def _one_boundary(
