@@ -36,6 +36,8 @@ What is here:
   :class:`SkillLimits`.
 - **Text for search indexes**: :func:`index_grams`, :func:`raw_words`, :data:`MARKS`,
   :data:`UNSPACED_CLASS`.
+- **Cutting text** without splitting a character as a reader sees one (a grapheme
+  cluster): :func:`is_safe_cut`, :func:`safe_cut_before`, :func:`safe_cut_after`.
 - **Embedding errors**: :class:`EmbeddingError`, :class:`EmbeddingUnavailableError`.
 - **Plugins**: :func:`make_plugin_manager` (a plugin's own tests build the CLI on it),
   :func:`collect_named` (what a named registry holds),
@@ -79,6 +81,11 @@ if TYPE_CHECKING:
     from soulframe._engine.embedding import (
         EmbeddingError,
         EmbeddingUnavailableError,
+    )
+    from soulframe._engine.graphemes import (
+        is_safe_cut,
+        safe_cut_after,
+        safe_cut_before,
     )
     from soulframe._engine.http import (
         RequestError,
@@ -205,6 +212,7 @@ _HOMES: dict[str, str] = {
     "find_config_file": "soulframe._engine.config",
     "heartbeat_has_tasks": "soulframe._engine.prompt.context",
     "index_grams": "soulframe._engine.textsplit",
+    "is_safe_cut": "soulframe._engine.graphemes",
     "key_source": "soulframe._engine.http",
     "list_plugins": "soulframe._engine.plugins",
     "load_config": "soulframe._engine.config",
@@ -233,6 +241,8 @@ _HOMES: dict[str, str] = {
     "resolve_api_key": "soulframe._engine.http",
     "RetryPolicy": "soulframe._engine.http",
     "run_tool_loop": "soulframe._engine.toolloop",
+    "safe_cut_after": "soulframe._engine.graphemes",
+    "safe_cut_before": "soulframe._engine.graphemes",
     "sandbox_settings": "soulframe._engine.sandbox",
     "Secret": "soulframe._engine.http",
     "secret_lines": "soulframe._engine.redaction",
@@ -300,6 +310,7 @@ __all__ = [
     "find_config_file",
     "heartbeat_has_tasks",
     "index_grams",
+    "is_safe_cut",
     "key_source",
     "list_plugins",
     "load_config",
@@ -321,6 +332,8 @@ __all__ = [
     "render_skills_inline",
     "resolve_api_key",
     "run_tool_loop",
+    "safe_cut_after",
+    "safe_cut_before",
     "sandbox_settings",
     "secret_lines",
     "section_table",

@@ -7,14 +7,21 @@ Rules, in order of precedence:
   are the preferred cut);
 * a line that would push the chunk over the limit starts a new chunk (forced cut);
 * a single line longer than ``max_chars`` is split into pieces that all carry that line's
-  number, cut at a space where there is one in the second half of the piece;
+  number, cut at a space where there is one in the second half of the piece, else after a
+  punctuation mark, never inside a character as a reader sees one (:func:`split_long_line`);
 * every chunk keeps the 1-based, inclusive ``start_line``/``end_line`` of the text it holds;
   blank lines at a chunk's edges are dropped so a citation points at text, not whitespace.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import attrs
+from soulframe.kit import UNSPACED_CLASS, is_safe_cut, safe_cut_before
+
+_UNSPACED = re.compile(UNSPACED_CLASS)
 
 
 @attrs.frozen
@@ -25,19 +32,39 @@ class TextChunk:
 
 
 def split_long_line(line: str, max_chars: int) -> list[str]:
-    """Cut one over-long line into pieces of at most ``max_chars``, at a space when one
-    falls in the second half of a piece (so words stay whole where they can)."""
+    """Cut one over-long line into pieces of at most ``max_chars``: at a space when one
+    falls in the second half of a piece (so words stay whole where they can), else after
+    a punctuation mark there (Chinese and Japanese have no spaces, but have 。 and ，),
+    else where no character as a reader sees one is split. A cut inside a run of Chinese,
+    Japanese, Korean or Thai repeats the character before it at the start of the next
+    piece: the index holds such runs as character pairs, and the pair across the cut
+    (perhaps a whole word) must be in one of the pieces."""
     pieces: list[str] = []
     rest = line
     while len(rest) > max_chars:
         cut = rest.rfind(" ", max_chars // 2, max_chars)
+        again = 0
         if cut <= 0:
-            cut = max_chars
+            cut = _punctuation_cut(rest, max_chars)
+        if cut <= 0:
+            cut = safe_cut_before(rest, max_chars)
+            if cut <= max_chars // 2:
+                cut = max_chars  # a pathological run of marks: cut it anyway
+            elif _UNSPACED.match(rest[cut - 1]) and _UNSPACED.match(rest[cut]):
+                again = cut - safe_cut_before(rest, cut - 1)
         pieces.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip(" ")
+        rest = rest[cut - again:].lstrip(" ")
     if rest.strip():
         pieces.append(rest)
     return [p for p in pieces if p.strip()]
+
+
+def _punctuation_cut(text: str, max_chars: int) -> int:
+    """Just after the last punctuation mark in the second half of ``text[:max_chars]``, or 0."""
+    for i in range(max_chars - 1, max_chars // 2, -1):
+        if unicodedata.category(text[i]).startswith("P") and is_safe_cut(text, i + 1):
+            return i + 1
+    return 0
 
 
 def chunk_text(text: str, max_chars: int = 1000) -> list[TextChunk]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 from soulframe import ContextFile, RenderedSection, TruncationNotice
+from soulframe.kit import safe_cut_before
 
 from . import cuts
 from .headtail import (
@@ -81,11 +82,11 @@ def cut_with_toc(text: str, allowance: int, name: str) -> tuple[str, int] | None
         return None
     toc_budget = int(allowance * TOC_SHARE)
     toc = cuts.toc_block(cuts.headings(text, max(0, room - toc_budget)), toc_budget)
-    head = cuts.head_end(text, room - len(toc))
+    head = safe_cut_before(text, room - len(toc))
     toc2 = cuts.toc_block(cuts.headings(text, head), toc_budget)
     if len(toc2) <= len(toc):  # fewer headings left out: the head may grow into the room
         toc = toc2
-        head = cuts.head_end(text, room - len(toc))
+        head = safe_cut_before(text, room - len(toc))
     return text[:head] + mark + toc, head
 
 

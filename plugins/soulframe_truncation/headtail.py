@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 from soulframe import ContextFile, RenderedSection, TruncationNotice
+from soulframe.kit import safe_cut_before
 
 from . import cuts
 
@@ -95,16 +96,16 @@ def fit_prefix(text: str, suffix: str, target: int, estimate: Callable[[str], in
     lo, hi = 0, len(text)
     while lo < hi:  # largest n with a fitting estimate (estimators grow with the prefix)
         mid = (lo + hi + 1) // 2
-        if estimate(text[: cuts.head_end(text, mid)] + suffix) <= target:
+        if estimate(text[: safe_cut_before(text, mid)] + suffix) <= target:
             lo = mid
         else:
             hi = mid - 1
-    n = cuts.head_end(text, lo)
+    n = safe_cut_before(text, lo)
     nl = text.rfind("\n", 0, n)
     if nl > 0 and n - nl < max(80, n // 5):
         n = nl
     while n > 0 and estimate(text[:n] + suffix) > target:  # a non-monotonic estimator
-        n = cuts.head_end(text, n - 1)
+        n = safe_cut_before(text, n - 1)
     return n
 
 

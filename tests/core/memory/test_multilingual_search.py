@@ -183,7 +183,8 @@ def test_a_word_is_found_with_or_without_its_accents_in_either_unicode_form(
 def test_a_snippet_of_a_long_line_never_cuts_a_character_in_two() -> None:
     """A family emoji (joined by U+200D), a skin tone, a Thai tone mark: a snippet cut out
     of one long line starts and ends where a reader's character does."""
-    from soulframe._engine.memory.querying import _joins, snippet
+    from soulframe._engine.memory.querying import snippet
+    from soulframe.kit import is_safe_cut
 
     line = "".join(f"水曜日 {i} 👨\u200d👩\u200d👧\u200d👦 ก่ 👍🏽 é́ " for i in range(300))
     for term in ("水曜", "50", "150", "299"):
@@ -193,5 +194,25 @@ def test_a_snippet_of_a_long_line_never_cuts_a_character_in_two() -> None:
             k = line.find(core)
             assert k >= 0, (term, width, got[:40])
             e = k + len(core)
-            assert k == 0 or (not _joins(line[k]) and line[k - 1] != "\u200d"), (term, width, got[:12])
-            assert e == len(line) or (not _joins(line[e]) and line[e - 1] != "\u200d"), (term, width, got[-12:])
+            assert is_safe_cut(line, k), (term, width, got[:12])
+            assert is_safe_cut(line, e), (term, width, got[-12:])
+            assert len(core) <= width
+
+
+def test_a_word_across_a_forced_cut_of_a_long_line_is_found_by_keyword(tmp_path: Path) -> None:
+    """A line of Chinese longer than a chunk, with no space or punctuation near the cut:
+    the word the cut falls inside (手|机) is still found, keyword-only."""
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    line = "天" * 999 + "手机" + "地" * 400  # memory.chunk_max_chars = 1000 cuts between 手 and 机
+    (ws / "memory" / "2026-01-04.md").write_text(f"{line}\n", encoding="utf-8")
+    agent = Agent(load_config(workspace=ws, search=False, overrides={"embedding.provider": "none"}))
+    try:
+        hits = agent.memory.search("手机")
+        assert hits and hits[0].path == "memory/2026-01-04.md", hits
+        assert "手机" in hits[0].snippet
+    finally:
+        agent.close()

@@ -50,3 +50,36 @@ def test_chunking_loses_no_text_and_respects_the_limit(lines: list[str], max_cha
         assert 1 <= c.start_line <= c.end_line <= len(src)
     got = "".join("".join(c.text.split()) for c in chunks)
     assert got == "".join("".join(ln.split()) for ln in src)
+
+
+def test_a_long_line_is_never_cut_inside_a_character() -> None:
+    from soulframe.kit import is_safe_cut
+
+    for unit in ("e\u0301", "👍🏽", "👨‍👩‍👧", "🇯🇵", "क्ष", "กำ"):
+        line = unit * (2600 // len(unit))
+        pieces = split_long_line(line, 1000)
+        assert all(len(p) <= 1000 for p in pieces)
+        # whole units in every piece (Thai, written without spaces, repeats one at a cut)
+        assert all(p.startswith(unit) and p.endswith(unit) for p in pieces), unit
+        if unit != "กำ":
+            assert "".join(pieces) == line, unit
+            cuts = [sum(map(len, pieces[:i])) for i in range(1, len(pieces))]
+            assert all(is_safe_cut(line, c) for c in cuts), unit
+
+
+def test_a_long_line_without_spaces_is_cut_after_punctuation() -> None:
+    line = "今日は晴れでした。" * 150  # Japanese: sentences, no spaces
+    pieces = split_long_line(line, 1000)
+    assert all(p.endswith("。") for p in pieces)
+    assert "".join(pieces) == line
+
+
+def test_a_word_across_a_forced_cut_in_an_unspaced_run_is_still_in_one_piece() -> None:
+    line = "猫が好き" * 300  # no space, no punctuation
+    pieces = split_long_line(line, 1000)
+    # the character before each cut starts the next piece too, so every pair of
+    # neighbouring characters (how the index holds such text) is in some piece
+    pairs = {line[i:i + 2] for i in range(len(line) - 1)}
+    held = {p[i:i + 2] for p in pieces for i in range(len(p) - 1)}
+    assert pairs <= held
+    assert pieces[1][0] == pieces[0][-1]

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from soulframe._engine.config import load_config
 from soulframe._engine.model import ContextFile, RenderedSection
-from soulframe_truncation.cuts import head_tail, headings, is_safe_cut, marker
+from soulframe.kit import is_safe_cut
+from soulframe_truncation.cuts import head_tail, headings, marker
 from soulframe_truncation.fair import FairPolicy, waterfill
 from soulframe_truncation.headtail import HeadTailPolicy
 from soulframe_truncation.tokens import estimate

@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from ..graphemes import safe_cut_after, safe_cut_before
 from ..textsplit import fold_diacritics, has_unspaced, query_words, text_words
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -159,27 +160,11 @@ def snippet(
         if pos < 0:
             pos = _word_position(lower, lambda w: stem(w) in stems)
         pos = max(pos, 0)
-        start = _cluster_start(body, max(0, min(pos - max_chars // 3, len(body) - max_chars)))
-        end = _cluster_start(body, min(len(body), start + max_chars))
+        # a cut never leaves a combining mark, a joined emoji's part or a skin tone alone
+        start = safe_cut_after(body, max(0, min(pos - max_chars // 3, len(body) - max_chars)))
+        end = safe_cut_before(body, min(len(body), start + max_chars))
         body = ("…" if start else "") + body[start:end].strip() + ("…" if end < len(body) else "")
     return body, lo
-
-
-def _cluster_start(text: str, i: int) -> int:
-    """``i``, or the next place after it where a character (as a reader sees one) starts:
-    a cut never leaves a combining mark, a joined emoji's part or a skin tone on its own."""
-    while 0 < i < len(text) and (_joins(text[i]) or text[i - 1] == "\u200d"):
-        i += 1
-    return i
-
-
-def _joins(ch: str) -> bool:
-    """Whether ``ch`` belongs to the character before it: a combining mark, a zero-width
-    joiner, a variation selector, a skin tone or a tag character."""
-    code = ord(ch)
-    return (unicodedata.combining(ch) != 0 or unicodedata.category(ch) in ("Mn", "Mc", "Me")
-            or code == 0x200D or 0xFE00 <= code <= 0xFE0F or 0x1F3FB <= code <= 0x1F3FF
-            or 0xE0020 <= code <= 0xE007F)
 
 
 def _word_position(lower: str, matches: Callable[[str], bool]) -> int:
