@@ -108,6 +108,26 @@ def test_new_scaffolds_a_skill_that_parses(cli, tree: Path) -> None:
     assert not (tree / "escape").exists()
 
 
+@pytest.mark.parametrize("name", ["café-notes", "日记", "заметки", "cafe\u0301-decomposed"])
+def test_new_takes_a_name_in_any_script_as_the_loader_does(cli, tree: Path, name: str) -> None:
+    import unicodedata
+
+    out = cli("-w", str(tree), "skills", "new", name, "-d", "Notes kept in the user's own language")
+    assert out.returncode == 0, out.stderr
+    nfc = unicodedata.normalize("NFC", name)
+    assert (tree / "skills" / nfc / "SKILL.md").exists()
+    listed = json.loads(cli("-w", str(tree), "skills", "list", "--json").stdout)
+    assert nfc in {r["name"] for r in listed["skills"]}
+    assert cli("-w", str(tree), "skills", "show", nfc).returncode == 0
+
+
+@pytest.mark.parametrize("name", [".hidden", "..", "a b", "a/b", "deploy\n", "_x", "x" * 65])
+def test_new_refuses_a_name_that_is_no_plain_folder_name(cli, tree: Path, name: str) -> None:
+    out = cli("-w", str(tree), "skills", "new", name, "-d", "x")
+    assert out.returncode != 0 and "skill name" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+
+
 def test_watch_prints_reload_events(tree: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "soulframe", "-w", str(tree), "skills", "watch", "--duration", "20"],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from typing import Any
 
 import click
@@ -15,7 +16,9 @@ import click
 from ..model import Skill, SoulframeError
 from .state import State, echo_json, pass_state
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+#: a skill's name is its folder's name: letters of any script and digits, with '.', '_'
+#: and '-' inside (never a leading '.': no hidden folder, no '..')
+_NAME_RE = re.compile(r"^[^\W_][\w.-]{0,63}$")
 _TIERS = {"workspace": ("skills",), "project": (".agents", "skills")}
 
 TEMPLATE = """---
@@ -166,10 +169,11 @@ def new_command(state: State, name: str, description: str | None, tier: str, as_
     from ..skills.loader import SKILL_FILE, parse_skill_text
     from ..workspace import create_exclusive, ensure_private_dir
 
-    if not _NAME_RE.match(name):
+    name = unicodedata.normalize("NFC", name)  # one spelling, as the loader reads names
+    if not _NAME_RE.fullmatch(name):
         raise SoulframeError(
-            f"skill name {name!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a "
-            "letter or digit (e.g. deploy-site)"
+            f"skill name {name!r}: use 1-64 letters (of any script), digits, '.', '_' or '-', "
+            "starting with a letter or digit (e.g. deploy-site, café-notes)"
         )
     agent = state.agent()
     desc = " ".join((description or "").split())
