@@ -188,3 +188,16 @@ def test_the_text_report_names_the_file_of_each_finding(cli, workspace: Path) ->
     lines = [ln for ln in text.splitlines() if "no front matter" in ln]
     assert len(lines) == 2 and any("skills/broken/SKILL.md" in ln for ln in lines), text
     assert any("skills/other/SKILL.md" in ln for ln in lines), text
+
+
+def test_a_pinned_skill_that_does_not_exist_is_named_with_its_file_and_line(
+        cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    skill = workspace / "skills" / "deploy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Deploy the site\n---\n# Deploy\n")
+    (workspace / "soulframe.toml").write_text('[skills]\npinned = ["deplyo", "deploy"]\n')
+    _, data = doctor(cli, workspace)
+    pinned = [f for f in data["findings"] if f["check"] == "skills" and "pinned" in f["message"]]
+    assert len(pinned) == 1, data["findings"]
+    assert "soulframe.toml:2: skills.pinned names 'deplyo'" in pinned[0]["message"]
+    assert "did you mean 'deploy'?" in pinned[0]["message"]
