@@ -6,6 +6,7 @@ no free pages) and the WAL checkpointed and truncated to zero bytes."""
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,8 @@ def erase(store: SqliteStore, texts: Sequence[str], cache: Mapping[str, Sequence
     with store._lock:
         conn.execute("PRAGMA secure_delete = ON")
     with store._write():
+        # counts a busy index left waiting may quote the forgotten text: in first, then out
+        store._count_recalls(store._take_pending())
         chunk_ids = [r[0] for r in _matching(conn, "SELECT id, text FROM chunks", texts)]
         for cid in chunk_ids:
             if store._has_vec_table() and store.vec_loaded:
@@ -47,6 +50,8 @@ def erase(store: SqliteStore, texts: Sequence[str], cache: Mapping[str, Sequence
                     "DELETE FROM embedding_cache WHERE model = ? AND hash = ?", (model, h)).rowcount
         # the FTS index is rebuilt from the remaining chunks: its old segments go
         conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+    with contextlib.suppress(OSError):
+        os.unlink(store._draining_path())
     with store._reader_lock:
         if store._read_conn is not None:  # a reader's snapshot would hold the WAL
             with contextlib.suppress(Exception):

@@ -21,6 +21,8 @@ per-user files live in their own modules).
 from __future__ import annotations
 
 import contextlib
+import glob
+import json
 import logging
 import os
 import threading
@@ -54,6 +56,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("soulframe.sqlite")
 
 BUSY_TIMEOUT_MS = 30_000
+#: how long a search waits for the write lock to count what it returned; past it the
+#: counts wait in ``<index>.recalls-pending`` for the next search
+RECALL_WAIT_MS = 200
 #: ``PRAGMA quick_check`` reads every page; above this size it is left to `memory status --deep`
 QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
 
@@ -158,6 +163,10 @@ class SqliteStore:
         search in one would find the other's notes. Refused while the workspace recorded
         here still exists and has memory indexed; a workspace that was moved (the recorded
         directory is gone) takes its index along."""
+        # read before taking the write lock: the index is almost always this workspace's
+        # already, and a search must not wait behind another process's long indexing
+        if self.get_meta("workspace") == workspace:
+            return
         with self._write():
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'workspace'").fetchone()
             recorded = None if row is None else str(row[0])
@@ -783,35 +792,85 @@ class SqliteStore:
     # ------------------------------------------------------------------ recall tracking
 
     def record_recalls(self, recalls: Sequence[Recall], query_hash: str, day: str) -> None:
-        """Count one search's returned entries: one small transaction per search."""
+        """Count one search's returned entries: one small transaction per search. While
+        another process holds the write lock (a long sync), the counts wait in a file beside
+        the index for the next search to add: a search never waits behind indexing."""
         if not recalls:
             return
         now = time.time()
+        rows = [{"scope": r.scope or "", "path": r.path, "line": r.line, "text": r.text,
+                 "score": float(r.score), "query": query_hash, "day": day, "at": now} for r in recalls]
         # counters are not part of the index: no generation bump (that would make every
         # search reload the vector matrix), their own short transaction
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            if not self._begin_quickly():
+                _append_pending(self._pending_path(), rows)
+                return
+            pending: list[dict[str, Any]] = []
             try:
-                self._count_recalls(recalls, query_hash, day, now)
+                pending = self._take_pending()
+                self._count_recalls([*pending, *rows])
                 self.conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):
                     self.conn.execute("ROLLBACK")
+                _append_pending(self._pending_path(), pending)
                 raise
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._draining_path())
 
-    def _count_recalls(self, recalls: Sequence[Recall], query_hash: str, day: str, now: float) -> None:
-        keys = [(r.scope or "", r.path, recall_key(r.text)) for r in recalls]
+    def _begin_quickly(self) -> bool:
+        """``BEGIN IMMEDIATE`` if the write lock is free within RECALL_WAIT_MS."""
+        self.conn.execute(f"PRAGMA busy_timeout = {RECALL_WAIT_MS}")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return True
+        except self.module.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            return False
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+    def _pending_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".recalls-pending")
+
+    def _draining_path(self) -> Path:
+        return self.path.with_name(f"{self.path.name}.recalls-draining-{os.getpid()}")
+
+    def _take_pending(self) -> list[dict[str, Any]]:
+        """The counts other searches left while the index was busy (moved aside first, so
+        a search appending meanwhile starts a new file; called inside a write transaction)."""
+        draining = self._draining_path()
+        rows: list[dict[str, Any]] = []
+        # what a search killed while adding them left behind (its counts were not committed)
+        for left in self.path.parent.glob(f"{glob.escape(self.path.name)}.recalls-draining-*"):
+            pid = left.name.rsplit("-", 1)[-1]
+            # (this process's own: a transaction that took it failed)
+            if left == draining or pid.isdigit() and not _alive(int(pid)):
+                rows += _read_pending(left)
+                with contextlib.suppress(OSError):
+                    os.unlink(left)
+        try:
+            os.replace(self._pending_path(), draining)
+        except FileNotFoundError:
+            return rows
+        return rows + _read_pending(draining)
+
+    def _count_recalls(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        keys = [(r["scope"], r["path"], recall_key(r["text"])) for r in rows]
         self.conn.executemany(
             "INSERT INTO recalls (scope, path, entry_hash, line, text, count, best_score, "
             "first_recalled, last_recalled) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?) "
             "ON CONFLICT (scope, path, entry_hash) DO UPDATE SET count = count + 1, "
             "line = excluded.line, best_score = max(best_score, excluded.best_score), "
-            "last_recalled = excluded.last_recalled",
-            [(*k, r.line, r.text, float(r.score), now, now) for k, r in zip(keys, recalls, strict=True)],
+            "last_recalled = max(last_recalled, excluded.last_recalled)",
+            [(*k, r["line"], r["text"], r["score"], r["at"], r["at"]) for k, r in zip(keys, rows, strict=True)],
         )
         self.conn.executemany(
             "INSERT OR IGNORE INTO recall_queries (scope, path, entry_hash, query_hash, day) "
-            "VALUES (?, ?, ?, ?, ?)", [(*k, query_hash, day) for k in keys],
+            "VALUES (?, ?, ?, ?, ?)", [(*k, r["query"], r["day"]) for k, r in zip(keys, rows, strict=True)],
         )
 
     def recalls(self, limit: int = 20, *, scope: str | None = None, path_prefix: str | None = None) -> list[RecallStat]:
@@ -863,6 +922,45 @@ class SqliteStore:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _append_pending(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Append recall counts as JSON lines, in one write (0600: they quote memory lines)."""
+    if not rows:
+        return
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError as exc:  # counting must never cost the user their search
+        log.debug("recall counts dropped: %s", exc)
+        return
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def _read_pending(path: Path) -> list[dict[str, Any]]:
+    """The counts in ``path``; a line a killed search left half-written is skipped."""
+    keys = {"scope": str, "path": str, "line": int, "text": str, "score": float,
+            "query": str, "day": str, "at": float}
+    out = []
+    with contextlib.suppress(OSError):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            with contextlib.suppress(ValueError, TypeError, AttributeError, KeyError):
+                row = json.loads(line)
+                out.append({k: kind(row[k]) for k, kind in keys.items()})
+    return out
 
 
 def _prepare_path(path: Path) -> None:

@@ -3,6 +3,7 @@ sqlite-vec mirror, and faults — corruption, kill -9 mid-index, two processes a
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -366,6 +367,55 @@ def test_a_search_does_not_wait_for_another_process_indexing(tmp_path: Path) -> 
     assert quiet(b.memory.search, "okapi")[0].path == "memory/2026-02-01.md"
     a.close()
     b.close()
+
+
+def test_a_search_does_not_wait_behind_another_process_writing_and_its_counts_arrive_later(
+        tmp_path: Path) -> None:
+    """A long sync holds SQLite's write lock for each file it writes. Opening the index
+    (which checks whose workspace it is) and counting what a search returned used to
+    queue behind it for up to the 30-second busy timeout."""
+    import threading
+
+    import sqlean
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write_workspace(ws, 5)
+    a = make_agent(ws, seed=False, state_dir=state)
+    quiet(a.memory.sync)
+    path = a.store_location()
+    a.close()
+    writer = sqlean.connect(str(path), isolation_level=None, timeout=30)
+    writer.execute("BEGIN IMMEDIATE")  # "another process" is writing
+    done: list[Any] = []
+    try:
+        def search() -> None:
+            b = make_agent(ws, seed=False, state_dir=state)
+            done.append([h.path for h in quiet(b.memory.search, "zebra3", min_score=0)])
+            b.close()
+
+        t = threading.Thread(target=search, daemon=True)
+        t.start()
+        t.join(20)  # well under the busy timeout (30 s): it did not queue
+        assert done and done[0][0] == "memory/2026-01-0003.md", done
+    finally:
+        writer.execute("COMMIT")
+        writer.close()
+    pending = Path(f"{path}.recalls-pending")
+    assert pending.exists() and pending.stat().st_mode & 0o777 == 0o600
+    c = make_agent(ws, seed=False, state_dir=state)
+    quiet(c.memory.search, "zebra3", min_score=0)
+    zebra = [r for r in c.store.recalls(20) if "zebra3" in r.text]
+    assert zebra and max(r.count for r in zebra) == 2  # the waiting count was added, once
+    assert not pending.exists()
+    # a count left waiting quotes a memory line: erasing it (forget) takes that copy too
+    pending.write_text(json.dumps({"scope": "", "path": "memory/2026-01-0004.md", "line": 3,
+                                   "text": "- note 4-0: the zebra4 crossed at 0", "score": 0.9,
+                                   "query": "q", "day": "2026-01-05", "at": 1.0}) + "\n")
+    c.store.erase(["zebra4"], {})
+    assert not pending.exists()
+    assert not [r for r in c.store.recalls(50) if "zebra4" in r.text]
+    assert b"zebra4" not in path.read_bytes()
+    c.close()
 
 
 def test_the_configured_workspace_keeps_the_plain_index_name(tmp_path: Path) -> None:
