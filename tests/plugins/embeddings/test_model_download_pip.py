@@ -436,6 +436,7 @@ def test_an_https_mirror_through_the_proxy_tunnel_with_pips_cert(
     with FakePackageIndex(HAS, tls=_tls(pki)) as index, FakeProxy() as proxy:
         monkeypatch.setenv("HTTPS_PROXY", proxy.url)
         monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        monkeypatch.setenv("PIP_RETRIES", "0")  # a refused certificate is refused at once
         with pytest.raises(DownloadError, match="CERTIFICATE_VERIFY_FAILED"):
             get(tmp_path / "m")
         monkeypatch.setenv("PIP_CERT", str(pki / "server.crt"))
@@ -456,6 +457,7 @@ def test_pips_client_cert_is_presented(tmp_path: Path, monkeypatch: pytest.Monke
     with FakePackageIndex(HAS, tls=_tls(pki, client_cert=True)) as index:
         monkeypatch.setenv("PIP_INDEX_URL", index.url)
         monkeypatch.setenv("PIP_CERT", str(pki / "server.crt"))
+        monkeypatch.setenv("PIP_RETRIES", "0")  # a refused handshake is refused at once
         with pytest.raises(DownloadError, match="cannot reach"):
             get(tmp_path / "m")
         assert not index.requests  # refused during the handshake
