@@ -364,6 +364,14 @@ def test_a_search_does_not_wait_for_another_process_indexing(tmp_path: Path) -> 
         results = quiet(b.memory.search, "zebra3")
         assert time.monotonic() - started < 5
         assert results and results[0].path == "memory/2026-01-0003.md"
+        assert "another sync" not in (results.notice or "")  # it has not said how far it got
+        a.memory.syncer.indexing(2, 6)  # ... and now it has
+        b.memory.changed()
+        results = quiet(b.memory.search, "zebra3")
+        assert results[0].path == "memory/2026-01-0003.md"
+        assert (results.notice or "").endswith(
+            "another sync is indexing this memory (file 2 of 6): results may miss what it has "
+            "not reached yet")
     assert quiet(b.memory.search, "okapi")[0].path == "memory/2026-02-01.md"
     a.close()
     b.close()

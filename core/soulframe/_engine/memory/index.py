@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from ..model import FileRecord, Session, SoulframeError, UnknownNameError
 from .files import ENTITY_DIR, PRIVATE_DIR, Discovery, MemoryFile
 from .results import MemoryDisabledError, MemoryExcerpt, MemoryStatus, SearchResults, SyncReport
@@ -155,11 +157,19 @@ class MemoryIndex:
         with self._lock, self.syncer.lock(blocking=blocking) as locked:
             if not locked:
                 # another process is indexing this agent right now: it will bring the index
-                # up to date; a search must not wait for it
-                return self._last_sync or SyncReport()
+                # up to date; a search must not wait for it, but says how far it got
+                return attrs.evolve(self._last_sync or SyncReport(),
+                                    indexing_elsewhere=self.syncer.indexing_elsewhere())
             from .sync import sync_files
 
-            report = sync_files(self, force=force, progress=progress or self.progress)
+            shown = progress or self.progress
+
+            def told(done: int, total: int) -> None:
+                self.syncer.indexing(done, total)
+                if shown is not None:
+                    shown(done, total)
+
+            report = sync_files(self, force=force, progress=told)
         self._last_sync = report
         if report.changed_anything or report.recovered_from:
             self.agent.pm.hook.memory_indexed(agent=self.agent, report=report)

@@ -40,6 +40,9 @@ class SyncReport:
     recovered_from: str | None = None
     seconds: float = 0.0
     model: str | None = None
+    #: (files done, files to read) of the sync another process was running, when this one
+    #: was skipped for it (a search does not wait): the index may not hold everything yet
+    indexing_elsewhere: tuple[int, int] | None = None
 
     @property
     def changed_anything(self) -> bool:

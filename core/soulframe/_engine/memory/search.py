@@ -89,11 +89,12 @@ def search(index: IndexView, query: str,
     # a private session of a user who is not the owner sees their own private memory and
     # the agent's public memory, never the owner's private files (MEMORY.md, ...)
     strangers = private and not sees_owner_memory(index.agent, session)
+    elsewhere = None
     if sync:
         # a process whose file watcher syncs after every change (`serve`) need not look;
         # any other checks what could have changed, cheaply (:mod:`.freshness`)
         if not index.follows_changes:
-            index.sync_if_stale()
+            elsewhere = index.sync_if_stale().indexing_elsewhere
         if scope:
             _sync_user(index, scope)
     terms = query_terms(query)
@@ -165,6 +166,10 @@ def search(index: IndexView, query: str,
     reranked = rerank(index.agent, query, fused)
     if reranked.notice:
         notice = f"{notice}; {reranked.notice}" if notice else reranked.notice
+    if elsewhere is not None:
+        busy = (f"another sync is indexing this memory (file {elsewhere[0]:,} of "
+                f"{elsewhere[1]:,}): results may miss what it has not reached yet")
+        notice = f"{notice}; {busy}" if notice else busy
     fused = _adjust(index, reranked.fused, k, session)
     fused = _entities_first(index, fused, query)
     fused, older = _supersession(fused, history=history)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,9 @@ class Syncer:
         self._snapshot: Snapshot | None = None
         #: the directories the last walk saw, with their mtimes
         self._walked_dirs: dict[str, int] = {}
+        #: the lock file while this process holds it (it says how far the sync got)
+        self._fd: int | None = None
+        self._told_at = 0.0
 
     @contextlib.contextmanager
     def lock(self, *, blocking: bool) -> Iterator[bool]:
@@ -54,13 +58,40 @@ class Syncer:
                 yield False
                 return
             self._depth = 1
+            self._fd, self._told_at = fd, 0.0
             try:
                 yield True
             finally:
                 self._depth = 0
+                self._fd = None
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
                 unlock_fd(fd)
         finally:
             os.close(fd)
+
+    def indexing(self, done: int, total: int) -> None:
+        """How far this process's sync got, written into the lock file it holds (twice a
+        second at most) for a search in another process to tell its user."""
+        now = time.monotonic()
+        if self._fd is None or (now - self._told_at < 0.5 and done < total):
+            return
+        self._told_at = now
+        data = f"{os.getpid()} {done} {total}\n".encode() if done < total else b""
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, data, 0)
+
+    def indexing_elsewhere(self) -> tuple[int, int] | None:
+        """(files done, files to read) of the sync that holds the lock now (another
+        process's, or another agent object's), as its lock file says; None when it says
+        nothing (no sync, or one that reads no file)."""
+        path = self.agent.state_dir / "memory" / f"{self.agent.state_key}.sync.lock"
+        try:
+            _pid, done, total = path.read_text(encoding="ascii").split()
+            return (int(done), int(total)) if int(done) < int(total) else None
+        except (OSError, ValueError):  # no file, or a line being rewritten
+            return None
 
     def first_path_warning(self, path: str, why: str) -> bool:
         """Whether a path left out of the walk (``why``) is told now: once per process,
