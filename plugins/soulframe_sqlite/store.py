@@ -100,6 +100,7 @@ class SqliteStore:
         self.recovered_from: Path | None = None
         self.module, self.driver = sqlite_module()
         _prepare_path(self.path)
+        found = _identity(self.path)
         try:
             self._open()
         except self.module.DatabaseError as exc:
@@ -108,8 +109,7 @@ class SqliteStore:
             why = storage_full(exc)
             if why is not None:  # a full disk is not a corrupted index: keep it (and its recalls)
                 raise StorageFullError(f"{why}; {self.path.name} was left as it was") from exc
-            self._move_aside(exc)
-            self._open()
+            self._recover(exc, found)
         if workspace is not None:
             try:
                 self._claim_workspace(str(workspace))
@@ -187,6 +187,26 @@ class SqliteStore:
                 log.warning("%s: the memory index moves from the workspace %s (gone) to %s",
                             self.path, recorded, workspace)
 
+    def _recover(self, exc: BaseException, found: tuple[int, int] | None) -> None:
+        """Move the corrupted file aside and start a fresh one, one process at a time:
+        several processes finding it corrupted at once must not each move the next one's
+        fresh index aside (their syncs would fill files no search opens)."""
+        from soulframe.kit import locked
+
+        with locked(self.path.with_name(self.path.name + ".recover.lock")):
+            # another process may have moved it aside while this one looked (its fresh index
+            # is there now), or the failure was another process's lock on a sound file (a
+            # fresh index being set up): either way the file opens now
+            try:
+                self._open()
+                return
+            except self.module.DatabaseError as again:
+                if _identity(self.path) == found and _busy(again):
+                    raise  # still held: a sound file, never moved aside for that
+                exc = again
+            self._move_aside(exc)
+            self._open()
+
     def _move_aside(self, exc: BaseException) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
@@ -204,7 +224,7 @@ class SqliteStore:
             f"memory index {self.path} is corrupted ({exc}); moved it to {target.name} and "
             "created a new one — it is rebuilt from the Markdown files on the next sync",
             StoreCorruptWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         _prepare_path(self.path)
 
@@ -827,7 +847,7 @@ class SqliteStore:
             self.conn.execute("BEGIN IMMEDIATE")
             return True
         except self.module.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not _busy(exc):
                 raise
             return False
         finally:
@@ -938,6 +958,21 @@ def _append_pending(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
         os.write(fd, data)
     finally:
         os.close(fd)
+
+
+def _busy(exc: BaseException) -> bool:
+    """SQLite's answer while another connection holds a lock: not a sign of damage."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file ``path`` names now (device, inode): a file replaced by another is another."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _alive(pid: int) -> bool:

@@ -277,6 +277,45 @@ def _consistent(db: Path, ws: Path) -> tuple[int, int]:
     return len(files), chunks
 
 
+def test_processes_finding_a_corrupted_index_at_once_recover_it_once(tmp_path: Path) -> None:
+    """Four searches start together on a corrupted index: one moves it aside, the others
+    use the fresh one it made, and every one of them finds the note."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write_workspace(ws, 30)
+    a = make_agent(ws, seed=False, state_dir=state)
+    quiet(a.memory.sync)
+    db = Path(a.store.location)
+    a.close()
+    import sqlean
+
+    c = sqlean.connect(db)
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    c.close()
+    _corrupt_header(db)
+    go = tmp_path / "go"
+    script = textwrap.dedent(f"""
+        import os, sys, time, warnings
+        warnings.simplefilter("ignore")
+        from soulframe.testing import make_agent
+        while not os.path.exists({str(go)!r}):
+            time.sleep(0.005)
+        agent = make_agent({str(ws)!r}, seed=False, state_dir={str(state)!r})
+        hits = agent.memory.search("zebra7", min_score=0)
+        print(hits[0].path if hits else "NOTHING")
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    time.sleep(1.5)  # all four past their imports, waiting
+    go.touch()
+    outs = [p.communicate(timeout=120) for p in procs]
+    for out, _err in outs:
+        assert out.strip().splitlines()[-1:] == ["memory/2026-01-0007.md"], outs
+    assert len(list(db.parent.glob(f"{db.name}.corrupt-*"))) == 1
+    b = make_agent(ws, seed=False, state_dir=state)
+    assert quiet(b.memory.search, "zebra7", min_score=0)[0].path == "memory/2026-01-0007.md"
+    b.close()
+
+
 def test_kill_9_during_indexing_leaves_a_consistent_index(tmp_path: Path) -> None:
     import sqlean
 
@@ -424,6 +463,34 @@ def test_a_search_does_not_wait_behind_another_process_writing_and_its_counts_ar
     assert not [r for r in c.store.recalls(50) if "zebra4" in r.text]
     assert b"zebra4" not in path.read_bytes()
     c.close()
+
+
+def test_a_search_waits_a_little_for_another_process_building_the_index_from_nothing(
+        tmp_path: Path) -> None:
+    """An empty index and another process part way through its first build: answering at
+    once would answer nothing, so the search waits for that build (up to a few seconds)."""
+    import threading
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write_workspace(ws, 5)
+    a = make_agent(ws, seed=False, state_dir=state)
+    b = make_agent(ws, seed=False, state_dir=state)
+    holding, answered = threading.Event(), []
+
+    def first_build() -> None:
+        with a.memory.syncer.lock(blocking=True):
+            holding.set()
+            time.sleep(1.0)  # the build takes a while
+            quiet(a.memory.sync)
+
+    t = threading.Thread(target=first_build)
+    t.start()
+    holding.wait(10)
+    answered.append(quiet(b.memory.search, "zebra3"))
+    t.join()
+    assert answered[0] and answered[0][0].path == "memory/2026-01-0003.md"
+    a.close()
+    b.close()
 
 
 def test_the_configured_workspace_keeps_the_plain_index_name(tmp_path: Path) -> None:

@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("soulframe.memory")
 
+#: how long a search waits for another process building its index from nothing before it
+#: answers from what is there (and says so)
+EMPTY_INDEX_WAIT_S = 10.0
+
 
 # --------------------------------------------------------------------------- the index
 
@@ -154,12 +158,29 @@ class MemoryIndex:
         a sync that would wait is skipped: the process holding the lock is indexing.
         """
         self.check_enabled()
-        with self._lock, self.syncer.lock(blocking=blocking) as locked:
-            if not locked:
+        with self._lock:
+            report = self._sync_locked(force, progress, blocking, 0.0)
+            if report is None and self._last_sync is None and self.store.stats().files == 0:
+                # another process is building this index from nothing (a first index, a
+                # corrupted one replaced): an answer now would be an empty one, so wait a
+                # little for it
+                report = self._sync_locked(force, progress, blocking, EMPTY_INDEX_WAIT_S)
+            if report is None:
                 # another process is indexing this agent right now: it will bring the index
                 # up to date; a search must not wait for it, but says how far it got
                 return attrs.evolve(self._last_sync or SyncReport(),
                                     indexing_elsewhere=self.syncer.indexing_elsewhere())
+        self._last_sync = report
+        if report.changed_anything or report.recovered_from:
+            self.agent.pm.hook.memory_indexed(agent=self.agent, report=report)
+        return report
+
+    def _sync_locked(self, force: bool, progress: Callable[[int, int], None] | None,
+                     blocking: bool, wait_s: float) -> SyncReport | None:
+        """A sync under the agent's sync lock; None when another process holds it."""
+        with self.syncer.lock(blocking=blocking, wait_s=wait_s) as locked:
+            if not locked:
+                return None
             from .sync import sync_files
 
             shown = progress or self.progress
@@ -169,11 +190,7 @@ class MemoryIndex:
                 if shown is not None:
                     shown(done, total)
 
-            report = sync_files(self, force=force, progress=told)
-        self._last_sync = report
-        if report.changed_anything or report.recovered_from:
-            self.agent.pm.hook.memory_indexed(agent=self.agent, report=report)
-        return report
+            return sync_files(self, force=force, progress=told)
 
     def sync_if_stale(self) -> SyncReport:
         """What a search calls: a sync only when the files may have changed since the last

@@ -39,9 +39,10 @@ class Syncer:
         self._told_at = 0.0
 
     @contextlib.contextmanager
-    def lock(self, *, blocking: bool) -> Iterator[bool]:
+    def lock(self, *, blocking: bool, wait_s: float = 0.0) -> Iterator[bool]:
         """Hold the agent's sync lock file (``<state_dir>/memory/<agent>.sync.lock``):
-        yields False when ``blocking`` is off and another process holds it."""
+        yields False when ``blocking`` is off and another process holds it (after trying
+        for ``wait_s`` seconds)."""
         if self._depth:
             self._depth += 1
             try:
@@ -54,9 +55,12 @@ class Syncer:
         lock_dir = ensure_private_dir(self.agent.state_dir / "memory")
         fd = os.open(lock_dir / f"{self.agent.state_key}.sync.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            if not lock_fd(fd, blocking=blocking):
-                yield False
-                return
+            deadline = time.monotonic() + wait_s
+            while not lock_fd(fd, blocking=blocking):
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(0.05)
             self._depth = 1
             self._fd, self._told_at = fd, 0.0
             try:
