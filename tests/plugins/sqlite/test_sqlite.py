@@ -221,11 +221,10 @@ def _corrupt_pages(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage", [_corrupt_header, _corrupt_pages])
-def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: Any) -> None:
-    ws = tmp_path / "ws"
+def indexed_then_damaged(ws: Path, state: Path, damage: Any) -> Path:
+    """30 daily logs indexed, then the index file damaged; its path."""
     write_workspace(ws, 30)
-    a = make_agent(ws, seed=False, state_dir=tmp_path / "state")
+    a = make_agent(ws, seed=False, state_dir=state)
     quiet(a.memory.sync)
     db = Path(a.store.location)
     a.close()
@@ -236,6 +235,13 @@ def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: An
     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     c.close()
     damage(db)
+    return db
+
+
+@pytest.mark.parametrize("damage", [_corrupt_header, _corrupt_pages])
+def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: Any) -> None:
+    ws = tmp_path / "ws"
+    db = indexed_then_damaged(ws, tmp_path / "state", damage)
     b = make_agent(ws, seed=False, state_dir=tmp_path / "state")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -281,17 +287,7 @@ def test_processes_finding_a_corrupted_index_at_once_recover_it_once(tmp_path: P
     """Four searches start together on a corrupted index: one moves it aside, the others
     use the fresh one it made, and every one of them finds the note."""
     ws, state = tmp_path / "ws", tmp_path / "state"
-    write_workspace(ws, 30)
-    a = make_agent(ws, seed=False, state_dir=state)
-    quiet(a.memory.sync)
-    db = Path(a.store.location)
-    a.close()
-    import sqlean
-
-    c = sqlean.connect(db)
-    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    c.close()
-    _corrupt_header(db)
+    db = indexed_then_damaged(ws, state, _corrupt_header)
     go = tmp_path / "go"
     script = textwrap.dedent(f"""
         import os, sys, time, warnings
