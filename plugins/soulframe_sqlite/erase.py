@@ -27,7 +27,7 @@ def erase(store: SqliteStore, texts: Sequence[str], cache: Mapping[str, Sequence
         conn.execute("PRAGMA secure_delete = ON")
     with store._write():
         # counts a busy index left waiting may quote the forgotten text: in first, then out
-        store._count_recalls(store._take_pending())
+        store._count_recalls(store._take_pending(leftovers=True))
         chunk_ids = [r[0] for r in _matching(conn, "SELECT id, text FROM chunks", texts)]
         for cid in chunk_ids:
             if store._has_vec_table() and store.vec_loaded:

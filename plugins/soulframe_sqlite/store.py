@@ -859,24 +859,30 @@ class SqliteStore:
     def _draining_path(self) -> Path:
         return self.path.with_name(f"{self.path.name}.recalls-draining-{os.getpid()}")
 
-    def _take_pending(self) -> list[dict[str, Any]]:
+    def _take_pending(self, *, leftovers: bool = False) -> list[dict[str, Any]]:
         """The counts other searches left while the index was busy (moved aside first, so
-        a search appending meanwhile starts a new file; called inside a write transaction)."""
+        a search appending meanwhile starts a new file; called inside a write transaction).
+        With ``leftovers`` (and whenever there are counts waiting), also what a process
+        killed while adding them left behind: looking costs a directory listing, which a
+        search does not pay when nothing is waiting."""
         draining = self._draining_path()
-        rows: list[dict[str, Any]] = []
-        # what a search killed while adding them left behind (its counts were not committed)
-        for left in self.path.parent.glob(f"{glob.escape(self.path.name)}.recalls-draining-*"):
-            pid = left.name.rsplit("-", 1)[-1]
-            # (this process's own: a transaction that took it failed)
-            if left == draining or pid.isdigit() and not _alive(int(pid)):
-                rows += _read_pending(left)
-                with contextlib.suppress(OSError):
-                    os.unlink(left)
         try:
             os.replace(self._pending_path(), draining)
         except FileNotFoundError:
-            return rows
-        return rows + _read_pending(draining)
+            if not leftovers:
+                return []
+        rows = self._leftover_counts(draining)
+        return rows + _read_pending(draining) if draining.exists() else rows
+
+    def _leftover_counts(self, draining: Path) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for left in self.path.parent.glob(f"{glob.escape(self.path.name)}.recalls-draining-*"):
+            pid = left.name.rsplit("-", 1)[-1]
+            if left != draining and pid.isdigit() and not _alive(int(pid)):
+                rows += _read_pending(left)
+                with contextlib.suppress(OSError):
+                    os.unlink(left)
+        return rows
 
     def _count_recalls(self, rows: Sequence[Mapping[str, Any]]) -> None:
         keys = [(r["scope"], r["path"], recall_key(r["text"])) for r in rows]
