@@ -84,7 +84,8 @@ class Syncer:
         data = f"{os.getpid()} {done} {total}\n".encode() if done < total else b""
         with contextlib.suppress(OSError):
             os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, data, 0)
+            os.lseek(self._fd, 0, os.SEEK_SET)  # not pwrite: Windows has none
+            os.write(self._fd, data)
 
     def indexing_elsewhere(self) -> tuple[int, int] | None:
         """(files done, files to read) of the sync that holds the lock now (another
