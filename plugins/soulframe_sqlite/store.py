@@ -982,6 +982,8 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 def _alive(pid: int) -> bool:
+    if os.name == "nt":  # os.kill(pid, 0) there sends CTRL_C_EVENT: assume it lives
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
