@@ -58,7 +58,8 @@ def _indexed(state: Path, provider: str) -> Agent:
 
 def _by_language(agent: Agent, channels: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     qs = golden()
-    return {lang: evaluate(agent.memory, [q for q in qs if q["lang"] == lang], k=K, channels=channels)
+    return {lang: evaluate(agent.memory, [q for q in qs if q["lang"] == lang], k=K, channels=channels,
+                           ranking_only=False)
             for lang in LANGS}
 
 

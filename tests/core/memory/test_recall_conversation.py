@@ -36,7 +36,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         agent = indexed(DATA / ws, tmp_path_factory.mktemp(ws))
         for split in ("tune", "held"):
             sub = [q for q in queries if q["split"] == split]
-            r = evaluate(agent.memory, sub, k=K, channels=CHANNELS)
+            r = evaluate(agent.memory, sub, k=K, channels=CHANNELS, ranking_only=False)
             for ch in CHANNELS:
                 m = r["channels"][ch]
                 chars[ch].append(m["context_chars"])

@@ -103,18 +103,20 @@ def rank_metrics(
 
 def evaluate(
     memory: MemoryIndex, queries: Sequence[dict[str, Any]], k: int = 6,
-    channels: Sequence[str] = CHANNELS,
+    channels: Sequence[str] = CHANNELS, *, ranking_only: bool = True,
 ) -> dict[str, Any]:
     """Metrics for keyword, vector and hybrid, with and without the min score (see the
     module docstring); ``recall@k_by_kind`` per ``kind``, and ``recall@k_by_split`` and
     ``by_split`` (every rate per split) per ``split`` (a golden file may keep a held-apart
-    half)."""
+    half). ``ranking_only=False`` leaves out the runs at min score 0 (``hybrid@0`` ...)
+    and the rates that compare with them (``false_no_results``, ``top_right``): half the
+    searches, for a caller that reads only the channels as users get them."""
     runs: dict[str, dict[str, Any]] = {}
     for c in channels:
         if c == "vector" and memory.embedder is None:
             continue
         runs[c] = {"channels": c, "min_score": None}
-    for c in list(runs):
+    for c in list(runs) if ranking_only else ():
         runs[f"{c}@0"] = {"channels": c, "min_score": 0.0}
     cache: dict[str, list[str]] = {}
     result: dict[str, Any] = {"queries": len(queries), "k": k, "channels": {}, "per_query": []}
@@ -168,7 +170,7 @@ def evaluate(
                 } for sp in splits
             },
         }
-    for name in [c for c in runs if not c.endswith("@0")]:
+    for name in [c for c in runs if not c.endswith("@0")] if ranking_only else ():
         top_right = [qid for qid, row in per_query.items() if row.get(f"{name}@0") == 1]
         empty = [qid for qid in top_right if per_query[qid].get(f"{name}:returned") == 0]
         m = result["channels"][name]
