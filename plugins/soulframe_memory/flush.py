@@ -238,7 +238,10 @@ def run_flush(
     files = MemoryFiles(workspace, private=private, access=workspace_access(agent))
     checked: AgentLike = agent
     files.check = lambda text, target: guard(checked, text, target=target, via="memory flush")
-    tools = file_tools(files, allow_exec=settings.allow_exec, deadline=deadline)
+    # the variables the configuration names as holding keys, whatever their names
+    named = {str(agent.config.get(k)) for k in ("model.api_key_env", "embedding.api_key_env")
+             if agent.config.get(k)}
+    tools = file_tools(files, allow_exec=settings.allow_exec, deadline=deadline, secret_env=named)
     instructions = flush_instructions(
         moment, timezone, allow_exec=settings.allow_exec, private=private
     )

@@ -16,6 +16,7 @@ import re
 import subprocess
 import time
 from pathlib import Path
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from soulframe import SoulframeError, ToolContext, ToolSpec
@@ -140,14 +141,33 @@ class MemoryFiles:
         return f"{verb} {relative} ({len(content)} characters)"
 
 
-def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+def _clean_env(secret_names: Collection[str] = ()) -> tuple[dict[str, str], list[str]]:
+    """The environment an exec'd command gets, and the secret values kept out of it: every
+    variable whose name looks like a secret's, and those the configuration names as holding
+    a key (``api_key_env = "LLM_AUTH"`` gives no hint by its name)."""
+    env, secrets = {}, []
+    for k, v in os.environ.items():
+        if _SECRET_ENV.search(k) or k in secret_names:
+            if len(v) >= 8:
+                secrets.append(v)
+        else:
+            env[k] = v
+    return env, secrets
+
+
+def _masked(text: str, secrets: Sequence[str]) -> str:
+    """``text`` without any of the secret values (a command may find one in a file)."""
+    for value in sorted(secrets, key=len, reverse=True):
+        text = text.replace(value, "[secret removed]")
+    return text
 
 
 def file_tools(
-    files: MemoryFiles, *, allow_exec: bool = False, deadline: float | None = None
+    files: MemoryFiles, *, allow_exec: bool = False, deadline: float | None = None,
+    secret_env: Collection[str] = (),
 ) -> list[ToolSpec]:
-    """The ToolSpecs for one flush. ``deadline`` (monotonic) bounds an exec'd command."""
+    """The ToolSpecs for one flush. ``deadline`` (monotonic) bounds an exec'd command;
+    ``secret_env`` names environment variables that hold keys whatever their names say."""
 
     def read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         return files.read(args.get("path"))
@@ -199,12 +219,13 @@ def file_tools(
             limit = 30.0
             if deadline is not None:
                 limit = max(0.1, min(limit, deadline - time.monotonic()))
+            env, secrets = _clean_env(secret_env)
             try:
                 done = subprocess.run(
                     command,
                     shell=True,
                     cwd=files.root,
-                    env=_clean_env(),
+                    env=env,
                     capture_output=True,
                     text=True,
                     timeout=limit,
@@ -212,7 +233,7 @@ def file_tools(
                 )
             except subprocess.TimeoutExpired:
                 raise ToolRefused(f"command timed out after {limit:.0f}s") from None
-            out = (done.stdout + done.stderr)[-MAX_EXEC_OUTPUT:]
+            out = _masked(done.stdout + done.stderr, secrets)[-MAX_EXEC_OUTPUT:]
             return f"exit code {done.returncode}\n{out}"
 
         tools.append(

@@ -225,6 +225,23 @@ def test_exec_only_when_allowed_and_in_the_workspace(workspace, monkeypatch):
     assert "do-not-leak" not in output
 
 
+def test_exec_never_hands_the_model_a_key_the_configuration_names(workspace, monkeypatch):
+    """``api_key_env = "LLM_AUTH"``: nothing in the name says it holds a key, but the
+    configuration does. The command does not get it, and a copy it finds is masked."""
+    (workspace / "soulframe.toml").write_text('[model]\napi_key_env = "LLM_AUTH"\n')
+    monkeypatch.setenv("LLM_AUTH", "my-private-llm-credential-4242")
+    (workspace / "notes.txt").write_text("pasted: my-private-llm-credential-4242\n")
+    script = [call("exec", command="env | grep LLM_AUTH; cat notes.txt"), say("NO_REPLY")]
+    with FakeLLMServer(script) as srv:
+        result = flush(workspace, srv, allow_exec=True)
+        sent = json.dumps([r.json for r in srv.requests])
+    output = result.events[0].result
+    assert "LLM_AUTH=" not in output
+    assert "my-private-llm-credential-4242" not in output
+    assert "pasted: [secret removed]" in output
+    assert "my-private-llm-credential-4242" not in sent  # nor in what went back to the model
+
+
 def test_a_model_error_is_reported_not_raised(workspace):
     with FakeLLMServer([fail(500)]) as srv:
         result = flush(workspace, srv)
