@@ -15,8 +15,8 @@ import os
 import re
 import subprocess
 import time
-from pathlib import Path
 from collections.abc import Collection, Sequence
+from pathlib import Path
 from typing import Any
 
 from soulframe import SoulframeError, ToolContext, ToolSpec
