@@ -346,23 +346,24 @@ def maybe_flush(
             if state != before:
                 store.save(key, state)
             return FlushResult(False, "no messages")
-        if model is None:
-            model = chat_model_for(agent, "flush")
-        result = run_flush(
-            agent.workspace.root,
-            model,
-            transcript,
-            settings=settings,
-            timezone=agent.spec.timezone or agent.config.get("timezone"),
-            now=now,
-            system_prompt=_flush_system_prompt(agent, session),
-            agent=agent,
-            session=session,
-        )
-        # marked even when the model failed: a flush that errors on every call must not turn
-        # each later turn of this cycle into another slow, failing attempt
-        store.save(key, state.mark_flushed())
-        return result
+        try:
+            if model is None:
+                model = chat_model_for(agent, "flush")
+            return run_flush(
+                agent.workspace.root,
+                model,
+                transcript,
+                settings=settings,
+                timezone=agent.spec.timezone or agent.config.get("timezone"),
+                now=now,
+                system_prompt=_flush_system_prompt(agent, session),
+                agent=agent,
+                session=session,
+            )
+        finally:
+            # marked even when there is no model or it failed: a flush that errors on every
+            # call must not turn each later turn of this cycle into another failing attempt
+            store.save(key, state.mark_flushed())
 
 
 def _flush_system_prompt(agent: AgentLike, session: Session | None) -> str | None:

@@ -276,6 +276,24 @@ def owned_by(agent, *owners: str):
     return agent
 
 
+def test_before_compaction_without_a_model_warns_once_per_cycle(workspace, tmp_path):
+    """No [model]: the flush is skipped with a warning, and the cycle is closed, so the
+    later turns of this cycle do not warn (and try) again."""
+    import warnings
+
+    agent = owned_by(make_agent(workspace, seed=False, state_dir=tmp_path / "state",
+                                **{"model.context_window": 100_000}), "alice")
+    session = Session.main(user_id="alice")
+    threshold = 100_000 - 20_000 - 4_000
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for extra in (10, 500, 900):
+            agent.before_compaction(session, usage(threshold + extra))
+    skipped = [w for w in caught if "memory flush skipped" in str(w.message)]
+    assert len(skipped) == 1, [str(w.message) for w in caught]
+    assert (tmp_path / "state" / "flush" / f"{agent.state_key}.json").exists()
+
+
 def test_before_compaction_flushes_once_per_cycle(workspace, tmp_path):
     write = call("write_file", path="MEMORY.md", content="- lives in Lisbon", append=True)
     with FakeLLMServer(
