@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -113,8 +114,20 @@ def log_run(agent: AgentLike, moment: dt.datetime, entry: str) -> str | None:
     """Append ``- HH:MM entry`` to the daily log through the core's memory API (locked,
     fsynced, ``# YYYY-MM-DD`` heading on a new file). Returns the workspace-relative path,
     or None when memory is disabled (``memory.enabled = false``): then nothing is written."""
+    from soulframe.memorykit import UnsafeWriteError
+
     try:
-        path = agent.memory.append_daily(f"{moment:%H:%M} {entry}", when=moment)
+        path = agent.memory.append_daily(f"{moment:%H:%M} {entry}", when=moment, via="heartbeat")
+    except UnsafeWriteError as exc:
+        # the reply waits in quarantine; the log still says the run happened, and why the
+        # reply is not there
+        warnings.warn(f"the reply was not written to the daily log: {exc}", stacklevel=2)
+        try:
+            path = agent.memory.append_daily(
+                f"{moment:%H:%M} heartbeat: needs attention (the reply was withheld by the "
+                "write-time checks; `soulframe memory quarantine` shows it)", when=moment, via="heartbeat")
+        except SoulframeError:
+            return None
     except SoulframeError:
         return None
     return str(agent.workspace.relative(path))
