@@ -8,12 +8,10 @@
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
-from soulframe import SoulframeError
 from soulframe.cli import State, command_group, echo_json, model_option, pass_state
 
 if TYPE_CHECKING:
@@ -38,25 +36,13 @@ def load_transcript(path: str, limits: Limits | None = None) -> Any:
     plain text. ``-`` reads standard input. Bounded in size and nesting depth
     (``memory.session.max_transcript_bytes`` / ``max_transcript_depth``)."""
     from soulframe.memorykit import SessionLimits as Limits
-    from soulframe.memorykit import loads_bounded, parse_messages, read_transcript
+    from soulframe.memorykit import parse_messages, read_transcript
 
     limits = limits or Limits()
     text, where = read_transcript(path, limits)
-    stripped = text.lstrip()
-    if stripped[:1] in ("[", "{"):
-        try:
-            data = loads_bounded(text, where, limits)
-        except json.JSONDecodeError as exc:
-            if not stripped.startswith("{") or len(stripped.splitlines()) < 2:
-                raise SoulframeError(f"{where} line {exc.lineno}: invalid JSON: {exc.msg}") from None
-            # JSON Lines: one {role, content} object per line (a broken JSON list is
-            # reported as one, above)
-            return parse_messages(text, where, limits)
-        if isinstance(data, dict) and not isinstance(data.get("messages"), list):
-            raise SoulframeError(
-                f'{where}: expected a list of {{role, content}} or {{"messages": [...]}}'
-            )
-        return data
+    if text.lstrip()[:1] in ("[", "{"):
+        # read as save-session reads it: the same errors, naming the file, counting from 1
+        return parse_messages(text, where, limits)
     return text
 
 

@@ -177,22 +177,22 @@ def normalise_transcript(transcript: Any) -> list[dict[str, Any]]:
     if isinstance(transcript, Mapping):
         transcript = transcript.get("messages", [])
     out: list[dict[str, Any]] = []
-    for i, item in enumerate(transcript):
+    for i, item in enumerate(transcript, 1):
         if not isinstance(item, Mapping):
-            raise SoulframeError(f"transcript item {i}: expected an object with role and content")
+            raise SoulframeError(f"transcript: message {i}: expected an object with role and content")
         role = item.get("role")
         content = text_of(item.get("content"))
         if role in ("user", "assistant"):
             if content.strip():
                 out.append({"role": role, "content": content})
-        elif role == "tool":
+        elif role in ("tool", "function"):
             name = item.get("name") or "tool"
             out.append(user_message(f"[output of {name}]\n{content}"))
-        elif role == "system":
+        elif role in ("system", "developer"):
             continue  # the flush has its own system prompt
         else:
             raise SoulframeError(
-                f"transcript item {i}: role {role!r}; expected user, assistant, tool or system"
+                f"transcript: message {i}: role {role!r}; expected user, assistant, tool or system"
             )
     return out
 

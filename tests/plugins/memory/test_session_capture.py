@@ -95,3 +95,21 @@ def test_memory_flush_reads_json_lines_too(tmp_path: Path) -> None:
     chat = tmp_path / "chat.jsonl"
     chat.write_text("\n".join(json.dumps(m) for m in TALK) + "\n")
     assert load_transcript(str(chat)) == TALK
+
+
+def test_flush_and_save_session_read_a_bad_transcript_alike(workspace: Path, tmp_path: Path) -> None:
+    """The same file gets the same error from both commands: the file named, messages
+    counted from 1, and a role no chat API has refused rather than dropped."""
+    ws = prepared(workspace, '[model]\nprovider = "openai-compatible"\nname = "m"\n'
+                             'base_url = "http://127.0.0.1:9/v1"\n')
+    not_an_object = tmp_path / "items.json"
+    not_an_object.write_text(json.dumps([TALK[0], "hello"]))
+    robot = tmp_path / "roles.json"
+    robot.write_text(json.dumps([TALK[0], {"role": "robot", "content": "beep"}]))
+    for path, says in ((not_an_object, "message 2: expected an object with role and content"),
+                       (robot, "message 2: role 'robot'; expected one of user, assistant")):
+        for command in (("memory", "flush"), ("memory", "save-session", "--no-model")):
+            out = run_cli("-w", str(ws), *command, "--transcript", str(path))
+            assert out.returncode != 0, (command, out.stdout)
+            assert f"{path}: {says}" in out.stderr, (command, out.stderr)
+            assert "Traceback" not in out.stderr

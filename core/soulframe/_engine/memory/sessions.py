@@ -151,8 +151,20 @@ def parse_messages(text: str, where: str = "transcript", limits: Limits | None =
     for i, item in enumerate(data, 1):
         if not isinstance(item, Mapping) or "role" not in item:
             raise SoulframeError(f"{where}: message {i}: expected an object with role and content")
+        _check_role(item["role"], f"{where}: message {i}")
         out.append({"role": str(item["role"]), "content": strip_controls(text_of(item.get("content")))})
     return out
+
+
+#: the roles of a chat transcript (OpenAI's and Anthropic's): only the user's and the
+#: assistant's turns are the conversation; the others are read and left out
+ROLES = ("user", "assistant", "system", "developer", "tool", "function")
+
+
+def _check_role(role: object, where: str) -> None:
+    """A role no chat API uses is a transcript of something else: said, never guessed."""
+    if role not in ROLES:
+        raise SoulframeError(f"{where}: role {role!r}; expected one of {', '.join(ROLES)}")
 
 
 def read_transcript(path: str, limits: Limits) -> tuple[str, str]:
@@ -191,6 +203,7 @@ def _normalise(messages: Any, limits: Limits) -> list[dict[str, str]]:
     for i, m in enumerate(messages or (), 1):
         if not isinstance(m, Mapping) or "role" not in m:
             raise SoulframeError(f"message {i}: expected an object with role and content")
+        _check_role(m["role"], f"message {i}")
         content = m.get("content")
         if not isinstance(content, str) and _depth_exceeds(content, limits.max_depth):
             raise limits.too_deep(f"message {i}")
