@@ -434,6 +434,8 @@ def release(agent: AgentLike, entry_id: str) -> str:
         )
     text = entry.text if entry.text.endswith("\n") else entry.text + "\n"
     heading = "# MEMORY.md\n\n" if is_curated(target) else f"# {Path(target).stem}\n\n"
+    if entry.text.startswith("# "):
+        heading = ""  # a whole file held back (a saved session): it has its own title
     agent.memory.append_to(target, text, heading=heading)
     try:
         q.drop(entry_id)
