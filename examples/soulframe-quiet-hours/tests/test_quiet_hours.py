@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.metadata as md
+from zoneinfo import ZoneInfo
 
 import pytest
 import soulframe_quiet_hours as qh
@@ -45,3 +46,26 @@ def test_command_runs(tmp_path) -> None:
     out = CliRunner().invoke(cli, ["-w", str(tmp_path), "quiet-hours"])
     assert out.exit_code == 0, out.output
     assert out.stdout.startswith("quiet hours 22:00-07:00:")
+
+
+def test_the_command_and_the_prompt_read_the_agents_clock(tmp_path) -> None:
+    """The agent lives in Los Angeles; the machine may be anywhere. Both say the same."""
+    from soulframe import Agent, Session
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    la_now = dt.datetime.now(dt.UTC).astimezone(ZoneInfo("America/Los_Angeles"))
+    start = (la_now - dt.timedelta(hours=1)).strftime("%H:%M")
+    end = (la_now + dt.timedelta(hours=1)).strftime("%H:%M")
+    (ws / "soulframe.toml").write_text(
+        f'timezone = "America/Los_Angeles"\n\n[plugins.config.soulframe_quiet_hours]\n'
+        f'start = "{start}"\nend = "{end}"\n')
+    cli = build_cli(make_plugin_manager())
+    out = CliRunner().invoke(cli, ["-w", str(ws), "quiet-hours"])
+    assert out.exit_code == 0, out.output
+    assert out.stdout.strip().endswith(": on now"), out.stdout
+    agent = Agent.open(ws)
+    assert "It is quiet hours now." in agent.system_prompt(Session.main()).text
+    # a heartbeat is told too (it would report findings); a sub-agent is not
+    assert "It is quiet hours now." in agent.system_prompt(Session.heartbeat()).text
+    assert "Quiet Hours" not in agent.system_prompt(Session.subagent()).text

@@ -41,6 +41,8 @@ def is_quiet(now: dt.time, start: dt.time, end: dt.time) -> bool:
 
 
 def render(ctx: PromptContext) -> str | None:
+    if ctx.mode == "minimal" and ctx.session.kind != "heartbeat":
+        return None  # a sub-agent messages no one; a heartbeat (minimal too) may report
     start, end = window(ctx.config.plugin_config(PLUGIN))
     quiet = is_quiet(ctx.now.time(), start, end)
     state = "It is quiet hours now." if quiet else "It is not quiet hours now."
@@ -59,7 +61,7 @@ def register_prompt_sections() -> list[Section]:
             name="quiet_hours",
             order=8.5,  # right after the seeds' Time section (8)
             render=render,
-            modes=frozenset({"full", "task"}),
+            modes=frozenset({"full", "task", "minimal"}),
             zone="dynamic",  # depends on the clock, so below the prompt-cache boundary
             truncate_priority=30,
             title="Quiet Hours",
@@ -73,7 +75,8 @@ def register_commands(cli: click.Group) -> None:
     @click.pass_context
     def quiet_hours(ctx: click.Context) -> None:
         """Say whether quiet hours are on right now."""
-        config = ctx.obj.config()
-        start, end = window(config.plugin_config(PLUGIN))
-        quiet = is_quiet(dt.datetime.now().time(), start, end)
+        agent = ctx.obj.agent()
+        start, end = window(agent.config.plugin_config(PLUGIN))
+        # the agent's clock (its timezone), as the prompt section reads it
+        quiet = is_quiet(agent.now().time(), start, end)
         click.echo(f"quiet hours {start:%H:%M}-{end:%H:%M}: {'on' if quiet else 'off'} now")
