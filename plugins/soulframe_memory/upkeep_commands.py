@@ -163,7 +163,7 @@ def save_session_command(state: State, transcript_path: str, slug: str | None, n
 @click.command("consolidate")
 @click.option("--dry-run", is_flag=True, help="Print the diff; change nothing.")
 @click.option("--undo", is_flag=True, help="Restore MEMORY.md as it was before the last applied run.")
-@click.option("--no-model", is_flag=True, help="Only de-duplicate near-identical entries.")
+@click.option("--no-model", is_flag=True, help="Only remove entries that repeat an earlier one word for word.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @model_option
 @pass_state

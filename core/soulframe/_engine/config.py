@@ -193,7 +193,7 @@ DEFAULTS: dict[str, Key] = {
     "memory.consolidate.min_score": K(0.0, "... and its best search score reached this"),
     "memory.consolidate.max_candidates": K(20, "candidates sent to the model per run"),
     "memory.consolidate.max_removed_share": K(0.25, "refuse a run that would remove (or supersede) more than this share of MEMORY.md's entries"),
-    "memory.consolidate.dedupe_similarity": K(0.9, "entries of MEMORY.md at least this similar are near-duplicates"),
+    "memory.consolidate.dedupe_similarity": K(0.9, "not used any more (still accepted, so a config that sets it loads): a run without a model removes only entries that repeat an earlier one word for word, since entries merely similar can differ in a time or a code"),
     "memory.consolidate.on_heartbeat": K(False, "run consolidation after each heartbeat that reached the model (seed 003 §2.5); off by default: it edits MEMORY.md and may call the model"),
     "memory.consolidate.entities": K(False, "let consolidation maintain bank/entities/<name>.md pages (asks the model for entities)"),
     "memory.session.save_on_end": K(True, "save a conversation to memory when a host ends a session (agent.end_session; a main session's as private memory)"),

@@ -18,8 +18,9 @@
    directory, so never indexed nor put in a prompt. ``undo_last`` restores the copy byte for
    byte.
 
-Without a chat model it only removes near-identical duplicate entries of MEMORY.md (by
-similarity, ``dedupe_similarity``) and says it did nothing else.
+Without a chat model it only removes entries of MEMORY.md that repeat an earlier one word for
+word (the same words and numbers in order; case, spacing, punctuation and soulframe's notes
+aside, see :func:`dedupe`) and says it did nothing else.
 
 A run is one transaction over MEMORY.md, so proposing, checking the removal limit, applying
 (under the file's lock, refused if the file changed since it was read), the diary and undo
@@ -198,17 +199,38 @@ def plan(
     return new, applied, notes, removed
 
 
-def dedupe(memory_text: str, similarity: float) -> tuple[str, list[str]]:
-    """Remove entries nearly identical to an earlier one; returns (text, removed lines)."""
+#: the note soulframe writes after an entry: ``(added 2026-11-02)`` or ``(source: memory/…#L3,
+#: consolidated 2026-11-23)``; only these exact forms, so a fact's own parenthesis stays
+_NOTE = re.compile(r"\s*\((?:added \d{4}-\d{2}-\d{2}|source: [^()]*)\)\s*$")
+#: a number whole (``-18``, ``4.5``, ``03:00``), else a word: punctuation and spacing fall away
+_TOKEN = re.compile(r"(?<!\w)-?\d+(?:[.,:]\d+)*|\w+")
+
+
+def fact_words(entry: str) -> tuple[str, ...]:
+    """The words and numbers of an entry, in order, lower-cased, without its bullet, its
+    provenance comment and soulframe's ``(added …)``/``(source: …)`` note: two entries with
+    the same are the same fact, whatever their case, spacing or punctuation."""
+    return tuple(_TOKEN.findall(_NOTE.sub("", normalise_entry(strip_provenance(entry)))))
+
+
+def dedupe(memory_text: str) -> tuple[str, list[str]]:
+    """Remove entries that repeat an earlier one; returns (text, removed lines).
+
+    An entry repeats another only when both have the same words and numbers in the same
+    order (:func:`fact_words`). Similar is not enough: two long entries that differ in one
+    device, time or door code are two facts, and one word swapped ("Ana owes Rui" / "Rui owes
+    Ana") is another fact too, so nothing carrying a word or number of its own is removed."""
     lines = memory_text.split("\n")
-    seen: list[str] = []
+    seen: set[tuple[str, ...]] = set()
     drop: set[int] = set()
     for i, ln in entries(memory_text):
-        norm = re.sub(r"\((?:added|source)[^)]*\)\s*$", "", normalise_entry(strip_provenance(ln))).strip()
-        if any(difflib.SequenceMatcher(None, norm, s).ratio() >= similarity for s in seen):
+        words = fact_words(ln)
+        if not words:  # only symbols ("- 🎉", "- 🚀"): no words to tell them apart, so kept
+            continue
+        if words in seen:
             drop.add(i)
         else:
-            seen.append(norm)
+            seen.add(words)
     return "\n".join(ln for i, ln in enumerate(lines) if i not in drop), [lines[i] for i in sorted(drop)]
 
 
@@ -239,13 +261,13 @@ def consolidate(agent: AgentLike, *, dry_run: bool = False, use_model: bool = Tr
     if not use_model:
         model = None
     if model is None:
-        new, gone = dedupe(old, float(agent.config.get("memory.consolidate.dedupe_similarity")))
+        new, gone = dedupe(old)
         removed = len(gone)
         result.operations = [{"op": "dedupe", "removed": g} for g in gone]
         result.messages.append(
-            f"no chat model: removed {len(gone)} near-identical entr{'y' if len(gone) == 1 else 'ies'} "
-            f"of {rel} and did nothing else ({len(result.candidates)} candidate(s) wait for a model: "
-            "set [model] provider)"
+            f"no chat model: removed {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} of {rel} "
+            f"that repeated an earlier one word for word and did nothing else "
+            f"({len(result.candidates)} candidate(s) wait for a model: set [model] provider)"
         )
     else:
         result.model = model.model_id or model.name
