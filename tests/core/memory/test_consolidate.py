@@ -78,7 +78,7 @@ def test_a_fact_recalled_three_times_is_promoted_with_its_citation_and_undone(
         srv.script.append(say(json.dumps({"operations": [
             {"op": "supersede", "entry": "E1", "text": "Works on the data team.", "source": citation},
             {"op": "delete", "entry": "E2", "source": citation},
-            {"op": "supersede", "entry": "E3", "text": "Lives in Lisbon.", "source": citation},
+            {"op": "delete", "entry": "E3", "source": citation},
         ]})))
         promoted = (workspace / "MEMORY.md").read_bytes()
         refused = consolidate(agent)
@@ -153,6 +153,44 @@ def test_without_a_model_it_only_removes_repeated_entries(workspace: Path) -> No
     assert (workspace / "MEMORY.md").read_text() == MEMORY
     run_cli("-w", str(workspace), "memory", "consolidate", "--undo", check=True)
     assert "prefers  Tea to coffee (added 2026-11-02)" in (workspace / "MEMORY.md").read_text()
+
+
+def test_a_candidate_is_promoted_once_and_no_entry_is_written_twice(
+        workspace: Path, tmp_path: Path) -> None:
+    from soulframe._engine.memory.consolidate import consolidate
+
+    fact = "The Lisbon office door code changes every Monday; Marta has it."
+    with FakeLLMServer() as srv:
+        agent, citation = setup_again_fresh(workspace, tmp_path, srv)
+        grey = citation.replace("#L4", "#L5")
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "add", "text": "Lives in Berlin.", "source": citation},  # E3 already
+            {"op": "add", "text": fact, "source": citation},
+            {"op": "add", "text": fact, "source": citation},  # the same add twice
+            {"op": "add", "text": "Marta has the Lisbon door code, new every Monday.", "source": citation},
+            # another candidate cited for the same words, in other case and punctuation
+            {"op": "add", "text": "the lisbon office door code changes every monday - marta has it",
+             "source": grey},
+        ]})))
+        result = consolidate(agent)
+    assert result.status == "applied", result.messages
+    text = (workspace / "MEMORY.md").read_text()
+    assert text.startswith(MEMORY) and text.count("door code") == 1 and text.count("Berlin") == 1
+    assert [o["text"] for o in result.operations] == [fact]
+    assert "operation 1 (add): E3 already says 'Lives in Berlin.'; skipped" in result.messages
+    assert f"operation 3 (add): {citation} was already promoted by operation 2; skipped" in result.messages
+    assert f"operation 4 (add): {citation} was already promoted by operation 2; skipped" in result.messages
+    assert any(m.startswith("operation 5 (add): operation 2 already says") for m in result.messages)
+
+
+def setup_again_fresh(workspace: Path, tmp_path: Path, srv: FakeLLMServer) -> tuple[Agent, str]:
+    """Two candidates at once: the door code (L4) and the weather (L5), each recalled once
+    (the gates lowered to one recall)."""
+    agent, citation = setup(workspace, tmp_path, srv)
+    agent.close()
+    agent, _ = setup_again(workspace, tmp_path, srv)
+    assert "door code" in agent.memory.search("Lisbon office door code", min_score=0)[0].snippet
+    return agent, citation
 
 
 DISTINCT = (
@@ -265,7 +303,8 @@ def test_cli_dry_run_refusal_and_undo(workspace: Path, tmp_path: Path, monkeypat
             run_cli("-w", str(workspace), "memory", "search", q, "--min-score", "0", check=True)
         grey = citation.replace("#L4", "#L5")
         srv.script.append(say(json.dumps({"operations": [
-            {"op": "supersede", "entry": f"E{n}", "text": f"changed {n}", "source": grey} for n in (1, 2, 3)]})))
+            {"op": "supersede", "entry": "E1", "text": "changed 1", "source": grey},
+            *({"op": "delete", "entry": f"E{n}", "source": grey} for n in (2, 3))]})))
         refused = run_cli("-w", str(workspace), "memory", "consolidate", env=env)
         assert f"[{grey}]: - Weather was grey." in srv.requests[-1].json["messages"][-1]["content"]
     assert refused.returncode == 1 and "refused: the run would remove or supersede 3 of 5 entries" in refused.stderr
