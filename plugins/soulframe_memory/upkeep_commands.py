@@ -192,6 +192,8 @@ def consolidate_command(state: State, dry_run: bool, undo: bool, no_model: bool,
         result = consolidate(agent, dry_run=dry_run, use_model=not no_model)
     if as_json:
         echo_json(result.to_dict())
+        if result.refused:  # a script reads the exit status: a refused run changed nothing
+            raise click.exceptions.Exit(1)
         return
     if result.diff:
         click.echo(result.diff, nl=not result.diff.endswith("\n"))

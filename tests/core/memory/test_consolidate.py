@@ -311,3 +311,31 @@ def test_cli_dry_run_refusal_and_undo(workspace: Path, tmp_path: Path, monkeypat
     assert (workspace / "MEMORY.md").read_bytes() == after
     run_cli("-w", str(workspace), "memory", "consolidate", "--undo", check=True)
     assert (workspace / "MEMORY.md").read_bytes() == before
+
+
+def cli_setup(workspace: Path, tmp_path: Path, srv: FakeLLMServer,
+              monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[str, str]]:
+    """A workspace whose soulframe.toml points at ``srv``, with the door code recalled into a
+    candidate; (its citation, the environment for run_cli)."""
+    agent, citation = setup(workspace, tmp_path, srv)
+    recall_over_three_days(agent, monkeypatch)
+    agent.close()
+    (workspace / "soulframe.toml").write_text(
+        f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n'
+        f'[model]\nprovider = "openai-compatible"\nname = "m"\nbase_url = "{srv.openai_base_url}"\nmax_retries = 0\n')
+    return citation, {"OPENAI_API_KEY": "k-1"}
+
+
+def test_cli_json_of_a_refused_run_exits_1(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer() as srv:
+        citation, env = cli_setup(workspace, tmp_path, srv, monkeypatch)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "supersede", "entry": "E1", "text": "Works on the data team.", "source": citation},
+            {"op": "delete", "entry": "E2", "source": citation}]})))
+        before = (workspace / "MEMORY.md").read_bytes()
+        done = run_cli("-w", str(workspace), "memory", "consolidate", "--json", env=env)
+    # a script sees the refusal in the exit status, and still gets the JSON that says why
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = json.loads(done.stdout)
+    assert out["status"] == "refused" and "2 of 4 entries" in out["refused"]
+    assert (workspace / "MEMORY.md").read_bytes() == before
