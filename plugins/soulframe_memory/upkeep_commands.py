@@ -161,7 +161,7 @@ def save_session_command(state: State, transcript_path: str, slug: str | None, n
 
 
 @click.command("consolidate")
-@click.option("--dry-run", is_flag=True, help="Print the diff; change nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the diff; change nothing (with --undo: what it would restore).")
 @click.option("--undo", is_flag=True, help="Restore MEMORY.md as it was before the last applied run.")
 @click.option("--no-model", is_flag=True, help="Only remove entries that repeat an earlier one word for word.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -181,13 +181,14 @@ def consolidate_command(state: State, dry_run: bool, undo: bool, no_model: bool,
     \b
       soulframe memory consolidate --dry-run
       soulframe memory consolidate
+      soulframe memory consolidate --undo --dry-run
       soulframe memory consolidate --undo
     """
     from soulframe.memorykit import consolidate, undo_last
 
     agent = state.agent()
     if undo:
-        result = undo_last(agent)
+        result = undo_last(agent, dry_run=dry_run)
     else:
         result = consolidate(agent, dry_run=dry_run, use_model=not no_model)
     if as_json:

@@ -339,3 +339,30 @@ def test_cli_json_of_a_refused_run_exits_1(workspace: Path, tmp_path: Path, monk
     out = json.loads(done.stdout)
     assert out["status"] == "refused" and "2 of 4 entries" in out["refused"]
     assert (workspace / "MEMORY.md").read_bytes() == before
+
+
+def test_cli_undo_dry_run_shows_the_restore_and_changes_nothing(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer() as srv:
+        citation, env = cli_setup(workspace, tmp_path, srv, monkeypatch)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "add", "text": "Marta has the Lisbon door code.", "source": citation}]})))
+        before = (workspace / "MEMORY.md").read_bytes()
+        run_cli("-w", str(workspace), "memory", "consolidate", env=env, check=True)
+    after = (workspace / "MEMORY.md").read_bytes()
+    diary = workspace / "memory" / ".diary" / "consolidation.md"
+    kept = diary.read_bytes()
+    dry = run_cli("-w", str(workspace), "memory", "consolidate", "--undo", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"-- Marta has the Lisbon door code. (source: {citation}, consolidated" in dry.stdout
+    assert "dry run: nothing was restored" in dry.stdout
+    assert (workspace / "MEMORY.md").read_bytes() == after and diary.read_bytes() == kept
+    # refused as the undo itself would be when a note came in since the run, still changing nothing
+    (workspace / "MEMORY.md").write_bytes(after + b"- A note by hand.\n")
+    refused = run_cli("-w", str(workspace), "memory", "consolidate", "--undo", "--dry-run")
+    assert refused.returncode == 1 and "undo would lose that change" in refused.stderr
+    assert (workspace / "MEMORY.md").read_bytes() == after + b"- A note by hand.\n"
+    # the undo copy is still there: the real undo restores that run, not one further back
+    (workspace / "MEMORY.md").write_bytes(after)
+    run_cli("-w", str(workspace), "memory", "consolidate", "--undo", check=True)
+    assert (workspace / "MEMORY.md").read_bytes() == before

@@ -458,10 +458,11 @@ def _diary(agent: AgentLike, headline: str, ops: list[dict[str, Any]]) -> str:
     return DIARY
 
 
-def undo_last(agent: AgentLike) -> ConsolidationResult:
+def undo_last(agent: AgentLike, *, dry_run: bool = False) -> ConsolidationResult:
     """Restore MEMORY.md as it was before the last applied run, byte for byte — only when
     it still holds what that run wrote: a note or an edit made since would be lost, so then
-    nothing is restored and the error says where the old copy is."""
+    nothing is restored and the error says where the old copy is. ``dry_run``: the diff the
+    undo would make (refused the same way), with nothing restored and the copy kept."""
     from ..workspace import update_locked
 
     folder = agent.workspace.resolve(UNDO_DIR)
@@ -484,6 +485,14 @@ def undo_last(agent: AgentLike) -> ConsolidationResult:
                 f"it was before the run is kept in {copy}")
         return content
 
+    if dry_run:
+        current = path.read_bytes() if path.exists() else b""
+        change(current)  # the refusal the undo itself would meet
+        result = ConsolidationResult(status="dry-run", diff=_diff(
+            current.decode("utf-8", "replace"), content.decode("utf-8", "replace"), rel))
+        result.messages.append(f"dry run: nothing was restored; --undo without --dry-run restores {rel} "
+                               f"as it was before the run of {last.stem}")
+        return result
     update_locked(path, change)
     if not data.get("existed", True):
         path.unlink(missing_ok=True)
