@@ -366,3 +366,19 @@ def test_cli_undo_dry_run_shows_the_restore_and_changes_nothing(
     (workspace / "MEMORY.md").write_bytes(after)
     run_cli("-w", str(workspace), "memory", "consolidate", "--undo", check=True)
     assert (workspace / "MEMORY.md").read_bytes() == before
+
+
+def test_cli_dry_run_with_an_unreadable_reply_writes_no_diary(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer() as srv:
+        citation, env = cli_setup(workspace, tmp_path, srv, monkeypatch)
+        srv.script.extend([say('Sure! {"operations": [ {op: add} ]')] * 2)
+        before = (workspace / "MEMORY.md").read_bytes()
+        dry = run_cli("-w", str(workspace), "memory", "consolidate", "--dry-run", env=env)
+        assert dry.returncode == 1 and "the model's reply is not valid JSON" in dry.stderr
+        assert (workspace / "MEMORY.md").read_bytes() == before
+        assert not (workspace / "memory" / ".diary").exists()  # a dry run writes nothing at all
+        # the real run records the refusal
+        run_cli("-w", str(workspace), "memory", "consolidate", env=env)
+    diary = (workspace / "memory" / ".diary" / "consolidation.md").read_text()
+    assert "refused: the model's reply is not valid JSON" in diary

@@ -311,7 +311,8 @@ def consolidate(agent: AgentLike, *, dry_run: bool = False, use_model: bool = Tr
             ops = parse_operations(reply)
         except SoulframeError as exc:
             result.refused = f"{exc}; {rel} was not changed"
-            _diary(agent, f"refused: {result.refused}", [])
+            if not dry_run:  # a dry run changes nothing, the diary included
+                _diary(agent, f"refused: {result.refused}", [])
             result.status = "refused"
             return result
 
