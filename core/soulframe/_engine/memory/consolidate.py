@@ -26,7 +26,7 @@ aside, see :func:`dedupe`) and says it did nothing else.
 
 A run is one transaction over MEMORY.md, so proposing, checking the removal limit, applying
 (under the file's lock, refused if the file changed since it was read), the diary and undo
-live here together, a little over 400 lines; which entries are candidates is
+live here together, about 500 lines; which entries are candidates is
 :mod:`soulframe._engine.memory.candidates`.
 """
 
