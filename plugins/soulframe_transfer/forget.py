@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ import attrs
 from soulframe import ErasingStore, SoulframeError
 from soulframe.kit import atomic_write, update_locked
 from soulframe.memorykit import (
+    DAILY_LOG,
     ENTITY_DIR,
     PRIVATE_DIR,
     SKIP_DIRS,
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
 #: half the diary); its own line is still removed
 MIN_NEEDLE = 8
 DIARY_DIR = "memory/.diary"
+#: the heading an imported conversation starts each new day with
+_DAY_HEADING = re.compile(r"## (\d{4}-\d{2}-\d{2})")
 
 
 @attrs.frozen
@@ -183,16 +187,33 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
         lo, hi = since or _dt.date.min, until or _dt.date.max
         tz = agent_timezone(agent)  # a stamp is UTC; the days asked for are the agent's
         for rel, p in markdown_files(agent):
-            day = day_of(rel)
-            if day is not None and rel.startswith("memory/"):
-                if lo <= _dt.date.fromisoformat(day) <= hi:
+            log = DAILY_LOG.match(rel)
+            if log is not None:  # a daily log is one day, whatever its lines say
+                if _in_range(log.group(1), lo, hi):
                     whole.append(rel)
                 continue
-            for i, line in enumerate(_lines(p), 1):  # entries stamped with a time in range
+            # any other file line by line: an imported conversation is named for its first
+            # day but runs over many. A line goes by its stamp; in dated history one without
+            # a stamp by the `## YYYY-MM-DD` heading it is under, else the file's own day
+            dated = rel.startswith("memory/") and day_of(rel) is not None
+            day = day_of(rel) if dated else None
+            lines = _lines(p)
+            hits: list[tuple[int, str]] = []
+            for i, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                heading = _DAY_HEADING.fullmatch(line.strip())
+                if dated and heading is not None:
+                    day = heading.group(1)
                 at = (parse_provenance(line) or Provenance("")).fields.get("at", "")
-                day = _local_day(at, tz)
-                if day and _in_range(day, lo, hi):
-                    take(rel, i, line)
+                when = _local_day(at, tz) if at else day
+                if when and _in_range(when, lo, hi):
+                    hits.append((i, line))
+            if dated and len(hits) == sum(1 for x in lines if x.strip()) > 0:
+                whole.append(rel)  # every line of it: the file goes, not an empty shell
+                continue
+            for i, line in hits:
+                take(rel, i, line)
     for rel in whole:
         if rel not in plan.files:
             plan.files.append(rel)

@@ -326,3 +326,49 @@ def test_forget_shreds_what_a_killed_write_left_beside_its_file(tmp_path: Path) 
     assert out["result"]["scrubbed"].get("leftover temporary files") == 1
     assert not old.exists() and fresh.exists()
     assert SECRET not in (ws / "memory" / "2026-11-02.md").read_text() and holding([state], SECRET) == []
+
+
+def _message(mid: str, parent: str | None, role: str, when: int, text: str) -> dict:
+    return {"id": mid, "parent": parent, "children": [], "message": {
+        "id": mid, "author": {"role": role}, "create_time": when,
+        "content": {"content_type": "text", "parts": [text]}}}
+
+
+def test_forget_by_date_takes_an_imported_conversation_line_by_line(tmp_path: Path) -> None:
+    """An imported conversation is named for its first day but runs over many: a range
+    takes the lines stamped in it (and their day heading), not the whole file, and finds
+    them although the file is named for another day; a daily log is still one whole day."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    (ws / "memory" / "2024-06-10.md").write_text("# 2024-06-10\n\n- Planted the leeks.\n")
+    msgs = [_message("u1", None, "user", 1709287200, "Started a sourdough starter today"),  # 2024-03-01
+            _message("a1", "u1", "assistant", 1709287260, "Feed it daily."),
+            _message("u2", "a1", "user", 1717243200, "In June the starter is called Bubbles"),  # 2024-06-01
+            _message("a2", "u2", "assistant", 1717243260, "Lovely name for a starter."),
+            _message("u3", "a2", "user", 1733054400, "December: Bubbles survived the holiday")]  # 2024-12-01
+    for parent, child in zip(msgs, msgs[1:], strict=False):
+        parent["children"] = [child["id"]]
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([{"title": "Sourdough diary", "create_time": 1709287200, "id": "conv-sd",
+                                   "current_node": "u3", "mapping": {m["id"]: m for m in msgs}}]))
+    run_cli("-w", str(ws), "import", "chatgpt", str(export), check=True)
+    conv = next((ws / "memory").glob("2024-03-01-chatgpt-sourdough-diary-*.md"))
+    rel = f"memory/{conv.name}"
+
+    march = json.loads(run_cli("-w", str(ws), "forget", "--until", "2024-03-31", "--dry-run", "--json",
+                               check=True).stdout)
+    assert march["files"] == [] and {e["path"] for e in march["entries"]} == {rel}
+    assert [e["text"].split(" <!--")[0] for e in march["entries"]] == [
+        "# ChatGPT: Sourdough diary", "User: Started a sourdough starter today", "Assistant: Feed it daily."]
+
+    june = json.loads(run_cli("-w", str(ws), "forget", "--since", "2024-06-01", "--until", "2024-06-30",
+                              "--yes", "--json", check=True).stdout)
+    assert june["files"] == ["memory/2024-06-10.md"] and not (ws / "memory" / "2024-06-10.md").exists()
+    text = conv.read_text()
+    assert "Bubbles survived the holiday" in text and "sourdough starter today" in text
+    assert "called Bubbles" not in text and "Lovely name" not in text and "## 2024-06-01" not in text
+
+    everything = json.loads(run_cli("-w", str(ws), "forget", "--until", "2024-12-31", "--yes", "--json",
+                                    check=True).stdout)
+    assert everything["files"] == [rel] and not conv.exists()
