@@ -39,8 +39,10 @@ def run_import(agent: AgentLike, source: str, path: Path, *, dry_run: bool = Fal
         _restore(path, writer, report, progress)
     else:
         raise SoulframeError(f"import: unknown source {source!r} (one of {', '.join(SOURCES)})")
-    if not dry_run and report.files:
-        agent.memory.sync()
+    if not dry_run:
+        writer.tombstones.upgrade()  # the old unkeyed tombstones this import met, keyed now
+        if report.files:
+            agent.memory.sync()
     return report
 
 

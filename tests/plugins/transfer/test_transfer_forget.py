@@ -372,3 +372,52 @@ def test_forget_by_date_takes_an_imported_conversation_line_by_line(tmp_path: Pa
     everything = json.loads(run_cli("-w", str(ws), "forget", "--until", "2024-12-31", "--yes", "--json",
                                     check=True).stdout)
     assert everything["files"] == [rel] and not conv.exists()
+
+
+def test_a_tombstone_cannot_be_checked_against_guesses_without_the_key(tmp_path: Path) -> None:
+    """A forgotten door code has few candidates: hashing each and looking it up in the
+    tombstone list must not find it. The list is keyed with the agent's own key (0600);
+    it still keeps the message out of a re-import."""
+    import hashlib
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\nworkspace = "{ws}"\n[embedding]\nprovider = "none"\n')
+    export = tmp_path / "export" / "conversations.json"
+    export.parent.mkdir()
+    export.write_text(json.dumps(EXPORT))
+    run_cli("-w", str(ws), "import", "chatgpt", str(export), check=True)
+    run_cli("-w", str(ws), "forget", SECRET, "--yes", check=True)
+    words = (state / "forgotten" / "default.txt").read_text().split()
+    guess = f"user: remind me: the door code is {SECRET}."
+    assert words and hashlib.sha256(guess.encode()).hexdigest() not in words
+    assert all(w.startswith("hmac:") for w in words)
+    key = state / "forgotten" / "default.key"
+    assert key.stat().st_mode & 0o777 == 0o600 and key.read_text() not in (state / "forgotten" / "default.txt").read_text()
+    next((ws / "memory").glob("*moving-flats*.md")).unlink()
+    again = json.loads(run_cli("-w", str(ws), "import", "chatgpt", str(export), "--json", check=True).stdout)
+    assert again["forgotten"] == 1 and holding([ws], SECRET) == []
+
+
+def test_tombstones_of_an_older_release_keep_working_and_are_keyed_when_met(tmp_path: Path) -> None:
+    """Tombstones written before they were keyed (a bare sha256 per line) still keep the
+    entry out; the import that meets one rewrites it keyed, and it keeps working."""
+    import hashlib
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\nworkspace = "{ws}"\n[embedding]\nprovider = "none"\n')
+    old = hashlib.sha256(f"user: remind me: the door code is {SECRET}.".encode()).hexdigest()
+    other = hashlib.sha256(b"something forgotten long ago").hexdigest()
+    (state / "forgotten").mkdir(parents=True)
+    (state / "forgotten" / "default.txt").write_text(f"{old}\n{other}\n")
+    export = tmp_path / "export" / "conversations.json"
+    export.parent.mkdir()
+    export.write_text(json.dumps(EXPORT))
+    first = json.loads(run_cli("-w", str(ws), "import", "chatgpt", str(export), "--json", check=True).stdout)
+    assert (first["imported"], first["forgotten"]) == (1, 1) and holding([ws], SECRET) == []
+    words = (state / "forgotten" / "default.txt").read_text().split()
+    assert old not in words and other in words and len(words) == 2 and words[0].startswith("hmac:")
+    next((ws / "memory").glob("*moving-flats*.md")).unlink()
+    again = json.loads(run_cli("-w", str(ws), "import", "chatgpt", str(export), "--json", check=True).stdout)
+    assert again["forgotten"] == 1 and holding([ws], SECRET) == []

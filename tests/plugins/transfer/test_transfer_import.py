@@ -291,3 +291,13 @@ def test_a_conversation_continued_since_gets_only_its_new_messages(ws: Path, tmp
                                    " <!-- src: chatgpt msg=n6 at=2024-03-04T11:00:00Z -->\n")
     again = imported(ws, "chatgpt", newer)
     assert (again["updated"], again["duplicates"]) == (0, 2) and path.read_text() == after
+
+
+def test_a_dry_run_writes_nothing_in_the_state_directory_either(ws: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    sf(ws, "memory", "search", "tea")  # the index, as any command makes it
+    before = files(state)
+    for source, path in (("chatgpt", DATA / "chatgpt"), ("openclaw", DATA / "openclaw")):
+        imported(ws, source, path, "--dry-run")
+        assert files(state) == before, source
+        assert not (state / "forgotten").exists()
