@@ -255,8 +255,11 @@ def forget(agent: AgentLike, plan: Plan) -> Result:
         by_file.setdefault(e.path, set()).add(e.text)
     cache = _cache_hashes(agent, by_file, plan, low)
     # 0. the tombstones first: a forget stopped part way (killed, a full disk) has already
-    # said what must not come back, and running it again finds the rest
-    result.tombstones = Tombstones.for_agent(agent).add(e.text for e in plan.entries)
+    # said what must not come back, and running it again finds the rest. A refused write
+    # scrubbed from the quarantine gets one too, or the next import refuses it again and
+    # puts it back there
+    refused = _quarantined_lines(Path(agent.state_dir), low) if low else []
+    result.tombstones = Tombstones.for_agent(agent).add([*(e.text for e in plan.entries), *refused])
     # 1. the Markdown, each file under its lock: a note remembered meanwhile is kept
     for rel, texts in by_file.items():
         path = agent.workspace.resolve(rel)
@@ -409,6 +412,23 @@ def _scrub_state(state: Path, low: list[str], result: Result) -> None:
             continue
         place = "quarantine" if p.parent.name == "quarantine" else p.relative_to(state).as_posix()
         _drop_lines(p, lambda line: _json_has(line, low), result, place)
+
+
+def _quarantined_lines(state: Path, low: list[str]) -> list[str]:
+    """The lines of refused writes in the quarantine that hold forgotten text: an import
+    compares what it would write line by line."""
+    out: list[str] = []
+    for p in sorted((state / "quarantine").glob("*.jsonl")):
+        if p.is_symlink() or not p.is_file():
+            continue
+        for row in p.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                text = json.loads(row).get("text")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(text, str):
+                out += [line for line in text.splitlines() if _has(line, low)]
+    return out
 
 
 def _scrub_user_files(agent: AgentLike, low: list[str], result: Result) -> None:

@@ -105,7 +105,8 @@ def check_after(agent: Agent, ws: Path, state: Path, export: Path) -> None:
     assert "allotment keys" in conv.read_text() and SECRET not in conv.read_text()
     assert holding([ws, state], SECRET) == []
     tombstones = next((state / "forgotten").glob("*.txt")).read_text()
-    assert SECRET not in tombstones and len(tombstones.split()) == 3
+    # the three lines, and the refused write scrubbed from the quarantine
+    assert SECRET not in tombstones and len(tombstones.split()) == 4
 
 
 @pytest.mark.model
@@ -132,7 +133,7 @@ def test_forget_on_sqlite_leaves_no_byte_behind(tmp_path: Path) -> None:
     out = run_cli("-w", str(ws), "forget", SECRET, "--yes", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["result"]
-    assert result["entries"] == 3 and result["tombstones"] == 3
+    assert result["entries"] == 3 and result["tombstones"] == 4  # and the quarantined write
     assert result["store"]["recalls"] >= 1 and result["store"]["cached_embeddings"] >= 1
     assert result["scrubbed"] == {"consolidation diary": 1, "undo snapshots": 1, "quarantine": 1}
     assert any("filter-repo" in note for note in result["unreachable"])
@@ -421,3 +422,26 @@ def test_tombstones_of_an_older_release_keep_working_and_are_keyed_when_met(tmp_
     next((ws / "memory").glob("*moving-flats*.md")).unlink()
     again = json.loads(run_cli("-w", str(ws), "import", "chatgpt", str(export), "--json", check=True).stdout)
     assert again["forgotten"] == 1 and holding([ws], SECRET) == []
+
+
+def test_a_secret_forgotten_from_the_quarantine_is_not_quarantined_again(tmp_path: Path) -> None:
+    """A message the import refused lives only in the quarantine: forgetting it there leaves
+    a tombstone too, so importing the export again neither refuses nor stores it again."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    msgs = [_message("u1", None, "user", 1710000000, "my password: hunter2hunter2 for the wifi"),
+            _message("a1", "u1", "assistant", 1710000060, "Noted, the router is in the hall.")]
+    msgs[0]["children"] = ["a1"]
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([{"title": "Wifi", "create_time": 1710000000, "id": "conv-wifi",
+                                   "current_node": "a1", "mapping": {m["id"]: m for m in msgs}}]))
+    first = json.loads(run_cli("-w", str(ws), "import", "chatgpt", str(export), "--json", check=True).stdout)
+    assert first["refused"] == 1 and holding([state], "hunter2hunter2")
+    out = json.loads(run_cli("-w", str(ws), "forget", "hunter2hunter2", "--yes", "--json", check=True).stdout)
+    assert out["result"]["scrubbed"] == {"quarantine": 1} and out["result"]["tombstones"] == 1
+    next((ws / "memory").glob("*chatgpt-wifi-*.md")).unlink()
+    again = json.loads(run_cli("-w", str(ws), "import", "chatgpt", str(export), "--json", check=True).stdout)
+    assert (again["imported"], again["refused"], again["forgotten"]) == (1, 0, 1)
+    assert holding([ws, state], "hunter2hunter2") == []
+    assert "quarantine is empty" in run_cli("-w", str(ws), "memory", "quarantine", "list", check=True).stdout
