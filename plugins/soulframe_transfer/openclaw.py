@@ -221,9 +221,21 @@ def copy_workspace(src: Path, writer: HistoryWriter, report: ImportReport, max_b
             except UnicodeDecodeError:
                 text = ""  # not text: nothing a prompt would read
             target = writer.ws.resolve(rel)
+            if target.exists() and target.read_bytes() != data \
+                    and target.read_bytes() == _less_forgotten(text, writer).encode("utf-8"):
+                # ours is theirs less what `forget` removed since the last import: here already
+                report.duplicates += 1
+                continue
             if target.exists() and target.read_bytes() != data and rel.endswith(".md"):
                 aside = f"memory/imports/openclaw/{rel}"
                 if writer.copy_bytes(aside, data, text, via="import openclaw"):
                     report.notes.append(f"{rel}: you have your own: kept yours; theirs is in {aside}")
                 continue
             writer.copy_bytes(rel, data, text, via="import openclaw")
+
+
+def _less_forgotten(text: str, writer: HistoryWriter) -> str:
+    """``text`` without its lines a tombstone keeps out, as :meth:`HistoryWriter.copy_bytes`
+    writes it."""
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not (line.strip() and line in writer.tombstones))

@@ -301,3 +301,21 @@ def test_a_dry_run_writes_nothing_in_the_state_directory_either(ws: Path, tmp_pa
         imported(ws, source, path, "--dry-run")
         assert files(state) == before, source
         assert not (state / "forgotten").exists()
+
+
+def test_openclaw_again_after_a_forget_adds_nothing(tmp_path: Path) -> None:
+    """Their daily log less the line forgotten since is the one we have: here already, not
+    a second copy of every other line under memory/imports/openclaw/."""
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "openclaw", home)
+    (home / "workspace" / "memory" / "2025-01-06.md").write_text(
+        "# 2025-01-06\n\n- Booked the ferry to Culatra\n- Dentist on Tuesday at nine\n- Bought leek seeds\n")
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    imported(ws, "openclaw", home)
+    sf(ws, "forget", "Dentist on Tuesday", "--yes")
+    n = files(ws)
+    again = imported(ws, "openclaw", home)
+    assert again["imported"] == 0 and again["files"] == [] and not (ws / "memory" / "imports").exists()
+    assert files(ws) == n
+    assert (ws / "memory" / "2025-01-06.md").read_text() == "# 2025-01-06\n\n- Booked the ferry to Culatra\n- Bought leek seeds\n"
