@@ -121,6 +121,7 @@ def map_config(path: Path, report: ImportReport) -> tuple[dict[str, Any], dict[s
         raise ConfigError(f"{path} line 1: the top level must be an object")
     lines = json5.key_lines(text)
     out: dict[str, Any] = {}
+    origin: dict[str, str] = {}  # our key -> theirs it was mapped from
     for key, value in _leaves(data):
         canon = _canonical(key)
         line = lines.get(key)
@@ -136,7 +137,16 @@ def map_config(path: Path, report: ImportReport) -> tuple[dict[str, Any], dict[s
             except (TypeError, ValueError):
                 report.unmapped.append((key, line, f"value {value!r} cannot be converted for {ours}"))
                 continue
+            before = origin.get(ours)
+            if before is not None and before.startswith(_PREFIXES[0]) and not key.startswith(_PREFIXES[0]):
+                # the current location wins over a leftover of the old one, wherever it is
+                report.unmapped.append((key, line, f"an older release's place: {before} sets {ours}"))
+                continue
+            if before is not None:
+                report.mapped = [m for m in report.mapped if m[0] != before]
+                report.unmapped.append((before, lines.get(before), f"an older release's place: {key} sets {ours}"))
             out[ours] = converted
+            origin[ours] = key
             report.mapped.append((key, ours, converted))
             continue
         why = next((w for p, w in _WHY if canon == p or canon.startswith(p + ".")), "no soulframe equivalent")

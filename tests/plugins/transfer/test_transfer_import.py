@@ -319,3 +319,23 @@ def test_openclaw_again_after_a_forget_adds_nothing(tmp_path: Path) -> None:
     assert again["imported"] == 0 and again["files"] == [] and not (ws / "memory" / "imports").exists()
     assert files(ws) == n
     assert (ws / "memory" / "2025-01-06.md").read_text() == "# 2025-01-06\n\n- Booked the ferry to Culatra\n- Bought leek seeds\n"
+
+
+@pytest.mark.parametrize("legacy_first", [True, False])
+def test_openclaw_current_memory_search_wins_over_a_leftover_top_level_one(tmp_path: Path, legacy_first: bool) -> None:
+    """memorySearch moved under agents.defaults: a leftover top-level block does not
+    override the current one, wherever it is in the file, and is listed as not mapped."""
+    current = "agents: { defaults: { memorySearch: { provider: 'openai', query: { maxResults: 8 } } } },"
+    legacy = "memorySearch: { provider: 'local', query: { maxResults: 3 } },"
+    home = tmp_path / "home"
+    (home / "workspace").mkdir(parents=True)
+    (home / "workspace" / "MEMORY.md").write_text("# MEMORY.md\n")
+    (home / "openclaw.json").write_text("{\n" + "\n".join([legacy, current] if legacy_first else [current, legacy]) + "\n}\n")
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    report = imported(ws, "openclaw", home)
+    config = tomllib.loads((ws / "soulframe.toml").read_text())
+    assert config["embedding"] == {"provider": "openai"} and config["memory"] == {"max_results": 8}
+    assert {m["from"] for m in report["config"]["mapped"]} == {
+        "agents.defaults.memorySearch.provider", "agents.defaults.memorySearch.query.maxResults"}
+    assert {u["key"] for u in report["config"]["unmapped"]} == {"memorySearch.provider", "memorySearch.query.maxResults"}
