@@ -71,11 +71,29 @@ def _openclaw(agent: AgentLike, home: Path, writer: HistoryWriter, report: Impor
 
 def _write_config(agent: AgentLike, values: dict[str, object], source: Path,
                   writer: HistoryWriter, report: ImportReport) -> None:
-    from soulframe.kit import atomic_write, load_config
+    from soulframe.kit import atomic_write
 
     from .openclaw import to_toml
 
+    # a value soulframe does not take (a mistyped time zone, a negative size) would make
+    # every later command in this workspace fail on the file: each key is checked alone
+    # first, one refused is left out and listed, and nothing is written that does not load
+    values = dict(values)
+    for key in sorted(values):
+        why = _config_problem(agent, to_toml({key: values[key]}, source))
+        if why is not None:
+            del values[key]
+            theirs = next((a for a, b, _v in report.mapped if b == key), key)
+            report.mapped = [m for m in report.mapped if m[1] != key]
+            report.unmapped.append((theirs, None, f"not accepted for {key}: {why}"))
+    if not values:
+        report.notes.append("no configuration written: soulframe takes none of the mapped values")
+        return
     text = to_toml(values, source)
+    why = _config_problem(agent, text)
+    if why is not None:
+        report.notes.append(f"the mapped configuration does not load ({why}): not written")
+        return
     target = agent.workspace.root / "soulframe.toml"
     if target.exists() and target.read_text(encoding="utf-8", errors="replace") == text:
         report.notes.append("soulframe.toml already holds this configuration")
@@ -88,12 +106,25 @@ def _write_config(agent: AgentLike, values: dict[str, object], source: Path,
         report.notes.append(f"would write {target.name}")
         return
     atomic_write(target, text, mode=0o600)
-    try:  # a value out of soulframe's range is said now, not at the next command
-        load_config(target, workspace=agent.workspace.root, pm=agent.pm)
-    except ConfigError as exc:
-        report.notes.append(f"{target.name} was written but does not load: {exc}")
-        return
     report.notes.append(f"configuration written to {target.name}")
+
+
+def _config_problem(agent: AgentLike, text: str) -> str | None:
+    """Why ``text`` does not load as a ``soulframe.toml``, or None; checked in a private
+    temporary folder, so a dry run writes nothing of the workspace's either."""
+    import re
+    import tempfile
+
+    from soulframe.kit import load_config
+
+    with tempfile.TemporaryDirectory(prefix="soulframe-openclaw-") as tmp:
+        path = Path(tmp) / "soulframe.toml"
+        path.write_text(text, encoding="utf-8")
+        try:
+            load_config(path, workspace=agent.workspace.root, pm=agent.pm)
+        except ConfigError as exc:  # said without the temporary file's name
+            return re.sub(rf"^{re.escape(str(path))}(?: line \d+)?: ", "", str(exc))
+    return None
 
 
 def _restore(archive: Path, writer: HistoryWriter, report: ImportReport, progress: Progress) -> None:

@@ -339,3 +339,24 @@ def test_openclaw_current_memory_search_wins_over_a_leftover_top_level_one(tmp_p
     assert {m["from"] for m in report["config"]["mapped"]} == {
         "agents.defaults.memorySearch.provider", "agents.defaults.memorySearch.query.maxResults"}
     assert {u["key"] for u in report["config"]["unmapped"]} == {"memorySearch.provider", "memorySearch.query.maxResults"}
+
+
+def test_openclaw_values_soulframe_does_not_take_are_listed_not_written(tmp_path: Path) -> None:
+    """A mistyped time zone or an out-of-range size would make soulframe.toml fail to load,
+    and with it every later command in the workspace: such a key is left out and listed,
+    the rest written."""
+    home = tmp_path / "home"
+    (home / "workspace").mkdir(parents=True)
+    (home / "workspace" / "MEMORY.md").write_text("# MEMORY.md\n\n- The ferry leaves at nine.\n")
+    (home / "openclaw.json").write_text(
+        "{ agents: { defaults: {\n  userTimezone: 'Mars/Olympus',\n  bootstrapMaxChars: 18000,\n"
+        "  memorySearch: { query: { minScore: 7 } },\n} } }\n")
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    report = imported(ws, "openclaw", home)
+    assert tomllib.loads((ws / "soulframe.toml").read_text()) == {"bootstrap": {"max_chars_per_file": 18000}}
+    why = {u["key"]: u["why"] for u in report["config"]["unmapped"]}
+    assert "not a known IANA timezone" in why["agents.defaults.userTimezone"]
+    assert "between 0 and 1" in why["agents.defaults.memorySearch.query.minScore"]
+    assert [m["to"] for m in report["config"]["mapped"]] == ["bootstrap.max_chars_per_file"]
+    assert search(ws, "ferry")[0]["path"] == "MEMORY.md"  # the workspace still loads
