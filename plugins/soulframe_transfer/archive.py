@@ -13,12 +13,14 @@ with ``soulframe keys`` live outside the workspace).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import io
 import json
 import os
 import tarfile
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -85,11 +87,22 @@ def export(agent: AgentLike, out: Path, progress: Any = None) -> dict[str, Any]:
         "left_out": "index and databases, configuration (soulframe.toml, keys), hidden files, links",
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar:
-        _add(tar, MANIFEST, json.dumps(manifest, indent=2).encode("utf-8"), 0o600)
-        for rel, data, mode in blobs:
-            _add(tar, f"files/{rel}", data, mode)
+    # written beside OUT (mkstemp: 0600), renamed over it once complete: a backup already
+    # there (--force) stays whole until the new one is, and its mode is not inherited
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+                _add(tar, MANIFEST, json.dumps(manifest, indent=2).encode("utf-8"), 0o600)
+                for rel, data, mode in blobs:
+                    _add(tar, f"files/{rel}", data, mode)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return manifest
 
 

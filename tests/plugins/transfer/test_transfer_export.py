@@ -109,3 +109,31 @@ def test_an_archive_named_other_than_tar_gz_is_refused(ws: Path, tmp_path: Path)
     res = run_cli("-w", str(ws), "export", str(tmp_path / "agent.zip"))
     assert res.returncode == 1 and "name the archive .tar.gz" in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "agent.zip").exists()
+
+
+def test_export_force_replaces_the_old_archive_only_once_the_new_one_is_whole(
+        ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--force over a world-readable file: the new archive is 0600 (not the old file's mode),
+    and an export that fails part way leaves the old backup as it was, with no temporary
+    file beside it."""
+    from soulframe_transfer import archive
+
+    out = tmp_path / "agent.tar.gz"
+    out.write_bytes(b"the previous backup")
+    out.chmod(0o644)
+    real_add, calls = archive._add, []
+
+    def failing_add(*args: object) -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        real_add(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(archive, "_add", failing_add)
+    assert run_cli("-w", str(ws), "export", str(out), "--force").returncode != 0
+    assert out.read_bytes() == b"the previous backup" and list(tmp_path.glob(".*")) == []
+    monkeypatch.setattr(archive, "_add", real_add)
+    run_cli("-w", str(ws), "export", str(out), "--force", check=True)
+    assert out.stat().st_mode & 0o777 == 0o600
+    with tarfile.open(out) as tar:
+        assert tar.getnames()[0] == "manifest.json"
