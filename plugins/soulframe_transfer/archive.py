@@ -19,11 +19,13 @@ import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from soulframe import SoulframeError
 from soulframe.memorykit import SKIP_DIRS
@@ -60,8 +62,7 @@ def workspace_files(agent: AgentLike) -> Iterator[tuple[str, Path]]:
                          and not (here / d).is_symlink() and (here / d).resolve() != state)
         for name in sorted(files):
             p = here / name
-            if (name.startswith(".") or name in EXCLUDED or name.endswith(_EXCLUDED_SUFFIXES)
-                    or p.is_symlink() or not p.is_file()):
+            if (name.startswith(".") or _excluded(name) or p.is_symlink() or not p.is_file()):
                 continue
             yield p.relative_to(root).as_posix(), p
 
@@ -114,9 +115,44 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def read(archive: Path) -> Iterator[tuple[dict[str, Any], str, bytes, int]]:
-    """Yield ``(manifest, path, bytes, mode)`` for every file of the archive, checked against
-    the manifest (checksum, a safe relative path, a regular file)."""
+def exported(rel: str) -> bool:
+    """Whether :func:`workspace_files` can yield ``rel``: the only paths a restore writes
+    (never a configuration file, a hidden file or folder but the diary, a database)."""
+    parts = PurePosixPath(rel).parts
+    if not parts:
+        return False
+    name = parts[-1]
+    if name.startswith(".") or _excluded(name):
+        return False
+    for i, folder in enumerate(parts[:-1]):
+        if folder in SKIP_DIRS or (folder.startswith(".") and "/".join(parts[:i + 1]) != DIARY):
+            return False
+    return True
+
+
+def _excluded(name: str) -> bool:
+    """A configuration or database file by its name, in any case: on a case-insensitive
+    file system (macOS, Windows) ``Soulframe.TOML`` is the configuration too."""
+    low = name.casefold()
+    return low in EXCLUDED or low.endswith(_EXCLUDED_SUFFIXES)
+
+
+Member = tuple[str, bytes, int]
+
+
+def read(archive: Path) -> tuple[dict[str, Any], list[Member]]:
+    """The manifest and every file of the archive as ``(path, bytes, mode)``, each checked
+    against the manifest (checksum, a safe relative path export would have written, a
+    regular file) and none missing, before any is returned: a damaged or hostile archive
+    raises one :class:`SoulframeError` naming the problem, and nothing is written."""
+    try:
+        return _read(archive)
+    except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
+        # a download cut short ends in EOFError, which click would take for Ctrl-D
+        raise SoulframeError(f"{archive}: damaged: cut short or corrupt ({exc or type(exc).__name__})") from exc
+
+
+def _read(archive: Path) -> tuple[dict[str, Any], list[Member]]:
     try:
         tar = tarfile.open(archive, mode="r:*")
     except (OSError, tarfile.TarError) as exc:
@@ -125,23 +161,81 @@ def read(archive: Path) -> Iterator[tuple[dict[str, Any], str, bytes, int]]:
         first = tar.next()
         if first is None or first.name != MANIFEST or not first.isfile():
             raise SoulframeError(f"{archive}: not a soulframe export (no {MANIFEST} first)")
-        fh = tar.extractfile(first)
-        manifest = json.loads(fh.read().decode("utf-8")) if fh else {}
-        if manifest.get("format") != FORMAT:
-            raise SoulframeError(f"{archive}: {MANIFEST}: format is {manifest.get('format')!r}, not {FORMAT!r}")
-        if int(manifest.get("format_version", 0)) > FORMAT_VERSION:
-            raise SoulframeError(f"{archive}: format version {manifest['format_version']} is newer than this "
-                                 f"soulframe reads ({FORMAT_VERSION}); upgrade soulframe")
-        expected = {e["path"]: e for e in manifest.get("files", [])}
+        manifest, expected = _manifest(archive, tar.extractfile(first))
+        members: list[Member] = []
+        seen: set[str] = set()
+        refused: list[str] = []
         for member in tar.getmembers()[1:]:
             if not member.name.startswith("files/"):
                 raise SoulframeError(f"{archive}: unexpected member {member.name!r}")
             rel = member.name[len("files/"):]
             pure = PurePosixPath(rel)
-            if not member.isfile() or pure.is_absolute() or ".." in pure.parts or rel not in expected:
+            if not member.isfile() or pure.is_absolute() or ".." in pure.parts or rel not in expected \
+                    or pure.as_posix() != rel:
                 raise SoulframeError(f"{archive}: refusing member {member.name!r} (not a plain file the "
                                      "manifest lists, or a path out of the workspace)")
+            if not exported(rel):
+                refused.append(rel)
+                continue
+            if rel in seen:
+                raise SoulframeError(f"{archive}: {rel}: in the archive twice")
+            seen.add(rel)
             data = tar.extractfile(member).read()  # type: ignore[union-attr]
-            if hashlib.sha256(data).hexdigest() != expected[rel]["sha256"]:
+            if hashlib.sha256(data).hexdigest() != expected[rel][0]:
                 raise SoulframeError(f"{archive}: {rel}: checksum does not match the manifest (damaged?)")
-            yield manifest, rel, data, int(str(expected[rel].get("mode", "600")), 8) & 0o777
+            members.append((rel, data, expected[rel][1]))
+    if refused:
+        raise SoulframeError(f"{archive}: refusing what `soulframe export` never writes (configuration, "
+                             f"hidden files, databases): {', '.join(refused)}")
+    missing = sorted(set(expected) - seen)
+    if missing:
+        raise SoulframeError(f"{archive}: damaged: the manifest lists {len(missing)} file(s) the archive "
+                             f"does not hold: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
+    clash = sorted(f for f in seen if any(str(p) in seen for p in PurePosixPath(f).parents))
+    if clash:
+        raise SoulframeError(f"{archive}: {clash[0]}: one of its folders is a file in the archive too")
+    return manifest, members
+
+
+def _manifest(archive: Path, fh: IO[bytes] | None) -> tuple[dict[str, Any], dict[str, tuple[str, int]]]:
+    """The manifest, and each listed path's (sha256, mode); a manifest that is not what
+    export writes is named, not a traceback."""
+
+    def bad(why: str) -> SoulframeError:
+        return SoulframeError(f"{archive}: not a soulframe export ({MANIFEST}: {why})")
+
+    try:
+        manifest = json.loads(fh.read().decode("utf-8")) if fh else None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise bad(f"not valid JSON: {exc}") from exc
+    if not isinstance(manifest, dict):
+        raise bad("not a JSON object")
+    if manifest.get("format") != FORMAT:
+        raise SoulframeError(f"{archive}: {MANIFEST}: format is {manifest.get('format')!r}, not {FORMAT!r}")
+    version = manifest.get("format_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise bad(f"format_version {version!r} is not a whole number")
+    if version > FORMAT_VERSION:
+        raise SoulframeError(f"{archive}: format version {version} is newer than this "
+                             f"soulframe reads ({FORMAT_VERSION}); upgrade soulframe")
+    files = manifest.get("files", [])
+    if not isinstance(files, list):
+        raise bad("files is not a list")
+    expected: dict[str, tuple[str, int]] = {}
+    for i, entry in enumerate(files):
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(path, str) or not path:
+            raise bad(f"files[{i}] has no path")
+        sha = entry.get("sha256")
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+            raise bad(f"{path}: no sha256 checksum")
+        try:
+            mode = int(str(entry.get("mode", "600")), 8)
+        except ValueError:
+            mode = -1
+        if not 0 <= mode <= 0o7777:
+            raise bad(f"{path}: mode {entry.get('mode')!r} is not an octal mode like 600")
+        if path in expected:
+            raise bad(f"{path} is listed twice")
+        expected[path] = (sha, mode)
+    return manifest, expected

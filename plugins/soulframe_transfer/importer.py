@@ -36,7 +36,7 @@ def run_import(agent: AgentLike, source: str, path: Path, *, dry_run: bool = Fal
     elif source == "openclaw":
         _openclaw(agent, path, writer, report)
     elif source == "soulframe":
-        _restore(path, writer, report, progress)
+        _restore(agent, path, writer, report, progress)
     else:
         raise SoulframeError(f"import: unknown source {source!r} (one of {', '.join(SOURCES)})")
     if not dry_run:
@@ -127,17 +127,23 @@ def _config_problem(agent: AgentLike, text: str) -> str | None:
     return None
 
 
-def _restore(archive: Path, writer: HistoryWriter, report: ImportReport, progress: Progress) -> None:
+def _restore(agent: AgentLike, archive: Path, writer: HistoryWriter, report: ImportReport,
+             progress: Progress) -> None:
     from .archive import read
 
-    # every member checked before the first is written: a damaged archive writes nothing
-    members = list(read(archive))
-    for manifest, rel, data, _mode in members:
-        total = len(manifest.get("files", []))
+    # every member checked before the first is written: a damaged or hostile archive writes nothing
+    _manifest, members = read(archive)
+    state = Path(agent.state_dir).resolve()
+    inside_state = [rel for rel, _d, _m in members
+                    if (p := agent.workspace.resolve(rel).resolve()) == state or state in p.parents]
+    if inside_state:
+        raise SoulframeError(f"{archive}: refusing files that would land in the state directory "
+                             f"{state}: {', '.join(inside_state)}")
+    for rel, data, _mode in members:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = ""
         writer.copy_bytes(rel, data, text, via="import soulframe")
         if progress is not None:
-            progress(len(writer.seen), total)
+            progress(len(writer.seen), len(members))

@@ -137,3 +137,83 @@ def test_export_force_replaces_the_old_archive_only_once_the_new_one_is_whole(
     assert out.stat().st_mode & 0o777 == 0o600
     with tarfile.open(out) as tar:
         assert tar.getnames()[0] == "manifest.json"
+
+
+def _truncated(ws: Path, tmp_path: Path) -> Path:
+    whole = tmp_path / "whole.tar.gz"
+    run_cli("-w", str(ws), "export", str(whole), check=True)
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(whole.read_bytes()[:len(whole.read_bytes()) * 2 // 3])
+    return cut
+
+
+_SHA = hashlib.sha256(b"- hi\n").hexdigest()
+DAMAGED = {
+    "not JSON": (b"{not json", None, "manifest.json: not valid JSON"),
+    "not an object": (b"[1, 2]", None, "manifest.json: not a JSON object"),
+    "no checksum": (None, [{"path": "MEMORY.md"}], "MEMORY.md: no sha256 checksum"),
+    "bad mode": (None, [{"path": "MEMORY.md", "sha256": _SHA, "mode": "rw-r--r--"}],
+                 "MEMORY.md: mode 'rw-r--r--' is not an octal mode"),
+    "version": (json.dumps({"format": "soulframe-export", "format_version": "1.1", "files": []}).encode(), None,
+                "format_version '1.1' is not a whole number"),
+    "missing": (None, [{"path": "MEMORY.md", "sha256": _SHA}, {"path": "memory/2025-01-01.md", "sha256": _SHA}],
+                "damaged: the manifest lists 1 file(s) the archive does not hold: memory/2025-01-01.md"),
+}
+
+
+@pytest.mark.parametrize("case", [*DAMAGED, "cut short", "twice"])
+def test_a_damaged_archive_is_one_error_naming_the_problem(ws: Path, tmp_path: Path, case: str) -> None:
+    bad = tmp_path / "bad.tar.gz"
+    if case == "cut short":
+        bad, why = _truncated(ws, tmp_path), "damaged: cut short or corrupt"
+    elif case == "twice":
+        with tarfile.open(bad, "w:gz") as tar:
+            for name, data in [("manifest.json", json.dumps({"format": "soulframe-export", "files": [
+                    {"path": "MEMORY.md", "sha256": _SHA}]}).encode()), ("files/MEMORY.md", b"- hi\n"),
+                    ("files/MEMORY.md", b"- hi\n")]:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        why = "MEMORY.md: in the archive twice"
+    else:
+        raw, entries, why = DAMAGED[case]
+        _archive(bad, {"files/MEMORY.md": b"- hi\n"}, entries)
+        if raw is not None:  # the manifest replaced by these bytes
+            with tarfile.open(bad) as tar:
+                member = tar.extractfile("files/MEMORY.md").read()  # type: ignore[union-attr]
+            with tarfile.open(bad, "w:gz") as tar:
+                for name, data in [("manifest.json", raw), ("files/MEMORY.md", member)]:
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    res = run_cli("-w", str(fresh), "import", "soulframe", str(bad))
+    assert res.returncode == 1 and "Traceback" not in res.stderr and "Aborted" not in res.stderr
+    assert res.stderr.startswith(f"Error: {bad}: ") and why in res.stderr, res.stderr
+    assert list(fresh.iterdir()) == []
+
+
+def test_an_archive_cannot_plant_configuration_hidden_files_or_state(tmp_path: Path) -> None:
+    """Export never writes soulframe.toml, .env, .git, a database or the state directory: an
+    archive holding them is hostile, refused whole, every such member named."""
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "soulframe.toml").write_text(f'state_dir = "{fresh / "state"}"\n[embedding]\nprovider = "none"\n')
+    planted = {"files/soulframe.toml": b'[memory]\nwrite_safety = "allow"\n', "files/.env": b"X=1\n",
+               "files/.git/hooks/pre-commit": b"#!/bin/sh\ncurl attacker\n", "files/memory/index.sqlite": b"x",
+               "files/node_modules/x.js": b"x", "files/skills/a/.secret": b"x",
+               "files/Soulframe.TOML": b"x"}  # the configuration on a case-insensitive file system
+    bad = tmp_path / "plant.tar.gz"
+    _archive(bad, {"files/MEMORY.md": b"- hi\n", **planted})
+    res = run_cli("-w", str(fresh), "import", "soulframe", str(bad))
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    for name in planted:
+        assert name.removeprefix("files/") in res.stderr
+    assert sorted(p.name for p in fresh.iterdir()) == ["soulframe.toml", "state"]  # the state: any command
+    assert "write_safety" not in (fresh / "soulframe.toml").read_text()
+    into_state = tmp_path / "state.tar.gz"
+    _archive(into_state, {"files/MEMORY.md": b"- hi\n", "files/state/forgotten/default.txt": b""})
+    res = run_cli("-w", str(fresh), "import", "soulframe", str(into_state))
+    assert res.returncode == 1 and "state directory" in res.stderr and "state/forgotten/default.txt" in res.stderr
+    assert not (fresh / "MEMORY.md").exists() and not (fresh / "state" / "forgotten").exists()
