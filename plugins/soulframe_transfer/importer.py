@@ -129,21 +129,46 @@ def _config_problem(agent: AgentLike, text: str) -> str | None:
 
 def _restore(agent: AgentLike, archive: Path, writer: HistoryWriter, report: ImportReport,
              progress: Progress) -> None:
+    """Your own files, back as they were: byte for byte, not through the write-time checks
+    nor the tombstones (what a check or a forget would take out is said, not dropped)."""
+    from soulframe.kit import atomic_write, ensure_private_dir
+    from soulframe.memorykit import scan_for_unsafe
+
     from .archive import read
 
     # every member checked before the first is written: a damaged or hostile archive writes nothing
     _manifest, members = read(archive)
+    root = agent.workspace.root
     state = Path(agent.state_dir).resolve()
     inside_state = [rel for rel, _d, _m in members
                     if (p := agent.workspace.resolve(rel).resolve()) == state or state in p.parents]
     if inside_state:
         raise SoulframeError(f"{archive}: refusing files that would land in the state directory "
                              f"{state}: {', '.join(inside_state)}")
-    for rel, data, _mode in members:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = ""
-        writer.copy_bytes(rel, data, text, via="import soulframe")
+    for i, (rel, data, _mode) in enumerate(members, 1):
+        path = agent.workspace.resolve(rel)
+        blocked = next((p for p in path.parents if root in p.parents and p.exists() and not p.is_dir()), None)
+        if blocked is not None:
+            report.notes.append(f"{rel}: not restored: {blocked.relative_to(root).as_posix()} is a file here")
+        elif path.exists() or path.is_symlink():
+            if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
+                report.duplicates += 1
+            else:
+                report.notes.append(f"{rel}: exists with other content: kept yours, not restored")
+        else:
+            report.imported += 1
+            report.files.append(rel)
+            text = data.decode("utf-8", errors="replace")
+            found = sorted({f"{f.kind} ({f.name})" for f in scan_for_unsafe(text)})
+            if found:
+                report.notes.append(f"{rel}: restored as it was; the write-time checks would flag "
+                                    f"{', '.join(found)}")
+            forgotten = sum(1 for line in text.splitlines() if line.strip() and line in writer.tombstones)
+            if forgotten:
+                report.notes.append(f"{rel}: restored as it was, with {forgotten} line(s) forgotten since "
+                                    "this export was made: `soulframe forget` them again")
+            if not writer.dry_run:
+                ensure_private_dir(path.parent)
+                atomic_write(path, data, mode=0o600)
         if progress is not None:
-            progress(len(writer.seen), len(members))
+            progress(i, len(members))  # files already here count as done too
