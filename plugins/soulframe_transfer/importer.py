@@ -145,7 +145,7 @@ def _restore(agent: AgentLike, archive: Path, writer: HistoryWriter, report: Imp
     if inside_state:
         raise SoulframeError(f"{archive}: refusing files that would land in the state directory "
                              f"{state}: {', '.join(inside_state)}")
-    for i, (rel, data, _mode) in enumerate(members, 1):
+    for i, (rel, data, mode) in enumerate(members, 1):
         path = agent.workspace.resolve(rel)
         blocked = next((p for p in path.parents if root in p.parents and p.exists() and not p.is_dir()), None)
         if blocked is not None:
@@ -169,6 +169,10 @@ def _restore(agent: AgentLike, archive: Path, writer: HistoryWriter, report: Imp
                                     "this export was made: `soulframe forget` them again")
             if not writer.dry_run:
                 ensure_private_dir(path.parent)
-                atomic_write(path, data, mode=0o600)
+                # the owner's bits only: a script stays runnable, nothing is setuid or
+                # readable by others, whatever the manifest says
+                atomic_write(path, data, mode=0o700 if mode & 0o111 else 0o600)
         if progress is not None:
             progress(i, len(members))  # files already here count as done too
+    if not writer.dry_run and root.stat().st_mode & 0o077:
+        root.chmod(0o700)  # as `soulframe init` makes it: `mkdir` leaves it readable by all

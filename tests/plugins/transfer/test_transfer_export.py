@@ -155,7 +155,7 @@ def _own_files(ws: Path) -> None:
 def test_a_restore_brings_back_your_own_files_as_they_are(ws: Path, tmp_path: Path) -> None:
     """Your own files are not an import from elsewhere: a password you wrote down, a skill
     quoting an injection, a line forgotten after the export are restored byte for byte
-    (and said)."""
+    (and said); a script stays runnable; nothing is readable by others."""
     _own_files(ws)
     (ws / "soulframe.toml").write_text(
         f'state_dir = "{tmp_path / "state"}"\nworkspace = "{ws}"\n[embedding]\nprovider = "none"\n')
@@ -179,7 +179,23 @@ def test_a_restore_brings_back_your_own_files_as_they_are(ws: Path, tmp_path: Pa
     assert "skills/phish-check/SKILL.md: restored as it was; the write-time checks would flag injection" in notes
     assert "memory/2025-03-01.md: restored as it was, with 1 line(s) forgotten since" in notes
     assert "Tr0ub4dor&3" not in res.stdout + res.stderr
+    assert (ws / "skills/phish-check/scripts/check.sh").stat().st_mode & 0o777 == 0o700
+    assert (ws / "memory/2025-03-01.md").stat().st_mode & 0o777 == 0o600
+    assert ws.stat().st_mode & 0o777 == 0o700 and (ws / "skills").stat().st_mode & 0o777 == 0o700
     assert run_cli("-w", str(ws), "skills", "list").returncode == 0
+
+
+def test_a_manifest_mode_never_makes_a_file_setuid_or_writable_by_others(tmp_path: Path) -> None:
+    bad = tmp_path / "modes.tar.gz"
+    data = b"#!/bin/sh\n"
+    _archive(bad, {"files/tools/run.sh": data, "files/notes.md": b"- hi\n"},
+             [{"path": "tools/run.sh", "sha256": hashlib.sha256(data).hexdigest(), "mode": "4777"},
+              {"path": "notes.md", "sha256": hashlib.sha256(b"- hi\n").hexdigest(), "mode": "666"}])
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    run_cli("-w", str(fresh), "import", "soulframe", str(bad), check=True)
+    assert (fresh / "tools/run.sh").stat().st_mode & 0o7777 == 0o700
+    assert (fresh / "notes.md").stat().st_mode & 0o7777 == 0o600
 
 
 def test_restore_progress_counts_the_files_already_there(ws: Path, tmp_path: Path) -> None:
