@@ -75,12 +75,13 @@ def when(value: Any) -> _dt.datetime | None:
 
 def _text_parts(content: Any) -> str:
     """The text of a message's content: a string, or the text blocks of a list (images,
-    tool calls and attachments are left out)."""
+    tool calls and attachments are left out). ChatGPT's voice mode puts what was said in
+    ``audio_transcription`` parts beside the audio: that transcript is the conversation."""
     if isinstance(content, str):
         return content
     if isinstance(content, Mapping):
         if "parts" in content:
-            return "\n".join(p for p in content["parts"] or () if isinstance(p, str))
+            return "\n".join(t for p in content["parts"] or () if (t := _part_text(p)))
         return str(content.get("text") or "")
     if isinstance(content, list):
         out = []
@@ -91,6 +92,14 @@ def _text_parts(content: Any) -> str:
                 out.append(str(block.get("text") or ""))
         return "\n".join(out)
     return ""
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, Mapping) and part.get("content_type") in ("audio_transcription", "text"):
+        return str(part.get("text") or "")
+    return ""  # an image, the audio itself
 
 
 # --------------------------------------------------------------------------- ChatGPT

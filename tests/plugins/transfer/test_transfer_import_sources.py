@@ -1,0 +1,88 @@
+"""`soulframe import`: what each source's reader keeps of the real export shapes (voice
+mode, tool calls, injected context, machine text, odd records), on exports written to a
+temporary folder and imported through the real command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    run_cli("init", str(root), check=True)
+    (root / "soulframe.toml").write_text(
+        f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n')
+    return root
+
+
+def sf(ws: Path, *args: str) -> str:
+    out = run_cli("-w", str(ws), *args)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "Traceback" not in out.stderr
+    return out.stdout
+
+
+def imported(ws: Path, source: str, path: Path, *extra: str) -> dict:
+    return json.loads(sf(ws, "import", source, str(path), "--json", *extra))
+
+
+def history(ws: Path, report: dict) -> str:
+    return "".join((ws / f).read_text() for f in report["files"])
+
+
+def search(ws: Path, query: str) -> list[dict]:
+    return json.loads(sf(ws, "memory", "search", query, "--json"))
+
+
+def chatgpt_export(folder: Path, conv_id: str, title: str, messages: list[dict[str, Any]]) -> Path:
+    """A ChatGPT ``conversations.json`` holding one conversation: ``messages`` as one branch."""
+    mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
+    parent = "root"
+    for i, m in enumerate(messages):
+        node = m.get("id", f"m{i}")
+        message = {"id": node, "author": {"role": m["role"]}, "create_time": 1712000000.0 + 60 * i,
+                   "content": m["content"], "recipient": m.get("recipient", "all"), "metadata": {}}
+        mapping[node] = {"id": node, "parent": parent, "children": [], "message": message}
+        mapping[parent]["children"].append(node)
+        parent = node
+    folder.mkdir(parents=True, exist_ok=True)
+    conv = {"id": conv_id, "conversation_id": conv_id, "title": title, "create_time": 1712000000.0,
+            "current_node": parent, "mapping": mapping}
+    (folder / "conversations.json").write_text(json.dumps([conv]))
+    return folder
+
+
+def text(s: str) -> dict[str, Any]:
+    return {"content_type": "text", "parts": [s]}
+
+
+# --------------------------------------------------------------------------- ChatGPT
+
+
+def test_chatgpt_voice_mode_imports_the_transcript_of_both_speakers(ws: Path, tmp_path: Path) -> None:
+    """Voice mode keeps what was said in ``audio_transcription`` parts beside the audio."""
+    def voice(said: str, direction: str) -> dict[str, Any]:
+        return {"content_type": "multimodal_text", "parts": [
+            {"content_type": "audio_transcription", "text": said, "direction": direction, "decoding_id": None},
+            {"content_type": "real_time_user_audio_video_asset_pointer", "frames_asset_pointers": [],
+             "audio_asset_pointer": {"content_type": "audio_asset_pointer", "asset_pointer": "sediment://f0",
+                                     "size_bytes": 12345, "format": "wav"}}]}
+
+    export = chatgpt_export(tmp_path / "voice", "conv-voice", "Car part", [
+        {"role": "user", "content": voice("Which brake pads fit the 2014 Corolla?", "in")},
+        {"role": "assistant", "content": voice("The front pads for it are part D1210.", "out")},
+    ])
+    report = imported(ws, "chatgpt", export)
+    assert (report["imported"], report["messages"]) == (1, 2), report
+    written = history(ws, report)
+    assert "User: Which brake pads fit the 2014 Corolla?" in written
+    assert "Assistant: The front pads for it are part D1210." in written
+    assert "sediment" not in written
+    assert search(ws, "brake pads Corolla")[0]["path"] == report["files"][0]
+
