@@ -146,10 +146,15 @@ def _chatgpt_conversation(conv: Mapping[str, Any], where: str) -> Conversation |
         role = (msg.get("author") or {}).get("role")
         if role not in SPEAKERS:
             continue  # system prompts, tool output
+        if msg.get("recipient") not in (None, "all"):
+            continue  # a tool call (code for the python tool, a browsing query), not said to the user
+        content = msg.get("content")
+        if isinstance(content, Mapping) and content.get("content_type") not in (None, "text", "multimodal_text"):
+            continue  # code, execution output, thoughts, custom instructions: not the conversation
         meta = msg.get("metadata") or {}
         if meta.get("is_visually_hidden_from_conversation"):
             continue
-        text = _text_parts(msg.get("content"))
+        text = _text_parts(content)
         if text.strip():
             messages.append(Message(SPEAKERS[role], text, when(msg.get("create_time")), msg.get("id")))
     conv_id = str(conv.get("conversation_id") or conv.get("id") or "")

@@ -86,3 +86,22 @@ def test_chatgpt_voice_mode_imports_the_transcript_of_both_speakers(ws: Path, tm
     assert "sediment" not in written
     assert search(ws, "brake pads Corolla")[0]["path"] == report["files"][0]
 
+
+def test_chatgpt_tool_calls_and_their_output_are_not_conversation(ws: Path, tmp_path: Path) -> None:
+    """An assistant message addressed to a tool (code for python, a browsing query) is a tool
+    call: neither it nor the tool's output is something said to the user."""
+    export = chatgpt_export(tmp_path / "tools", "conv-tools", "Photo", [
+        {"role": "user", "content": text("What plant is this in the photo?")},
+        {"role": "assistant", "recipient": "python",
+         "content": {"content_type": "code", "language": "unknown", "text": "import PIL\nprint('leafcount')"}},
+        {"role": "tool", "content": {"content_type": "execution_output", "text": "leafcount 7"}},
+        {"role": "assistant", "recipient": "browser.search", "content": text('{"query": "basil leaves seven"}')},
+        {"role": "assistant", "content": {"content_type": "code", "language": "json", "text": '{"q": "basil"}'}},
+        {"role": "assistant", "content": text("It looks like a basil plant.")},
+    ])
+    report = imported(ws, "chatgpt", export)
+    written = history(ws, report)
+    assert report["messages"] == 2
+    assert "Assistant: It looks like a basil plant." in written
+    for call in ("import PIL", "leafcount", "basil leaves seven", '"q"'):
+        assert call not in written, call
