@@ -279,6 +279,8 @@ def _claude_code_session(path: Path) -> list[Item]:
             continue
         if rec.get("type") not in ("user", "assistant") or rec.get("isSidechain") or rec.get("isMeta"):
             continue
+        if rec.get("isCompactSummary"):
+            continue  # Claude Code's own summary of the turns before a compaction, sent as a user turn
         msg = rec.get("message") or {}
         speaker = SPEAKERS.get(str(msg.get("role") or rec.get("type")))
         text = _text_parts(msg.get("content"))
@@ -319,10 +321,18 @@ def _codex_session(path: Path) -> list[Item]:
 
 def _machine_text(text: str) -> bool:
     """Context the tool injected as a user turn (environment, instructions, command output
-    wrappers), not something the person said."""
+    wrappers, interruption markers), not something the person said. Shell output (``!`` in
+    Claude Code) is left out too: it can hold what the write-time checks cannot tell is a
+    secret (a ``.env``)."""
     head = text.lstrip()[:40]
-    return head.startswith(("<environment_context", "<user_instructions", "<command-", "<local-command",
-                            "<system-reminder", "Caveat: The messages below"))
+    return head.startswith(MACHINE_TEXT)
+
+
+MACHINE_TEXT = (
+    "<environment_context", "<user_instructions", "<command-", "<local-command", "<system-reminder",
+    "Caveat: The messages below", "<bash-input", "<bash-stdout", "<bash-stderr", "<task-notification",
+    "<user-prompt-submit-hook", "[Request interrupted", "This session is being continued from a previous",
+)
 
 
 READERS: dict[str, Callable[[Path, Progress], Iterator[Item]]] = {

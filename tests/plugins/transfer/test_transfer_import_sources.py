@@ -105,3 +105,48 @@ def test_chatgpt_tool_calls_and_their_output_are_not_conversation(ws: Path, tmp_
     assert "Assistant: It looks like a basil plant." in written
     for call in ("import PIL", "leafcount", "basil leaves seven", '"q"'):
         assert call not in written, call
+
+
+# --------------------------------------------------------------------------- Claude Code
+
+
+def claude_code_transcript(folder: Path, session: str, records: list[Any]) -> Path:
+    """A Claude Code project folder holding one session transcript: each record one line
+    (a string is written as it is, for lines that are not a record)."""
+    project = folder / "projects" / "-home-ana-garden"
+    project.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, r in enumerate(records):
+        if isinstance(r, dict):
+            r = {"sessionId": session, "uuid": f"r{i}", "timestamp": f"2025-06-01T10:{i:02d}:00Z",
+                 "isSidechain": False, **r}
+        lines.append(r if isinstance(r, str) else json.dumps(r))
+    (project / f"{session}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def said(role: str, content: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": role, "message": {"role": role, "content": content}, **extra}
+
+
+def test_claude_code_shell_output_summaries_and_interruptions_are_not_the_user_speaking(
+        ws: Path, tmp_path: Path) -> None:
+    home = claude_code_transcript(tmp_path / "claude", "5b0c6f1e", [
+        said("user", "Add an endpoint for the watering schedule of plot 14"),
+        said("assistant", [{"type": "text", "text": "I'll add GET /plots/14/watering."}]),
+        said("user", "<bash-input>cat .env</bash-input>"),
+        said("user", "<bash-stdout>DB_HOST=localhost DB_PASS=compost-heap-42</bash-stdout><bash-stderr></bash-stderr>"),
+        said("user", [{"type": "text", "text": "[Request interrupted by user for tool use]"}]),
+        said("user", "This session is being continued from a previous conversation that ran out of "
+                     "context. The conversation is summarized below: the endpoint was planned", isCompactSummary=True),
+        said("user", "<task-notification>the background build finished</task-notification>"),
+        said("user", "Now add tests for it please"),
+    ])
+    report = imported(ws, "claude-code", home)
+    written = history(ws, report)
+    assert report["messages"] == 3, written
+    assert "User: Add an endpoint for the watering schedule of plot 14" in written
+    assert "User: Now add tests for it please" in written
+    for machine in ("cat .env", "compost-heap-42", "DB_HOST", "Request interrupted", "being continued",
+                    "background build"):
+        assert machine not in written, machine
