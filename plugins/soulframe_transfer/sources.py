@@ -283,10 +283,10 @@ def _claude_code_session(path: Path) -> list[Item]:
             continue  # Claude Code's own summary of the turns before a compaction, sent as a user turn
         msg = rec.get("message") or {}
         speaker = SPEAKERS.get(str(msg.get("role") or rec.get("type")))
-        text = _text_parts(msg.get("content"))
+        text = _spoken(msg.get("content"))
         t = when(rec.get("timestamp"))
         first = first or t
-        if speaker and text.strip() and not _machine_text(text):
+        if speaker and text.strip():
             messages.append(Message(speaker, text, t, rec.get("uuid")))
     conv = Conversation("claude-code", session_id or path.stem, _title(title, messages), first,
                         tuple(messages), str(path))
@@ -311,12 +311,22 @@ def _codex_session(path: Path) -> list[Item]:
         if kind not in ("response_item", "message", None) or payload.get("type") != "message":
             continue
         speaker = SPEAKERS.get(str(payload.get("role")))
-        text = _text_parts(payload.get("content"))
+        text = _spoken(payload.get("content"))
         t = when(rec.get("timestamp")) or first
-        if speaker and text.strip() and not _machine_text(text):
+        if speaker and text.strip():
             messages.append(Message(speaker, text, t, payload.get("id")))
     conv = Conversation("codex", session_id or path.stem, _title("", messages), first, tuple(messages), str(path))
     return [conv, *_bad_lines(path, bad)]
+
+
+def _spoken(content: Any) -> str:
+    """The text of a turn without what the tool injected into it. Each block is judged on
+    its own: Codex sends its AGENTS.md instructions and the environment as blocks of one
+    user turn, and a question of the person's after such a block is still theirs."""
+    if isinstance(content, list):
+        content = [b for b in content if not _machine_text(b if isinstance(b, str) else _text_parts([b]))]
+    text = _text_parts(content)
+    return "" if _machine_text(text) else text
 
 
 def _machine_text(text: str) -> bool:
@@ -329,7 +339,7 @@ def _machine_text(text: str) -> bool:
 
 
 MACHINE_TEXT = (
-    "<environment_context", "<user_instructions", "<command-", "<local-command", "<system-reminder",
+    "<environment_context", "<user_instructions", "# AGENTS.md instructions for", "<command-", "<local-command", "<system-reminder",
     "Caveat: The messages below", "<bash-input", "<bash-stdout", "<bash-stderr", "<task-notification",
     "<user-prompt-submit-hook", "[Request interrupted", "This session is being continued from a previous",
 )

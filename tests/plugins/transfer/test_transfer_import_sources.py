@@ -150,3 +150,52 @@ def test_claude_code_shell_output_summaries_and_interruptions_are_not_the_user_s
     for machine in ("cat .env", "compost-heap-42", "DB_HOST", "Request interrupted", "being continued",
                     "background build"):
         assert machine not in written, machine
+
+
+# --------------------------------------------------------------------------- Codex
+
+
+def codex_rollout(folder: Path, session: str, items: list[Any]) -> Path:
+    """A ``~/.codex`` holding one rollout: a session_meta line, then ``items`` as response
+    items (a string is written as the line as it is)."""
+    day = folder / "sessions" / "2025" / "09" / "20"
+    day.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"timestamp": "2025-09-20T10:00:00Z", "type": "session_meta",
+                         "payload": {"id": session, "timestamp": "2025-09-20T10:00:00Z", "cwd": "/home/ana/shop"}})]
+    for i, item in enumerate(items):
+        lines.append(item if isinstance(item, str) else json.dumps(
+            {"timestamp": f"2025-09-20T10:{i + 1:02d}:00Z", "type": "response_item", "payload": item}))
+    (day / f"rollout-2025-09-20T10-00-00-{session}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def turn(role: str, *texts: str) -> dict[str, Any]:
+    kind = "input_text" if role == "user" else "output_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": t} for t in texts]}
+
+
+ENVIRONMENT = "<environment_context>\n  <cwd>/home/ana/shop</cwd>\n  <sandbox_mode>workspace-write</sandbox_mode>\n</environment_context>"
+
+
+def test_codex_injected_instructions_and_environment_are_left_out_block_by_block(ws: Path, tmp_path: Path) -> None:
+    """Codex sends AGENTS.md and the environment as input_text blocks of a user turn; they
+    are not the person's words, nor the conversation's title; a question of theirs in the
+    same turn after such a block is kept."""
+    home = codex_rollout(tmp_path / "codex", "0199aaaa-0001", [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "<permissions instructions>"}]},
+        turn("user", "# AGENTS.md instructions for /home/ana/shop\n\n<INSTRUCTIONS>\nalways use pytest\n</INSTRUCTIONS>",
+             ENVIRONMENT),
+        turn("user", "Why do we use Postgres for the shop?"),
+        turn("assistant", "Because checkout needs one transaction."),
+        turn("user", ENVIRONMENT, "And which version runs in production?"),
+        turn("assistant", "Postgres 16."),
+    ])
+    report = imported(ws, "codex", home)
+    assert report["messages"] == 4
+    [conv] = [f for f in report["files"] if "-codex-" in f]
+    assert conv.startswith("memory/2025-09-20-codex-why-do-we-use-postgres-for-"), conv
+    written = (ws / conv).read_text()
+    assert written.startswith("# Codex: Why do we use Postgres for the shop? <!--")
+    assert "User: And which version runs in production?" in written
+    for injected in ("AGENTS.md", "always use pytest", "environment_context", "sandbox_mode", "permissions"):
+        assert injected not in written, injected
