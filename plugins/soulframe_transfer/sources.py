@@ -248,11 +248,15 @@ def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 yield lineno, None
 
 
-def _bad_lines(path: Path, bad: list[int]) -> list[Item]:
+def _bad_lines(path: Path, bad: list[int], what: str = "are not JSON") -> list[Item]:
     if not bad:
         return []
     shown = ", ".join(str(n) for n in bad[:5]) + (" ..." if len(bad) > 5 else "")
-    return [Unreadable(str(path), f"{len(bad)} line(s) are not JSON (line {shown}); the rest was read")]
+    return [Unreadable(str(path), f"{len(bad)} line(s) {what} (line {shown}); the rest was read")]
+
+
+#: a record of the right type whose message (Claude Code) or payload (Codex) is not an object
+ODD = "hold a message that is not an object"
 
 
 def _title(title: str, messages: list[Message]) -> str:
@@ -269,6 +273,7 @@ def _claude_code_session(path: Path) -> list[Item]:
     title = ""
     first: _dt.datetime | None = None
     bad: list[int] = []
+    odd: list[int] = []
     for lineno, rec in _jsonl(path):
         if not isinstance(rec, dict):
             bad.append(lineno)
@@ -282,6 +287,9 @@ def _claude_code_session(path: Path) -> list[Item]:
         if rec.get("isCompactSummary"):
             continue  # Claude Code's own summary of the turns before a compaction, sent as a user turn
         msg = rec.get("message") or {}
+        if not isinstance(msg, dict):
+            odd.append(lineno)  # one odd record is reported, not fatal to the rest
+            continue
         speaker = SPEAKERS.get(str(msg.get("role") or rec.get("type")))
         text = _spoken(msg.get("content"))
         t = when(rec.get("timestamp"))
@@ -290,7 +298,7 @@ def _claude_code_session(path: Path) -> list[Item]:
             messages.append(Message(speaker, text, t, rec.get("uuid")))
     conv = Conversation("claude-code", session_id or path.stem, _title(title, messages), first,
                         tuple(messages), str(path))
-    return [conv, *_bad_lines(path, bad)]
+    return [conv, *_bad_lines(path, bad), *_bad_lines(path, odd, ODD)]
 
 
 def _codex_session(path: Path) -> list[Item]:
@@ -298,11 +306,15 @@ def _codex_session(path: Path) -> list[Item]:
     session_id = ""
     first: _dt.datetime | None = None
     bad: list[int] = []
+    odd: list[int] = []
     for lineno, rec in _jsonl(path):
         if not isinstance(rec, dict):
             bad.append(lineno)
             continue
         kind = rec.get("type")
+        if "payload" in rec and not isinstance(rec["payload"], dict):
+            odd.append(lineno)
+            continue
         payload: dict[str, Any] = rec["payload"] if isinstance(rec.get("payload"), dict) else rec
         if kind == "session_meta" or ("instructions" in rec and "id" in rec and "type" not in rec):
             session_id = session_id or str(payload.get("id") or "")
@@ -316,7 +328,7 @@ def _codex_session(path: Path) -> list[Item]:
         if speaker and text.strip():
             messages.append(Message(speaker, text, t, payload.get("id")))
     conv = Conversation("codex", session_id or path.stem, _title("", messages), first, tuple(messages), str(path))
-    return [conv, *_bad_lines(path, bad)]
+    return [conv, *_bad_lines(path, bad), *_bad_lines(path, odd, ODD)]
 
 
 def _spoken(content: Any) -> str:

@@ -199,3 +199,24 @@ def test_codex_injected_instructions_and_environment_are_left_out_block_by_block
     assert "User: And which version runs in production?" in written
     for injected in ("AGENTS.md", "always use pytest", "environment_context", "sandbox_mode", "permissions"):
         assert injected not in written, injected
+
+
+def test_a_transcript_line_whose_message_is_not_an_object_is_reported_and_the_rest_read(
+        ws: Path, tmp_path: Path) -> None:
+    claude = claude_code_transcript(tmp_path / "claude", "s4", [
+        said("user", "First good message about the compost bins"),
+        {"type": "user", "message": "a plain string message"},
+        said("assistant", [{"type": "text", "text": "Turn the compost bins weekly."}]),
+    ])
+    codex = codex_rollout(tmp_path / "codex", "0199bbbb-0002", [
+        turn("user", "Which port does the shop listen on?"),
+        json.dumps({"timestamp": "2025-09-20T10:05:00Z", "type": "response_item", "payload": "not an object"}),
+        turn("assistant", "Port 8080."),
+    ])
+    for source, home, line, kept in (("claude-code", claude, 2, "Turn the compost bins weekly."),
+                                      ("codex", codex, 3, "Port 8080.")):
+        report = imported(ws, source, home)
+        assert report["imported"] == 1 and report["messages"] == 2, report
+        [(where, why)] = [(u["where"], u["why"]) for u in report["unreadable"]]
+        assert where.endswith(".jsonl") and f"(line {line})" in why, why
+        assert kept in history(ws, report)
