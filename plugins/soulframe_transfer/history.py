@@ -47,12 +47,20 @@ def _slug(text: str, words: int = 6) -> str:
     return "-".join(s.split("-")[:words])[:48].strip("-")
 
 
+def conversation_key(conv: Conversation) -> str:
+    """The hash of the conversation's id that ends its file name: what finds the file again
+    when the title or the first date has changed since (a rename, a late auto-title)."""
+    return hashlib.sha256(f"{conv.source}:{conv.id}".encode()).hexdigest()[:8]
+
+
+_KEYED = re.compile(r"-([0-9a-f]{8})\.md$")
+
+
 def conversation_path(conv: Conversation) -> str:
     day = conv.created or next((m.time for m in conv.messages if m.time), None)
     date = day.date().isoformat() if day else "undated"
-    short = hashlib.sha256(f"{conv.source}:{conv.id}".encode()).hexdigest()[:8]
     name = "-".join(x for x in (date, conv.source, _slug(conv.title)) if x)
-    return f"memory/{name}-{short}.md"
+    return f"memory/{name}-{conversation_key(conv)}.md"
 
 
 def one_line(text: str) -> str:
@@ -69,6 +77,7 @@ class HistoryWriter:
         self.tombstones = Tombstones.for_agent(agent)
         self.seen: set[str] = set()
         self._quarantined: set[tuple[str, str]] | None = None
+        self._keyed: dict[str, list[str]] | None = None
 
     @property
     def quarantined(self) -> set[tuple[str, str]]:
@@ -76,6 +85,23 @@ class HistoryWriter:
         if self._quarantined is None:
             self._quarantined = {(e.target, e.text) for e in Quarantine.for_agent(self.agent).entries()}
         return self._quarantined
+
+    def _written(self, conv: Conversation) -> str | None:
+        """The file an earlier import wrote for ``conv``, found by the id hash its name ends
+        with and the id in its heading, whatever title and date it was named for."""
+        if self._keyed is None:  # memory/ listed once per import, not once per conversation
+            self._keyed = {}
+            folder = self.ws.resolve("memory")
+            for p in sorted(folder.glob("*.md")) if folder.is_dir() else ():
+                if m := _KEYED.search(p.name):
+                    self._keyed.setdefault(m.group(1), []).append(f"memory/{p.name}")
+        for rel in self._keyed.get(conversation_key(conv), ()):
+            with open(self.ws.resolve(rel), encoding="utf-8", errors="replace") as fh:
+                header = parse_provenance(fh.readline())
+            # a hand-edited heading without the id still counts: the hash already matched
+            if header is None or header.fields.get("conv", clean_provenance(conv.id)) == clean_provenance(conv.id):
+                return rel
+        return None
 
     def _allowed(self, text: str, target: str, via: str) -> bool:
         if self.dry_run:
@@ -97,11 +123,12 @@ class HistoryWriter:
         """Write ``conv`` as a new file; or, when an earlier import wrote it, append the
         messages it did not have yet (a conversation continued since, a resumed session):
         importing the same export again adds nothing."""
-        rel = conversation_path(conv)
-        if rel in self.seen:
+        key = f"{conv.source}:{conv.id}"
+        if key in self.seen:
             self.report.duplicates += 1
             return
-        self.seen.add(rel)
+        self.seen.add(key)
+        rel = self._written(conv) or conversation_path(conv)
         path = self.ws.resolve(rel)
         existing = path.read_text(encoding="utf-8", errors="surrogateescape") if path.exists() else None
         created = conv.created or next((m.time for m in conv.messages if m.time), None)

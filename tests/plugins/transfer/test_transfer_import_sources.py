@@ -10,6 +10,15 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
+from fakes.transfer_exports import (
+    ENVIRONMENT,
+    chatgpt_export,
+    claude_code_transcript,
+    codex_rollout,
+    said,
+    text,
+    turn,
+)
 
 
 @pytest.fixture
@@ -38,28 +47,6 @@ def history(ws: Path, report: dict) -> str:
 
 def search(ws: Path, query: str) -> list[dict]:
     return json.loads(sf(ws, "memory", "search", query, "--json"))
-
-
-def chatgpt_export(folder: Path, conv_id: str, title: str, messages: list[dict[str, Any]]) -> Path:
-    """A ChatGPT ``conversations.json`` holding one conversation: ``messages`` as one branch."""
-    mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
-    parent = "root"
-    for i, m in enumerate(messages):
-        node = m.get("id", f"m{i}")
-        message = {"id": node, "author": {"role": m["role"]}, "create_time": 1712000000.0 + 60 * i,
-                   "content": m["content"], "recipient": m.get("recipient", "all"), "metadata": {}}
-        mapping[node] = {"id": node, "parent": parent, "children": [], "message": message}
-        mapping[parent]["children"].append(node)
-        parent = node
-    folder.mkdir(parents=True, exist_ok=True)
-    conv = {"id": conv_id, "conversation_id": conv_id, "title": title, "create_time": 1712000000.0,
-            "current_node": parent, "mapping": mapping}
-    (folder / "conversations.json").write_text(json.dumps([conv]))
-    return folder
-
-
-def text(s: str) -> dict[str, Any]:
-    return {"content_type": "text", "parts": [s]}
 
 
 # --------------------------------------------------------------------------- ChatGPT
@@ -110,25 +97,6 @@ def test_chatgpt_tool_calls_and_their_output_are_not_conversation(ws: Path, tmp_
 # --------------------------------------------------------------------------- Claude Code
 
 
-def claude_code_transcript(folder: Path, session: str, records: list[Any]) -> Path:
-    """A Claude Code project folder holding one session transcript: each record one line
-    (a string is written as it is, for lines that are not a record)."""
-    project = folder / "projects" / "-home-ana-garden"
-    project.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for i, r in enumerate(records):
-        if isinstance(r, dict):
-            r = {"sessionId": session, "uuid": f"r{i}", "timestamp": f"2025-06-01T10:{i:02d}:00Z",
-                 "isSidechain": False, **r}
-        lines.append(r if isinstance(r, str) else json.dumps(r))
-    (project / f"{session}.jsonl").write_text("\n".join(lines) + "\n")
-    return folder
-
-
-def said(role: str, content: Any, **extra: Any) -> dict[str, Any]:
-    return {"type": role, "message": {"role": role, "content": content}, **extra}
-
-
 def test_claude_code_shell_output_summaries_and_interruptions_are_not_the_user_speaking(
         ws: Path, tmp_path: Path) -> None:
     home = claude_code_transcript(tmp_path / "claude", "5b0c6f1e", [
@@ -153,28 +121,6 @@ def test_claude_code_shell_output_summaries_and_interruptions_are_not_the_user_s
 
 
 # --------------------------------------------------------------------------- Codex
-
-
-def codex_rollout(folder: Path, session: str, items: list[Any]) -> Path:
-    """A ``~/.codex`` holding one rollout: a session_meta line, then ``items`` as response
-    items (a string is written as the line as it is)."""
-    day = folder / "sessions" / "2025" / "09" / "20"
-    day.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"timestamp": "2025-09-20T10:00:00Z", "type": "session_meta",
-                         "payload": {"id": session, "timestamp": "2025-09-20T10:00:00Z", "cwd": "/home/ana/shop"}})]
-    for i, item in enumerate(items):
-        lines.append(item if isinstance(item, str) else json.dumps(
-            {"timestamp": f"2025-09-20T10:{i + 1:02d}:00Z", "type": "response_item", "payload": item}))
-    (day / f"rollout-2025-09-20T10-00-00-{session}.jsonl").write_text("\n".join(lines) + "\n")
-    return folder
-
-
-def turn(role: str, *texts: str) -> dict[str, Any]:
-    kind = "input_text" if role == "user" else "output_text"
-    return {"type": "message", "role": role, "content": [{"type": kind, "text": t} for t in texts]}
-
-
-ENVIRONMENT = "<environment_context>\n  <cwd>/home/ana/shop</cwd>\n  <sandbox_mode>workspace-write</sandbox_mode>\n</environment_context>"
 
 
 def test_codex_injected_instructions_and_environment_are_left_out_block_by_block(ws: Path, tmp_path: Path) -> None:

@@ -1,0 +1,86 @@
+"""`soulframe import` of what an earlier import brought in already: a conversation renamed
+or continued since, repeated words, refused messages, long conversations. Exports are
+written to a temporary folder and imported through the real command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from fakes.transfer_exports import chatgpt_export, claude_code_transcript, said, text
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    run_cli("init", str(root), check=True)
+    (root / "soulframe.toml").write_text(
+        f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n')
+    return root
+
+
+def sf(ws: Path, *args: str) -> str:
+    out = run_cli("-w", str(ws), *args)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "Traceback" not in out.stderr
+    return out.stdout
+
+
+def imported(ws: Path, source: str, path: Path, *extra: str) -> dict:
+    return json.loads(sf(ws, "import", source, str(path), "--json", *extra))
+
+
+def conversations(ws: Path, source: str) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted((ws / "memory").glob(f"*-{source}-*.md"))}
+
+
+def user_lines(body: str) -> list[str]:
+    return [line.split(" <!--")[0] for line in body.splitlines() if line.startswith(("User:", "Assistant:"))]
+
+
+FERRY = [{"id": "u1", "role": "user", "content": text("Book the ferry to Culatra for Saturday")},
+         {"id": "a1", "role": "assistant", "content": text("Booked the 10:00 ferry.")}]
+MORE = [{"id": "u2", "role": "user", "content": text("Add a bike to the booking")},
+        {"id": "a2", "role": "assistant", "content": text("The bike is added.")}]
+
+
+@pytest.mark.parametrize("change", ["title", "date"])
+def test_a_conversation_renamed_or_dated_since_is_continued_in_its_file(
+        ws: Path, tmp_path: Path, change: str) -> None:
+    """The file is found by the hash of the conversation's id, whatever title and first day
+    it was named for: ChatGPT's late auto-title, a rename, a date the first export lacked."""
+    if change == "title":
+        first = chatgpt_export(tmp_path / "v1", "conv-ferry", "Ferry booking", FERRY)
+        later = chatgpt_export(tmp_path / "v2", "conv-ferry", "Ferry booking to Culatra", FERRY + MORE)
+    else:
+        undated = [{**m, "time": None} for m in FERRY]
+        first = chatgpt_export(tmp_path / "v1", "conv-ferry", "Ferry booking", undated, created=None)
+        later = chatgpt_export(tmp_path / "v2", "conv-ferry", "Ferry booking", FERRY + MORE)
+    assert imported(ws, "chatgpt", first)["imported"] == 1
+    [(name, before)] = conversations(ws, "chatgpt").items()
+
+    report = imported(ws, "chatgpt", later)
+    assert (report["imported"], report["updated"], report["messages"]) == (0, 1, 2), report
+    assert list(conversations(ws, "chatgpt")) == [name], "one conversation, one file"
+    after = conversations(ws, "chatgpt")[name]
+    assert after.startswith(before)
+    assert user_lines(after) == ["User: Book the ferry to Culatra for Saturday", "Assistant: Booked the 10:00 ferry.",
+                                 "User: Add a bike to the booking", "Assistant: The bike is added."]
+    again = imported(ws, "chatgpt", later)
+    assert (again["imported"], again["updated"], again["duplicates"]) == (0, 0, 1)
+
+
+def test_a_claude_code_session_resumed_with_a_summary_is_continued_in_its_file(ws: Path, tmp_path: Path) -> None:
+    """Claude Code adds a summary line on resume, which becomes the title."""
+    turns = [said("user", "Plan the allotment rota for August"), said("assistant", "Ana waters on Mondays.")]
+    before = claude_code_transcript(tmp_path / "before", "aaaa-bbbb", turns)
+    after = claude_code_transcript(tmp_path / "after", "aaaa-bbbb", [
+        {"type": "summary", "summary": "Allotment rota for August"}, *turns, said("user", "And Tiago on Thursdays")])
+    assert imported(ws, "claude-code", before)["imported"] == 1
+    report = imported(ws, "claude-code", after)
+    assert (report["imported"], report["updated"], report["messages"]) == (0, 1, 1), report
+    [body] = conversations(ws, "claude-code").values()
+    assert user_lines(body) == ["User: Plan the allotment rota for August", "Assistant: Ana waters on Mondays.",
+                                "User: And Tiago on Thursdays"]
