@@ -135,7 +135,9 @@ class HistoryWriter:
         day = created.date() if created else None
         lines: list[str] = []
         known_ids: set[str] = set()
-        known_lines: set[str] = set()
+        # the lines of messages without an id (Codex), in order: such a message is here when
+        # it is the next of them with its words, not when any earlier line has them ("ok")
+        unnamed: list[str] = []
         if existing is None:
             label = LABEL.get(conv.source, conv.source)
             title = one_line(conv.title) or "untitled"
@@ -145,20 +147,26 @@ class HistoryWriter:
                 p = parse_provenance(line)
                 if p is not None and "msg" in p.fields:
                     known_ids.add(p.fields["msg"])
-                known_lines.add(strip_provenance(line).strip())
+                elif line.strip() and not line.startswith("#"):
+                    unnamed.append(strip_provenance(line).strip())
                 if re.fullmatch(r"## \d{4}-\d{2}-\d{2}", line.strip()):
                     day = _dt.date.fromisoformat(line.strip()[3:])
         kept = 0
         via = f"import {conv.source}"
+        at = 0  # how far into `unnamed` the messages have been found
         for m in conv.messages:
             text = one_line(m.text)
             if not text:
                 continue
             entry = f"{m.speaker}: {text}"
-            if existing is not None and (
-                    (m.id is not None and clean_provenance(m.id) in known_ids) or entry in known_lines
-                    or (rel, entry) in self.quarantined):
-                continue  # here already, or refused and kept in quarantine by an earlier import
+            if existing is not None:
+                if m.id is not None:  # an id the file lacks is a new message, whatever it says
+                    here = clean_provenance(m.id) in known_ids
+                else:
+                    here = entry in unnamed[at:]
+                    at = unnamed.index(entry, at) + 1 if here else at
+                if here or (rel, entry) in self.quarantined:
+                    continue  # here already, or refused and kept in quarantine by an earlier import
             if entry in self.tombstones:
                 self.report.forgotten += 1
                 continue

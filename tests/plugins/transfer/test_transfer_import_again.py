@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from fakes.transfer_exports import chatgpt_export, claude_code_transcript, said, text
+from fakes.transfer_exports import (
+    chatgpt_export,
+    claude_code_transcript,
+    codex_rollout,
+    said,
+    text,
+    turn,
+)
 
 
 @pytest.fixture
@@ -74,7 +81,8 @@ def test_a_conversation_renamed_or_dated_since_is_continued_in_its_file(
 
 def test_a_claude_code_session_resumed_with_a_summary_is_continued_in_its_file(ws: Path, tmp_path: Path) -> None:
     """Claude Code adds a summary line on resume, which becomes the title."""
-    turns = [said("user", "Plan the allotment rota for August"), said("assistant", "Ana waters on Mondays.")]
+    turns = [said("user", "Plan the allotment rota for August", uuid="u1"),
+             said("assistant", "Ana waters on Mondays.", uuid="a1")]
     before = claude_code_transcript(tmp_path / "before", "aaaa-bbbb", turns)
     after = claude_code_transcript(tmp_path / "after", "aaaa-bbbb", [
         {"type": "summary", "summary": "Allotment rota for August"}, *turns, said("user", "And Tiago on Thursdays")])
@@ -84,3 +92,36 @@ def test_a_claude_code_session_resumed_with_a_summary_is_continued_in_its_file(w
     [body] = conversations(ws, "claude-code").values()
     assert user_lines(body) == ["User: Plan the allotment rota for August", "Assistant: Ana waters on Mondays.",
                                 "User: And Tiago on Thursdays"]
+
+
+def test_new_messages_repeating_earlier_words_are_not_dropped(ws: Path, tmp_path: Path) -> None:
+    """"ok", "continue", "Booked." said again later are new messages: one with an id the file
+    lacks is new whatever it says; one without an id (Codex) is matched in order."""
+    chat = [{"id": "u1", "role": "user", "content": text("Book the ferry to Culatra")},
+            {"id": "a1", "role": "assistant", "content": text("The 10:00 one?")},
+            {"id": "u2", "role": "user", "content": text("ok")},
+            {"id": "a2", "role": "assistant", "content": text("Booked.")}]
+    later = [{"id": "u3", "role": "user", "content": text("And the return at 18:00")},
+             {"id": "a3", "role": "assistant", "content": text("The 18:00 one?")},
+             {"id": "u4", "role": "user", "content": text("ok")},
+             {"id": "a4", "role": "assistant", "content": text("Booked.")}]
+    imported(ws, "chatgpt", chatgpt_export(tmp_path / "c1", "conv-ferry", "Ferry", chat))
+    report = imported(ws, "chatgpt", chatgpt_export(tmp_path / "c2", "conv-ferry", "Ferry", chat + later))
+    assert (report["updated"], report["messages"]) == (1, 4)
+    [body] = conversations(ws, "chatgpt").values()
+    assert user_lines(body)[-4:] == ["User: And the return at 18:00", "Assistant: The 18:00 one?",
+                                     "User: ok", "Assistant: Booked."]
+    assert "msg=u4" in body and "msg=a4" in body
+
+    rollout = [turn("user", "Refactor the invoice module"), turn("assistant", "Step 1 done. Shall I go on?"),
+               turn("user", "continue"), turn("assistant", "Step 2 done. Shall I go on?")]
+    imported(ws, "codex", codex_rollout(tmp_path / "x1", "0199cccc-0003", rollout))
+    report = imported(ws, "codex", codex_rollout(tmp_path / "x2", "0199cccc-0003", [
+        *rollout, turn("user", "continue"), turn("assistant", "All done.")]))
+    assert (report["updated"], report["messages"]) == (1, 2)
+    [body] = conversations(ws, "codex").values()
+    assert user_lines(body) == ["User: Refactor the invoice module", "Assistant: Step 1 done. Shall I go on?",
+                                "User: continue", "Assistant: Step 2 done. Shall I go on?",
+                                "User: continue", "Assistant: All done."]
+    again = imported(ws, "codex", tmp_path / "x2")
+    assert (again["updated"], again["duplicates"]) == (0, 1)
