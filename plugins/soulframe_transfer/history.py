@@ -56,6 +56,14 @@ def conversation_key(conv: Conversation) -> str:
 _KEYED = re.compile(r"-([0-9a-f]{8})\.md$")
 
 
+def _place(target: str) -> str:
+    """Where a refused write was going, as the quarantine is searched: a conversation by its
+    id hash (its file may have been named otherwise since, or never written, when every
+    message was refused), any other file by its path."""
+    m = _KEYED.search(target)
+    return m.group(1) if m and target.count("/") == 1 and target.startswith("memory/") else target
+
+
 def conversation_path(conv: Conversation) -> str:
     day = conv.created or next((m.time for m in conv.messages if m.time), None)
     date = day.date().isoformat() if day else "undated"
@@ -81,9 +89,9 @@ class HistoryWriter:
 
     @property
     def quarantined(self) -> set[tuple[str, str]]:
-        """(target, text) of the writes already in quarantine."""
+        """(place, text) of the writes already in quarantine (:func:`_place`)."""
         if self._quarantined is None:
-            self._quarantined = {(e.target, e.text) for e in Quarantine.for_agent(self.agent).entries()}
+            self._quarantined = {(_place(e.target), e.text) for e in Quarantine.for_agent(self.agent).entries()}
         return self._quarantined
 
     def _written(self, conv: Conversation) -> str | None:
@@ -151,8 +159,9 @@ class HistoryWriter:
                     unnamed.append(strip_provenance(line).strip())
                 if re.fullmatch(r"## \d{4}-\d{2}-\d{2}", line.strip()):
                     day = _dt.date.fromisoformat(line.strip()[3:])
-        kept = 0
+        kept = already = 0
         via = f"import {conv.source}"
+        place = conversation_key(conv)
         at = 0  # how far into `unnamed` the messages have been found
         for m in conv.messages:
             text = one_line(m.text)
@@ -165,8 +174,12 @@ class HistoryWriter:
                 else:
                     here = entry in unnamed[at:]
                     at = unnamed.index(entry, at) + 1 if here else at
-                if here or (rel, entry) in self.quarantined:
-                    continue  # here already, or refused and kept in quarantine by an earlier import
+                if here:
+                    already += 1
+                    continue
+            if (place, entry) in self.quarantined:
+                already += 1  # refused by an earlier import and kept in quarantine: not twice
+                continue
             if entry in self.tombstones:
                 self.report.forgotten += 1
                 continue
@@ -177,7 +190,7 @@ class HistoryWriter:
                 lines += ["\n", f"## {day.isoformat()}\n", "\n"]
             lines.append(entry + mark_provenance(conv.source, msg=m.id, at=m.time) + "\n")
             kept += 1
-        if existing is not None and not kept:
+        if not kept and (existing is not None or already):
             self.report.duplicates += 1
             return
         if not kept:
@@ -228,6 +241,10 @@ class HistoryWriter:
                            if not (line.strip() and line in self.tombstones))
             self.report.forgotten += len(text.splitlines()) - len(kept.splitlines())
             data, text = kept.encode("utf-8"), kept
+        if (_place(rel), text) in self.quarantined:
+            self.report.duplicates += 1
+            self.report.notes.append(f"{rel}: in quarantine since an earlier import (not quarantined again)")
+            return False
         if not self._allowed(text, rel, via):
             return False
         self.report.imported += 1
