@@ -219,8 +219,15 @@ class HistoryWriter:
             self.report.unreadable.append((str(item.path), str(exc)))
             return
         name = "-".join(Path(item.name).parts[:-1]) or "home"
-        rel = f"memory/imports/{item.source}/{_slug(name, 12) or 'home'}-{Path(item.name).name}"
-        self.copy_bytes(rel, data, text, via=f"import {item.source}")
+        base = f"memory/imports/{item.source}/{_slug(name, 12) or 'home'}"
+        # the slug is cut and folds "a.b" and "a/b" into "a-b": a hash of the folder keeps
+        # every file its own name
+        short = hashlib.sha256(item.name.encode()).hexdigest()[:6]
+        legacy = self.ws.resolve(f"{base}-{Path(item.name).name}")
+        if legacy.exists() and legacy.read_bytes() == data:
+            self.report.duplicates += 1  # an earlier version's import, under the name without the hash
+            return
+        self.copy_bytes(f"{base}-{short}-{Path(item.name).name}", data, text, via=f"import {item.source}")
 
     def copy_bytes(self, rel: str, data: bytes, text: str, *, via: str) -> bool:
         """Write ``data`` at ``rel`` unless the same bytes are there already (a duplicate)

@@ -166,3 +166,33 @@ def test_a_transcript_line_whose_message_is_not_an_object_is_reported_and_the_re
         [(where, why)] = [(u["where"], u["why"]) for u in report["unreadable"]]
         assert where.endswith(".jsonl") and f"(line {line})" in why, why
         assert kept in history(ws, report)
+
+
+def test_memory_files_of_folders_with_like_names_each_keep_their_own_file(ws: Path, tmp_path: Path) -> None:
+    """AGENTS.md of long folder names cut to the same words, or of "a.b" and "a-b", are
+    different files: none is dropped as "exists with other content"."""
+    home = tmp_path / "src"
+    folders = {"work/acme-corporation-platform/services/billing-service": "invoices are numbered per year",
+               "work/acme-corporation-platform/services/billing-gateway": "the gateway retries three times",
+               "a.b": "tabs for indentation", "a-b": "spaces for indentation"}
+    for folder, rule in folders.items():
+        (home / folder).mkdir(parents=True)
+        (home / folder / "AGENTS.md").write_text(f"# Rules\n\n- {rule}\n")
+    report = imported(ws, "codex", home)
+    assert (report["imported"], report["notes"]) == (4, []), report
+    written = {(ws / f).read_text() for f in report["files"]}
+    assert written == {f"# Rules\n\n- {rule}\n" for rule in folders.values()}
+    again = imported(ws, "codex", home)
+    assert (again["imported"], again["duplicates"]) == (0, 4)
+
+
+def test_a_memory_file_imported_under_its_former_name_is_not_imported_again(ws: Path, tmp_path: Path) -> None:
+    """An import by an earlier version named the file without the folder's hash."""
+    home = tmp_path / "src"
+    (home / "shop").mkdir(parents=True)
+    (home / "shop" / "AGENTS.md").write_text("# Shop\n\n- run the tests with pytest\n")
+    (ws / "memory" / "imports" / "codex").mkdir(parents=True)
+    (ws / "memory" / "imports" / "codex" / "shop-AGENTS.md").write_bytes((home / "shop" / "AGENTS.md").read_bytes())
+    report = imported(ws, "codex", home)
+    assert (report["imported"], report["duplicates"]) == (0, 1)
+    assert [p.name for p in (ws / "memory" / "imports" / "codex").iterdir()] == ["shop-AGENTS.md"]
