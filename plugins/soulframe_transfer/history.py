@@ -72,8 +72,11 @@ def conversation_path(conv: Conversation) -> str:
 
 
 def one_line(text: str) -> str:
-    """A message on one line: an entry per line is what ``forget`` and recall work on."""
-    return " ".join(strip_provenance(text).replace("-->", "- ->").split())
+    """A message on one line: an entry per line is what ``forget`` and recall work on. An
+    HTML comment in it is what the person wrote (``<!-- src: this -->`` in a question about
+    HTML): kept as text, its ends broken, so it neither vanishes from the line nor runs into
+    the provenance appended after it and passes for it."""
+    return " ".join(text.replace("<!--", "<!- -").replace("-->", "- ->").split())
 
 
 class HistoryWriter:
