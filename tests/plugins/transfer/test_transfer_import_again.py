@@ -43,6 +43,10 @@ def conversations(ws: Path, source: str) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted((ws / "memory").glob(f"*-{source}-*.md"))}
 
 
+def search(ws: Path, query: str) -> list[dict]:
+    return json.loads(sf(ws, "memory", "search", query, "--json"))
+
+
 def user_lines(body: str) -> list[str]:
     return [line.split(" <!--")[0] for line in body.splitlines() if line.startswith(("User:", "Assistant:"))]
 
@@ -147,3 +151,40 @@ def test_what_an_earlier_import_refused_is_not_quarantined_again(ws: Path, tmp_p
         again = imported(ws, source, path)
         assert (again["imported"], again["refused"], again["duplicates"]) == (0, 0, 1), again
     assert len(quarantine(ws)) == 2, "quarantined once, not at every import"
+
+
+def test_a_conversation_larger_than_the_index_takes_goes_on_in_parts_all_searchable(ws: Path, tmp_path: Path) -> None:
+    """The index skips a file larger than memory.max_file_bytes: a long conversation is
+    written in parts under the limit, continued in its last part, and all of it is found."""
+    limit = 2000
+    config = ws / "soulframe.toml"
+    config.write_text(config.read_text().replace("[embedding]", f"[memory]\nmax_file_bytes = {limit}\n\n[embedding]"))
+    day = 86400.0
+    chat = [{"id": f"m{i}", "role": "user" if i % 2 == 0 else "assistant", "time": 1712000000.0 + i * day / 4,
+             "content": text(f"Plot {i} gets {i} litres of water a week, word{i}word, lorem ipsum dolor sit amet.")}
+            for i in range(60)]
+    report = imported(ws, "chatgpt", chatgpt_export(tmp_path / "c1", "conv-long", "Watering log", chat[:40]))
+    assert (report["imported"], report["messages"]) == (1, 40)
+    assert len(report["files"]) > 1 and report["notes"] == [], report
+    assert "-part2-" in report["files"][1]
+
+    later = imported(ws, "chatgpt", chatgpt_export(tmp_path / "c2", "conv-long", "Watering log", chat))
+    assert (later["imported"], later["updated"], later["messages"]) == (0, 1, 20)
+    parts = conversations(ws, "chatgpt")
+    assert all(len(body.encode()) <= limit for body in parts.values()), {n: len(b) for n, b in parts.items()}
+    lines = [line for name in sorted(parts, key=lambda n: (n.count("-part"), n)) for line in user_lines(parts[name])]
+    assert len(lines) == 60 and len(set(lines)) == 60, "every message once"
+    status = json.loads(sf(ws, "memory", "status", "--json"))
+    assert status["skipped_files"] == [] and status["indexed_files"] == status["files"], status
+    for i in (0, 39, 59):
+        hits = search(ws, f"word{i}word")
+        assert hits and hits[0]["path"].removeprefix("memory/") in parts, (i, hits)
+    again = imported(ws, "chatgpt", tmp_path / "c2")
+    assert (again["updated"], again["duplicates"]) == (0, 1)
+
+    # one message longer than the limit cannot be split: it is written, and the report says
+    # it is not searchable rather than counting it as imported and nothing more
+    huge = {"id": "huge", "role": "user", "time": 1712000000.0 + 61 * day / 4, "content": text("compost " * 400)}
+    last = imported(ws, "chatgpt", chatgpt_export(tmp_path / "c3", "conv-long", "Watering log", [*chat, huge]))
+    assert last["messages"] == 1
+    assert any("larger than memory.max_file_bytes" in n and "not searchable" in n for n in last["notes"]), last
