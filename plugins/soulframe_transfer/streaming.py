@@ -58,11 +58,11 @@ def _elements(path: Path, reader: _Reader, progress: Callable[[int, int], None] 
             try:
                 value, end = decoder.raw_decode(reader.buf, reader.pos)
             except json.JSONDecodeError as exc:
-                if reader.fill():
+                if reader.fill(grow=True):
                     continue
                 raise JsonStreamError(f"{path} line {line + exc.lineno - 1}: invalid JSON: {exc.msg}") from exc
             # a number at the very end of the buffer may continue in the next block
-            if end == len(reader.buf) and reader.fill():
+            if end == len(reader.buf) and reader.fill(grow=True):
                 continue
             break
         reader.advance(end)
@@ -80,10 +80,14 @@ class _Reader:
         self.consumed = 0  # characters read so far, close enough to bytes for a progress bar
         self.eof = False
 
-    def fill(self) -> bool:
+    def fill(self, grow: bool = False) -> bool:
+        """Read on. With ``grow`` (an element did not fit), read as much again as is buffered:
+        each try parses the element from its start, so blocks of a fixed size would parse
+        a large conversation once per block, quadratic in its size; doubling keeps the total
+        within about twice its size."""
         if self.eof:
             return False
-        block = self.fh.read(BLOCK)
+        block = self.fh.read(max(BLOCK, len(self.buf) - self.pos) if grow else BLOCK)
         if not block:
             self.eof = True
             return False
