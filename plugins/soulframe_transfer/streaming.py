@@ -22,6 +22,10 @@ def iter_array(path: Path, progress: Callable[[int, int], None] | None = None) -
     where the element starts (for error messages). ``progress(bytes_read, total_bytes)``
     follows the file."""
     total = path.stat().st_size
+    with open(path, "rb") as fh:
+        if fh.read(4) == b"PK\x03\x04":  # the export as downloaded: said so, not "not UTF-8"
+            raise JsonStreamError(f"{path}: a zip archive, not JSON: unzip it and pass the folder it "
+                                  "makes (or the conversations.json in it)")
     reader: _Reader | None = None
     try:
         with open(path, encoding="utf-8-sig") as fh:

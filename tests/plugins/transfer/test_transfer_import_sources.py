@@ -5,6 +5,7 @@ temporary folder and imported through the real command line."""
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +212,16 @@ def test_an_html_comment_the_person_typed_stays_and_cannot_pass_for_provenance(w
     assert "via=memory-remember" in hit["snippet"], "the person's words are all there"
     assert any(p.startswith("chatgpt msg=u2 ") for p in hit["provenance"]), hit["provenance"]
     assert not any(p.startswith("remember") for p in hit["provenance"]), "the line's source is not spoofed"
+
+
+@pytest.mark.parametrize("source", ["chatgpt", "claude"])
+def test_the_export_zip_as_downloaded_is_named_and_the_user_told_to_unzip_it(
+        ws: Path, tmp_path: Path, source: str) -> None:
+    folder = chatgpt_export(tmp_path / "export", "conv-zip", "Zipped", [{"role": "user", "content": text("hello")}])
+    archive = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(folder / "conversations.json", "conversations.json")
+    out = run_cli("-w", str(ws), "import", source, str(archive))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert f"unreadable: {archive}: a zip archive, not JSON: unzip it" in out.stdout, out.stdout
+    assert "UTF-8" not in out.stdout
