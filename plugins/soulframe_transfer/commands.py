@@ -53,8 +53,8 @@ def progress_bar(label: str, enabled: bool = True) -> Iterator[Callable[[int, in
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Read everything and report what would be imported; write nothing.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the report as JSON: {source, imported, messages, duplicates, refused, "
-                   "forgotten, unreadable, files, notes, config: {mapped, unmapped}}.")
+              help="Print the report as JSON: {source, dry_run, imported, messages, updated, duplicates, "
+                   "refused, forgotten, unreadable, files, notes, config: {mapped, unmapped}}.")
 @pass_state
 def import_command(state: State, source: str, path: Path, dry_run: bool, as_json: bool) -> None:
     """Bring your history in from another assistant.

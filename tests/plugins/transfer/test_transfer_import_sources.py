@@ -225,3 +225,11 @@ def test_the_export_zip_as_downloaded_is_named_and_the_user_told_to_unzip_it(
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert f"unreadable: {archive}: a zip archive, not JSON: unzip it" in out.stdout, out.stdout
     assert "UTF-8" not in out.stdout
+
+
+def test_the_json_help_lists_every_key_of_the_report(ws: Path, tmp_path: Path) -> None:
+    export = chatgpt_export(tmp_path / "export", "conv-keys", "Keys", [{"role": "user", "content": text("hello")}])
+    keys = imported(ws, "chatgpt", export).keys()
+    shown = " ".join(sf(ws, "import", "--help").split())
+    listed = shown[shown.index("Print the report as JSON: {"):].split("}")[0]
+    assert all(k in listed for k in keys), (sorted(keys), listed)
