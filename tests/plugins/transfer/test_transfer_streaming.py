@@ -1,12 +1,10 @@
 """A large export is read one conversation at a time: memory stays bounded as the export
 grows (tracemalloc's peak, as a ratio between two sizes), and nothing of the abandoned
-branches lands. The time target (1,000 conversations in <= 60 s) is a benchmark:
-tests/benchmarks/bench_transfer.py."""
+branches lands. The time targets (1,000 conversations in <= 60 s; one 12 MB conversation read in a few
+times what ``json.loads`` takes) are benchmarks: tests/benchmarks/bench_transfer.py."""
 
 from __future__ import annotations
 
-import json
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -55,23 +53,3 @@ def test_a_generated_export_imports_without_its_abandoned_edits(tmp_path: Path) 
         assert not any(b"abandoned-" in p.read_bytes() for p in (ws / "memory").glob("*.md"))
         again = run_import(agent, "chatgpt", export)
         assert (again.imported, again.duplicates) == (0, 120)
-
-
-def test_one_large_conversation_is_read_in_time_linear_in_its_size(tmp_path: Path) -> None:
-    """One long-running conversation of 12 MB is one element: reading it costs a few times
-    what ``json.loads`` does, not a parse per 256 KiB block of it (which was 20 times at
-    this size and grows with it)."""
-    export = write_export(tmp_path / "one" / "conversations.json", 1, turns=12_000)
-    assert export.stat().st_size > 10_000_000
-
-    def best_of_two(fn) -> float:
-        times = []
-        for _ in range(2):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    streamed = best_of_two(lambda: [len(conv["mapping"]) for _line, conv in iter_array(export)])
-    loaded = best_of_two(lambda: json.loads(export.read_text(encoding="utf-8")))
-    assert streamed < 6 * loaded, (streamed, loaded)
