@@ -70,6 +70,7 @@ class ChangeFeed:
         self._observer: Any = None
         self._worker: threading.Thread | None = None
         self._extra: set[str] = set()
+        self._root = ""
         self._starting = threading.Lock()
         #: changes announced so far (for the logs and the tests)
         self.announced = 0
@@ -92,6 +93,7 @@ class ChangeFeed:
     def _start_watching(self) -> None:
         self._snapshot = self._take()
         root = self.view.agent.workspace.root
+        self._root = str(root).replace("\\", "/").rstrip("/")
         # memory.extra_paths may name files that are not Markdown
         self._extra = {str(root / str(p).strip("/")) for p in self.view.agent.config.get("memory.extra_paths") or ()}
         if not root.is_dir():
@@ -156,8 +158,12 @@ class ChangeFeed:
             self._dirty.set()
 
     def _matters(self, path: str, is_directory: bool) -> bool:
-        parts = path.replace("\\", "/").split("/")
-        if any(p in _SKIPPED_PARTS or (p.startswith(".") and p not in (".", "..")) for p in parts[-6:]):
+        # only the parts inside the workspace are judged: a workspace may itself sit in a
+        # hidden folder (~/.openclaw/workspace) or under one named venv, and every event in
+        # it was ignored
+        given = path.replace("\\", "/")
+        inside = given[len(self._root) + 1:] if self._root and given.startswith(self._root + "/") else given
+        if any(p in _SKIPPED_PARTS or (p.startswith(".") and p not in (".", "..")) for p in inside.split("/")):
             return False
         return is_directory or path.lower().endswith(".md") or path in self._extra
 

@@ -161,3 +161,27 @@ def test_a_new_memory_file_changes_the_list(workspace: Path, revision: str) -> N
             assert after - before == {"memory://memory/2026-02-03.md"}
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("parent", [".openclaw", "venv"])
+def test_a_workspace_inside_a_hidden_folder_is_watched(tmp_path: Path, parent: str) -> None:
+    """OpenClaw keeps its workspace in ~/.openclaw/workspace: the folders above the workspace
+    are not the workspace's own, so a hidden (or venv) one must not hide every change in it
+    from the clients and from the index."""
+    ws = tmp_path / parent / "workspace"
+    ws.mkdir(parents=True)
+    make_workspace(ws)
+    fresh = ws / "memory" / "2026-02-03.md"
+
+    async def main() -> None:
+        async with client(stdio_params(ws), "2026-07-28") as c:
+            await c.call_tool("memory_search", {"query": "venue"})  # the server is up and has searched
+            async with c.listen(resources_list_changed=True) as sub:
+                fresh.write_text("# 2026-02-03\n\n- Booked the glimmerfax venue.\n")
+                with anyio.fail_after(60):
+                    assert await sub.__anext__() == ResourcesListChanged()
+            found = await c.call_tool("memory_search", {"query": "glimmerfax venue"})
+            assert any("glimmerfax" in h["snippet"] for h in found.structured_content["results"]), \
+                found.structured_content
+
+    anyio.run(main)
