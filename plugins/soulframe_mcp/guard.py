@@ -113,11 +113,14 @@ class Guard:
                                      "and writes it to <state_dir>/serve/http-<port>.token)",
                           extra=[(b"www-authenticate", b'Bearer realm="soulframe"')])
             return
-        if scope.get("method") == "GET":
-            # stateless: no server-initiated stream to open (the SDK's would stay open and
-            # silent); the transport lets a server answer 405 here
-            await _refuse(send, 405, "this server offers no event stream: POST requests to /mcp",
-                          extra=[(b"allow", b"POST, DELETE")])
+        if scope.get("method") != "POST":
+            # stateless: no server-initiated stream to open (GET: the SDK's would stay open
+            # and silent) and no session to end (DELETE: the SDK answers 405 too, yet its
+            # Allow named both); the transport lets a server answer 405 for each, and Allow
+            # names the one method that is served
+            await _refuse(send, 405, "this server answers POST requests to /mcp only: it offers no event "
+                                     "stream (GET) and keeps no session to end (DELETE)",
+                          extra=[(b"allow", b"POST")])
             return
         await self.app(scope, receive, send)
 

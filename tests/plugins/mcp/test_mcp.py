@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from conftest import run_cli
 from mcp import Client
@@ -247,6 +248,21 @@ def test_a_plugins_tool_is_served_and_its_failures_are_tool_errors(served_worksp
     anyio.run(main)
     assert rolls == [6, 20]
     agent.close()
+
+
+def test_http_answers_post_only_and_says_so(served_workspace: Path) -> None:
+    """Stateless: no event stream (GET) and no session to end (DELETE). A method refused
+    with 405 carries an Allow header that names only methods the server answers."""
+    with http_server(served_workspace, "--workers", "0") as server:
+        for method in ("GET", "DELETE", "PUT"):
+            answer = httpx2.request(method, server.url, timeout=30, headers={
+                **server.headers(), "Accept": "application/json, text/event-stream"})
+            assert answer.status_code == 405, (method, answer.text)
+            assert answer.headers.get("allow") == "POST", (method, answer.headers)
+        listed = httpx2.post(server.url, timeout=30, headers={
+            **server.headers(), "Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+        assert listed.status_code == 200 and "memory_get" in listed.text
 
 
 def test_http_port_in_use_is_a_clear_error(served_workspace: Path) -> None:
