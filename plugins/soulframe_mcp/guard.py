@@ -122,6 +122,11 @@ class Guard:
                                      "stream (GET) and keeps no session to end (DELETE)",
                           extra=[(b"allow", b"POST")])
             return
+        # names are case-insensitive (RFC 9110 §4.2.3) and were judged lowercased above; the
+        # SDK's own check behind the guard compares the headers as sent, so it refused
+        # `Host: MyBox` for `--allow-host MyBox`: it gets them lowercased
+        scope = {**scope, "headers": [(k, v.lower()) if k.lower() in (b"host", b"origin") else (k, v)
+                                      for k, v in scope.get("headers", ())]}
         await self.app(scope, receive, send)
 
 

@@ -50,7 +50,9 @@ def app_for(server: Any, *, token: str, host: str, allow_hosts: tuple[str, ...] 
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"[{h}]:*" if ":" in h else f"{h}:*" for h in hosts] + sorted(hosts),
-        allowed_origins=[f"{scheme}://{f'[{h}]' if ':' in h else h}:*" for h in hosts for scheme in ("http", "https")],
+        # an origin on the scheme's default port comes without one, as the guard accepts it
+        allowed_origins=[f"{scheme}://{f'[{h}]' if ':' in h else h}{port}" for h in hosts
+                         for scheme in ("http", "https") for port in (":*", "")],
     )
     # JSON answers: no stream per request (a subscriptions/listen answer is a stream anyway)
     app = server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security, host=host)

@@ -99,3 +99,25 @@ def test_a_name_given_with_allow_host_is_served_and_no_other(workspace: Path, ad
                 answer = post(server, server.headers(), host)
                 a.refused(answer.status_code in (400, 421))
                 a.leaked(answer.status_code == 200)
+
+
+def test_host_and_origin_names_are_compared_without_case(workspace: Path, adversary) -> None:
+    """Host names are case-insensitive (RFC 9110): the name exactly as given to --allow-host,
+    or a loopback name in capitals, is served; a foreign name in any case is not."""
+    make_workspace(workspace)
+    with http_server(workspace, "--allow-host", "MyBox", "--workers", "0") as server:
+        for host, origin in ((f"MyBox:{server.port}", f"http://MyBox:{server.port}"),
+                             (f"mybox:{server.port}", None),
+                             (f"LOCALHOST:{server.port}", f"http://LOCALHOST:{server.port}"),
+                             ("Localhost", "HTTP://Localhost"),
+                             (f"127.0.0.1:{server.port}", f"http://LocalHost:{server.port}")):
+            headers = {**server.headers(), **({"Origin": origin} if origin else {})}
+            answer = post(server, headers, host)
+            assert answer.status_code == 200 and "memory_get" in answer.text, (host, origin, answer.text)
+        for host, origin in ((f"ATTACKER.example:{server.port}", None),
+                             (f"MyBox.Attacker.Example:{server.port}", None),
+                             (f"MyBox:{server.port}", "http://Attacker.Example")):
+            with adversary.attempt(f"serve --http --allow-host MyBox: Host {host!r}, Origin {origin!r}") as a:
+                answer = post(server, {**server.headers(), **({"Origin": origin} if origin else {})}, host)
+                a.refused(answer.status_code in (403, 421))
+                a.leaked(answer.status_code == 200)
