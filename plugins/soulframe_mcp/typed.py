@@ -9,11 +9,12 @@ client can rely on every tool having structured output.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import mcp.types as types
 from soulframe import ToolSpec
+
+from .workers import as_json
 
 #: the schema of a tool that declared none: whatever it returns, under "result"
 WRAPPED: dict[str, Any] = {
@@ -50,8 +51,7 @@ def as_result(spec: ToolSpec | None, result: Any, text: str | None = None) -> ty
     ``text``: ``result`` already as plain JSON and this its encoding (a tool call's
     :class:`~.workers.Outcome`), so neither is made again."""
     if text is None:
-        text = json.dumps(result, ensure_ascii=False, default=str)
-        plain = json.loads(text)
+        plain, text = as_json(result)
     else:
         plain = result
     wrapped = spec is None or spec.output_schema is None or not isinstance(plain, dict)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -93,8 +94,30 @@ def call_here(agent: AgentLike, name: str, arguments: dict[str, Any], *, session
         log.exception("tool %s failed", name)
         return Outcome("error", f"{name} failed: {type(exc).__name__}: {exc}")
     # plain JSON: what the client gets anyway, and all that crosses from a worker
-    text = json.dumps(result, ensure_ascii=False, default=str)
-    return Outcome("ok", json.loads(text), text)
+    plain, text = as_json(result)
+    return Outcome("ok", plain, text)
+
+
+def as_json(result: Any) -> tuple[Any, str]:
+    """``result`` as plain JSON, and its text. JSON has no NaN or Infinity (RFC 8259): such
+    a float becomes null, as the SDK writes it in the structured content, so the text a
+    strict parser reads (a JavaScript host's ``JSON.parse``) agrees with it."""
+    try:
+        text = json.dumps(result, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError:  # a float that is not a finite number (a circular value raises again)
+        text = json.dumps(_finite(json.loads(json.dumps(result, ensure_ascii=False, default=str))),
+                          ensure_ascii=False, allow_nan=False)
+    return json.loads(text), text
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def warm_memory(agent: AgentLike, *, model: bool = True, wait: bool = False) -> None:

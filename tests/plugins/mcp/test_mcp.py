@@ -250,6 +250,43 @@ def test_a_plugins_tool_is_served_and_its_failures_are_tool_errors(served_worksp
     agent.close()
 
 
+def _strict_json(text: str) -> object:
+    """``text`` read as a strict parser (JavaScript's JSON.parse) reads it: no NaN, no Infinity."""
+    def refuse(constant: str) -> object:
+        raise AssertionError(f"{constant} is not JSON: {text!r}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_result_with_nan_is_still_json_and_agrees_with_its_structured_content(served_workspace: Path) -> None:
+    import math
+
+    from soulframe import ToolSpec, hookimpl
+    from soulframe._engine.agent import Agent
+    from soulframe_mcp.server import build_server
+
+    class Gauge:
+        @hookimpl
+        def register_tools(self):
+            return [ToolSpec(name="read_gauge", description="Read the gauge.",
+                             parameters={"type": "object", "properties": {}},
+                             handler=lambda ctx, args: {"level": math.nan, "peak": [math.inf, -math.inf, 1.5]})]
+
+    agent = Agent.open(served_workspace, embedding__provider="none")
+    agent.pm.register(Gauge(), name="gauge")
+
+    async def main() -> None:
+        async with Client(build_server(agent)) as client:
+            read = await client.call_tool("read_gauge", {})
+            assert not read.is_error, text_of(read)
+            expected = {"level": None, "peak": [None, None, 1.5]}
+            assert _strict_json(text_of(read)) == expected
+            assert read.structured_content == {"result": expected}
+
+    anyio.run(main)
+    agent.close()
+
+
 def test_http_answers_post_only_and_says_so(served_workspace: Path) -> None:
     """Stateless: no event stream (GET) and no session to end (DELETE). A method refused
     with 405 carries an Allow header that names only methods the server answers."""
