@@ -4,7 +4,8 @@ call does (reads only, replaces what was there, safe to repeat).
 
 A tool declares its result's schema in its :class:`~soulframe.ToolSpec`. A plugin's
 tool that declares none still gets one: its result is wrapped as ``{"result": ...}``, so a
-client can rely on every tool having structured output.
+client can rely on every tool having structured output. A result that does not fit the
+schema its tool declared is a tool error (:func:`misfit`), never a success that breaks it.
 """
 
 from __future__ import annotations
@@ -58,6 +59,38 @@ def as_result(spec: ToolSpec | None, result: Any, text: str | None = None) -> ty
     structured = {"result": plain} if wrapped else plain
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=structured)
+
+
+def misfit(spec: ToolSpec, plain: Any, validators: dict[str, Any]) -> str | None:
+    """Why ``plain`` (a call's JSON result) does not fit the ``output_schema`` ``spec``
+    declares; None when it fits or none is declared. A client that validates (the MCP spec
+    says the result MUST fit) would refuse it, so it is never sent as a success.
+    ``validators``: each tool's compiled schema, kept by the caller."""
+    if spec.output_schema is None:
+        return None
+    from jsonschema import SchemaError
+    from jsonschema.exceptions import best_match
+    from jsonschema.validators import validator_for
+
+    validator = validators.get(spec.name)
+    try:
+        if validator is None:
+            schema = dict(spec.output_schema)
+            cls = validator_for(schema)
+            cls.check_schema(schema)
+            validator = validators[spec.name] = cls(schema)
+        error = best_match(validator.iter_errors(plain))
+    except SchemaError as exc:
+        return f"its outputSchema is not a valid JSON Schema ({_short(exc.message)})"
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return _short(error.message) + (f" (at {where})" if where else "")
+
+
+def _short(message: str, limit: int = 300) -> str:
+    # a message quotes the value, which may be the whole result
+    return message if len(message) <= limit else message[:limit] + "…"
 
 
 def tool_error(message: str) -> types.CallToolResult:

@@ -287,6 +287,47 @@ def test_a_result_with_nan_is_still_json_and_agrees_with_its_structured_content(
     agent.close()
 
 
+def test_a_result_that_does_not_fit_its_declared_schema_is_a_tool_error(served_workspace: Path) -> None:
+    """The MCP spec: a structured result MUST fit the outputSchema the tool declares (a
+    client that validates refuses it). A plugin's tool that breaks its own schema is a tool
+    error naming the tool and its plugin, not a success in another shape."""
+    from soulframe import ToolSpec, hookimpl
+    from soulframe._engine.agent import Agent
+    from soulframe_mcp.server import build_server
+
+    shapes = {"fits": {"items": [1, 2]}, "a list": [1, 2, 3], "a string for items": {"items": "1, 2"}}
+
+    class Ledger:
+        @hookimpl
+        def register_tools(self):
+            return [ToolSpec(name="list_items", description="List the ledger's items.",
+                             parameters={"type": "object", "properties": {"shape": {"type": "string"}},
+                                         "required": ["shape"]},
+                             output_schema={"type": "object", "properties": {"items": {"type": "array"}},
+                                            "required": ["items"]},
+                             handler=lambda ctx, args: shapes[args["shape"]])]
+
+    agent = Agent.open(served_workspace, embedding__provider="none")
+    agent.pm.register(Ledger(), name="ledger")
+
+    async def main() -> None:
+        async with Client(build_server(agent)) as client:
+            tool = next(t for t in (await client.list_tools()).tools if t.name == "list_items")
+            assert tool.output_schema["required"] == ["items"]
+            fits = await client.call_tool("list_items", {"shape": "fits"})
+            assert not fits.is_error and fits.structured_content == {"items": [1, 2]}
+            for shape in ("a list", "a string for items"):
+                broken = await client.call_tool("list_items", {"shape": shape})
+                assert broken.is_error, (shape, broken.structured_content)
+                said = text_of(broken)
+                assert "list_items" in said and "'ledger'" in said and "outputSchema" in said, said
+            again = await client.call_tool("memory_search", {"query": "dark mode"})  # still serving
+            assert not again.is_error
+
+    anyio.run(main)
+    agent.close()
+
+
 def test_http_answers_post_only_and_says_so(served_workspace: Path) -> None:
     """Stateless: no event stream (GET) and no session to end (DELETE). A method refused
     with 405 carries an Allow header that names only methods the server answers."""
