@@ -35,6 +35,7 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
     ResourceUpdated,
 )
+from mcp.shared.exceptions import MCPError
 
 # the SDK re-exports this from its mcp_types dependency without listing it in __all__
 from mcp.shared.inbound import MODERN_PROTOCOL_VERSIONS  # type: ignore[attr-defined]
@@ -72,6 +73,7 @@ class ChangeFeed:
         self._extra: set[str] = set()
         self._root = ""
         self._starting = threading.Lock()
+        self._closing = False
         #: changes announced so far (for the logs and the tests)
         self.announced = 0
 
@@ -135,10 +137,16 @@ class ChangeFeed:
         self._worker = threading.Thread(target=self._run, name="soulframe-mcp-changes", daemon=True)
         self._worker.start()
 
+    def close_streams(self) -> None:
+        """End every listen stream, and refuse new ones (on the server's event loop, as it
+        starts to stop): a client's stream lasts as long as the server keeps it."""
+        self._closing = True
+        self._listen.close()
+
     def stop(self) -> None:
         self._stop.set()
         self._dirty.set()
-        self._listen.close()
+        self.close_streams()
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
@@ -222,6 +230,8 @@ class ChangeFeed:
         """``subscriptions/listen`` (2026-07-28): the watcher runs before the stream is
         acknowledged, so no change after the acknowledgement goes unseen."""
         await anyio.to_thread.run_sync(self.start_watching)
+        if self._closing:  # no await from here until the stream is registered to be closed
+            raise MCPError(code=types.INTERNAL_ERROR, message="the server is stopping")
         wanted = params.notifications.resource_subscriptions if params.notifications is not None else None
         if wanted:
             # acknowledge only what this server serves (a group server: no MEMORY.md), as

@@ -60,7 +60,9 @@ def app_for(server: Any, *, token: str, host: str, allow_hosts: tuple[str, ...] 
 
 
 def serve_http(agent: AgentLike, server: Any, *, host: str, port: int, allow_hosts: tuple[str, ...],
-               say: Callable[[str], None]) -> None:
+               say: Callable[[str], None], stopping: Callable[[], None] | None = None) -> None:
+    """Serve until stopped. ``stopping``: called on the event loop as the server starts to
+    stop, before uvicorn waits for the connections to close."""
     import uvicorn
 
     try:
@@ -78,8 +80,27 @@ def serve_http(agent: AgentLike, server: Any, *, host: str, port: int, allow_hos
     # uvicorn stops on SIGTERM, then raises it again under the handler it found: make that
     # an exit, so the token file is removed (a default SIGTERM would skip the cleanup)
     previous = signal.signal(signal.SIGTERM, _exit_on_term)
+
+    class Stopping(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # uvicorn waits for every connection to close before the lifespan ends, where
+            # the listen streams were closed; a listen stream closes only when the server
+            # closes it, so a listening client kept the server from ever stopping: `serve`
+            # closes them here
+            say("stopping: closing the clients' listen streams, finishing the calls under way "
+                "(Ctrl-C again to quit at once)")
+            if stopping is not None:
+                stopping()
+            await super().shutdown(sockets)
+
+    runner = Stopping(uvicorn.Config(app, host=host, port=port, log_level="warning", **fast_parts()))
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", **fast_parts())
+        try:
+            runner.run()
+        except KeyboardInterrupt:  # Ctrl-C, raised again once uvicorn has stopped (as uvicorn.run)
+            pass
+        if not runner.started:
+            raise SystemExit(3)  # as uvicorn.run: it said why on stderr
     finally:
         signal.signal(signal.SIGTERM, previous)
         path.unlink(missing_ok=True)

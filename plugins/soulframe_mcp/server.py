@@ -388,7 +388,8 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
             return
         from .http import serve_http
 
-        serve_http(agent, server, host=host, port=port, allow_hosts=allow_hosts, say=_say)
+        serve_http(agent, server, host=host, port=port, allow_hosts=allow_hosts, say=_say,
+                   stopping=feed.close_streams)
     finally:
         if syncer is not None:
             syncer.stop()

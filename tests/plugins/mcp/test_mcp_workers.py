@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 from conftest import run_cli
-from mcp_servers import MEMORY_NOTE, client, http_server, make_workspace, text_of
+from mcp_servers import MEMORY_NOTE, client, http_server, make_workspace, text_of, token_file
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -192,3 +192,30 @@ def test_serve_http_runs_calls_in_workers_by_default(served_workspace: Path) -> 
     said = server.proc.stderr.read()
     assert f"tool calls run in up to {auto_workers()} worker processes" in said
     assert "(--workers 0: in this process)" in said
+
+
+def test_sigterm_stops_a_server_while_a_client_listens(served_workspace: Path) -> None:
+    """A host that listens for changes (a subscriptions/listen stream, the 2026-07-28 way to
+    get notifications over HTTP) holds its stream open as long as the server runs: SIGTERM
+    must end it, not wait for it, or a supervisor's stop only ever ends in SIGKILL with the
+    token file and the workers left behind."""
+    with http_server(served_workspace, "--workers", "1") as server:
+        where = token_file(served_workspace, server.port)
+
+        async def main() -> None:
+            async with client(server, "2026-07-28") as c:
+                await c.call_tool("memory_search", {"query": "warm"})  # a worker is up
+                workers = workers_of(server.proc.pid)
+                assert workers
+                async with c.listen(resources_list_changed=True) as sub:
+                    server.proc.terminate()
+                    with anyio.fail_after(30):  # the stream is closed by the server, not dropped
+                        assert [event async for event in sub] == []
+            stopped = await anyio.to_thread.run_sync(lambda: server.proc.wait(timeout=30))
+            assert stopped == 0
+            assert not any(alive(p) for p in workers)
+
+        anyio.run(main)
+        assert not where.exists()
+        said = server.proc.stderr.read()
+        assert "stopping" in said and "Traceback" not in said, said
