@@ -193,7 +193,7 @@ class ChangeFeed:
                 log.warning("comparing resources failed: %s: %s", type(exc).__name__, exc)
 
     def _take(self) -> Snapshot:
-        return {s.uri: (s.size, s.mtime_ns) for s in self.view.served()}
+        return {s.uri: s.signature for s in self.view.served()}
 
     def _compare(self) -> None:
         now = self._take()

@@ -11,6 +11,10 @@ memory file with more than one hard link is not served to such a session either:
 name may be anywhere on the disk, so nothing says the file is meant to be public. The check
 is made again on the open file when it is read, so a file swapped between the listing and
 the read is judged as what is read.
+
+A context file is the one the session's prompt shows: for a server started with ``--user``
+(and in managed mode), the copy the prompt takes from the store, in place of the workspace's
+file of that name (:meth:`ResourceView._own`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from soulframe import PathEscapeError, Session
 from soulframe.memorykit import CURATED
 
 if TYPE_CHECKING:
-    from soulframe import AgentLike
+    from soulframe import AgentLike, ContextFile
     from soulframe.memorykit import MemoryFile
 
 CONTEXT_PREFIX = "soulframe://workspace/"
@@ -55,10 +59,20 @@ class Served:
     rel: str  # workspace-relative path as named
     kind: str  # "context" or "memory"
     size: int
-    mtime_ns: int
+    #: None for a copy kept in the store, which records no modification time
+    mtime_ns: int | None
+    #: the content of a copy kept in the store (None: a file, read when asked for)
+    text: str | None = None
 
     @property
-    def last_modified(self) -> str:
+    def signature(self) -> tuple[int, int]:
+        """What changes when the resource does (for the change notifications)."""
+        return (self.size, self.mtime_ns if self.mtime_ns is not None else hash(self.text))
+
+    @property
+    def last_modified(self) -> str | None:
+        if self.mtime_ns is None:
+            return None
         when = _dt.datetime.fromtimestamp(self.mtime_ns / 1e9, tz=_dt.UTC)
         return when.isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -80,11 +94,37 @@ class ResourceView:
         self.owner = sees_owner_memory(agent, session)
 
     def _visible(self, name: str) -> bool:
+        """Whether the session may see the workspace's file ``name``."""
         from soulframe.kit import visible_in_session
 
         if name in PRIVATE_ROOT and not self.owner:
             return False
         return visible_in_session(name, self.session, self.agent.config)
+
+    def _own(self) -> dict[str, ContextFile]:
+        """The context files this session's prompt takes from elsewhere than the workspace
+        on disk (a user's own copies, kept in the store; in managed mode the agent's files
+        in its database), by name. Each is served in place of the workspace's file of that
+        name, as the prompt shows it; an empty one hides it (a user who finished
+        BOOTSTRAP.md). Without them a --user server served the workspace's SOUL.md while
+        its prompt showed the user's own, and not the user's own USER.md at all."""
+        from soulframe.memorykit import effective_user, is_managed
+
+        if not effective_user(self.agent, self.session.user_id) and not is_managed(self.agent):
+            return {}  # the owner's standalone agent: every context file is the workspace's
+        from soulframe.kit import load_merged
+
+        return {f.name: f for f in load_merged(self.agent, self.session)
+                if f.name in CONTEXT_FILES and f.source != "workspace" and f.kind == "file"}
+
+    def _shows(self, f: ContextFile) -> bool:
+        """The session filter, as the prompt applies it to ``f``: the owner's USER.md and
+        MEMORY.md only to the owner, whatever their source; a user's own copies to that user."""
+        from soulframe.kit import visible_in_session
+
+        if f.name in PRIVATE_ROOT and not self.owner and f.scope != "user":
+            return False
+        return visible_in_session(f.name, self.session, self.agent.config)
 
     # ------------------------------------------------------------------ judging files
 
@@ -124,10 +164,15 @@ class ResourceView:
         """Everything this session may list: context files first, then memory files."""
         files = self._memory_files() if self._memory_on() else []
         hidden = self._hidden(files)
-        return [*self._context(hidden), *self._memory(hidden, files)]
+        return [*self._context(hidden, self._own()), *self._memory(hidden, files)]
 
-    def _context(self, hidden: set[Identity]) -> Iterable[Served]:
+    def _context(self, hidden: set[Identity], own: dict[str, ContextFile]) -> Iterable[Served]:
         for name in CONTEXT_FILES:
+            if name in own:  # never the workspace's file under this name: the prompt shows this one
+                f = own[name]
+                if f.content.strip() and self._shows(f):
+                    yield Served(CONTEXT_PREFIX + name, name, "context", len(f.content.encode()), None, f.content)
+                continue
             if not self._visible(name):
                 continue
             st = self._stat(name)
@@ -158,8 +203,8 @@ class ResourceView:
         hidden = self._hidden() if hidden is None else hidden
         if uri.startswith(CONTEXT_PREFIX):
             name = uri[len(CONTEXT_PREFIX):]
-            if name in CONTEXT_FILES and self._visible(name):
-                for s in self._context(hidden):
+            if name in CONTEXT_FILES:
+                for s in self._context(hidden, self._own()):
                     if s.rel == name:
                         return s
         elif uri.startswith(MEMORY_PREFIX) and self._memory_on():
@@ -193,16 +238,10 @@ class ResourceView:
         link to a private file after :meth:`find` is refused, not read."""
         hidden = self._hidden()
         served = self.find(uri, hidden)
-        path = self.agent.workspace.resolve(served.rel)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
-        try:
-            st = os.fstat(fd)
-            if not self._allowed(st, hidden, memory=served.kind == "memory"):
-                raise NotServed(f"{uri}: not a served resource; resources/list shows what is available")
-            with os.fdopen(os.dup(fd), "rb") as fh:
-                data = fh.read(MAX_READ_BYTES + 1)
-        finally:
-            os.close(fd)
+        if served.text is not None:  # a copy in the store, judged as the prompt shows it
+            data = served.text.encode()[:MAX_READ_BYTES + 1]
+        else:
+            data = self._read_file(uri, served, hidden)
         text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
         if len(data) > MAX_READ_BYTES:
             text += f"\n[… cut at {MAX_READ_BYTES:,} bytes; read the rest with memory_get]\n"
@@ -215,6 +254,18 @@ class ResourceView:
 
         # on its way to a model: secrets masked unless memory.mask_secrets = false
         return served, mask_for_model(text, self.agent.config)
+
+    def _read_file(self, uri: str, served: Served, hidden: set[Identity]) -> bytes:
+        path = self.agent.workspace.resolve(served.rel)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            st = os.fstat(fd)
+            if not self._allowed(st, hidden, memory=served.kind == "memory"):
+                raise NotServed(f"{uri}: not a served resource; resources/list shows what is available")
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                return fh.read(MAX_READ_BYTES + 1)
+        finally:
+            os.close(fd)
 
 
 def _identity(path: Path) -> Identity | None:

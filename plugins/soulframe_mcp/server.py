@@ -176,7 +176,8 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
                 name=s.rel, uri=s.uri, mime_type="text/markdown", size=s.size,
                 description=(f"{s.rel}, a context file of the workspace" if s.kind == "context"
                              else f"{s.rel}, a memory file"),
-                annotations=types.Annotations(last_modified=s.last_modified),
+                # a user's copy in the store has no modification time to give
+                annotations=types.Annotations(last_modified=s.last_modified) if s.last_modified else None,
             ) for s in page],
             next_cursor=str(start + PAGE) if start + PAGE < len(served) else None,
         )

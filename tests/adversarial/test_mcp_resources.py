@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp_servers import REVISIONS, client, http_server, make_workspace, stdio_params
+from mcp_servers import MEMORY_NOTE, REVISIONS, client, http_server, make_workspace, stdio_params
 from soulframe._engine.agent import Agent
 from soulframe._engine.config import load_config
 from soulframe._engine.model import Session
@@ -110,11 +110,13 @@ def linked_workspace(workspace: Path) -> list[str]:
     ]
 
 
-async def _attack(c: Client, adversary, tries: list[str], what: str) -> None:
+async def _attack(c: Client, adversary, tries: list[str], what: str, own: frozenset[str] = frozenset()) -> None:
+    """``own``: URIs the session may list as its user's own copy (read below like the rest:
+    none may hold the owner's text)."""
     listed = [r for r in (await c.list_resources()).resources]
     with adversary.attempt(f"{what}: list resources") as a:
         names = {str(r.uri) for r in listed}
-        a.leaked(bool(names & {"memory://MEMORY.md", f"{CONTEXT}MEMORY.md", f"{CONTEXT}USER.md"}))
+        a.leaked(bool(names & ({"memory://MEMORY.md", f"{CONTEXT}MEMORY.md", f"{CONTEXT}USER.md"} - own)))
     for r in listed:  # whatever is listed reaches no private file
         with adversary.attempt(f"{what}: read listed {r.uri}") as a:
             text = (await c.read_resource(str(r.uri))).contents[0].text
@@ -181,7 +183,8 @@ def test_a_server_for_another_user_serves_none_of_the_owners_memory(workspace: P
 
     async def main() -> None:
         async with client(stdio_params(workspace, "--user", "bob"), "2026-07-28") as c:
-            await _attack(c, adversary, tries, "main server for user bob")
+            # bob's prompt shows his own USER.md (a copy of the template), never the owner's
+            await _attack(c, adversary, tries, "main server for user bob", own=frozenset({f"{CONTEXT}USER.md"}))
 
     anyio.run(main)
 
@@ -202,3 +205,52 @@ def test_a_group_server_acknowledges_no_subscription_to_private_files(workspace:
             assert honored == {"memory://memory/2026-01-02.md"}
 
     anyio.run(main)
+
+
+def test_a_user_servers_context_files_are_the_ones_its_prompt_shows(workspace: Path, adversary) -> None:
+    """`serve --user bob` shows bob his own SOUL.md and USER.md in the prompt and through
+    context_read: its resources are those files too, not the workspace's (a host attaching
+    soulframe://workspace/SOUL.md would hand the model another persona), and no other user
+    or the owner is shown bob's, nor bob the owner's."""
+    ws = make_workspace(workspace)
+    bob_soul, bob_user = "BOB-SOUL-3e1d", "BOB-USER-77aa"
+
+    async def as_bob() -> None:
+        async with client(stdio_params(ws, "--user", "bob"), "2026-07-28") as c:
+            for name, text in (("SOUL.md", f"# SOUL.md\n{bob_soul}\n"), ("USER.md", f"# USER.md\n{bob_user}\n")):
+                wrote = await c.call_tool("context_write", {"name": name, "content": text})
+                assert wrote.structured_content["scope"] == "user", wrote.structured_content
+            prompt = (await c.get_prompt("system_prompt", {})).messages[0].content.text
+            assert bob_soul in prompt and bob_user in prompt
+            listed = {str(r.uri): r for r in (await c.list_resources()).resources}
+            assert {f"{CONTEXT}SOUL.md", f"{CONTEXT}USER.md"} <= set(listed)
+            assert f"{CONTEXT}MEMORY.md" not in listed and "memory://MEMORY.md" not in listed
+            for name, mine in (("SOUL.md", bob_soul), ("USER.md", bob_user)):
+                got = (await c.read_resource(f"{CONTEXT}{name}")).contents[0].text
+                assert mine in got, (name, got)
+                assert listed[f"{CONTEXT}{name}"].size == len(got.encode())
+                with adversary.attempt(f"bob reads {name} as a resource") as a:
+                    a.leaked("Be warm, brief and exact." in got or "12 Private Lane" in got)
+            with adversary.attempt("bob reads the owner's MEMORY.md as a resource") as a:
+                try:
+                    got = await c.read_resource(f"{CONTEXT}MEMORY.md")
+                except Exception as exc:
+                    a.refused("not a served resource" in str(exc))
+                else:
+                    a.leaked(MEMORY_NOTE in got.contents[0].text)
+
+    async def as_others() -> None:
+        for extra, soul in ((("--user", "carol"), "Be warm, brief and exact."), ((), "Be warm, brief and exact.")):
+            async with client(stdio_params(ws, *extra), "2026-07-28") as c:
+                for name in ("SOUL.md", "USER.md"):
+                    try:
+                        got = (await c.read_resource(f"{CONTEXT}{name}")).contents[0].text
+                    except Exception as exc:
+                        assert "not a served resource" in str(exc)
+                        continue
+                    with adversary.attempt(f"{extra or 'the owner'} reads {name}: bob's copy?") as a:
+                        a.leaked(bob_soul in got or bob_user in got)
+                assert soul in (await c.read_resource(f"{CONTEXT}SOUL.md")).contents[0].text
+
+    anyio.run(as_bob)
+    anyio.run(as_others)
