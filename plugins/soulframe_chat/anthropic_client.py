@@ -17,7 +17,7 @@ from soulframe.kit import (
 
 from .errors import ChatModelError
 from .settings import ModelSettings
-from .transport import post
+from .transport import post, usage_counts
 
 #: the Messages API requires max_tokens; this is used when [model] max_tokens is not set
 DEFAULT_MAX_TOKENS = 4096
@@ -82,10 +82,12 @@ def wire_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict
     return "\n\n".join(system_parts), out
 
 
-def parse_reply(data: Mapping[str, Any]) -> ChatReply:
+def parse_reply(data: Mapping[str, Any], what: str = "anthropic model") -> ChatReply:
+    """A Messages API response body -> :class:`ChatReply`; a body that is not one is a
+    :class:`ChatModelError` (see :func:`.openai_client.parse_reply`)."""
     content = data.get("content")
     if not isinstance(content, list):
-        raise ChatModelError("anthropic model: the reply has no content list")
+        raise ChatModelError(f"{what}: the reply has no content list")
     texts: list[str] = []
     calls: list[ToolCall] = []
     for n, block in enumerate(content):
@@ -101,8 +103,7 @@ def parse_reply(data: Mapping[str, Any]) -> ChatReply:
                     arguments=parse_arguments(block.get("input")),
                 )
             )
-    usage = data.get("usage") or {}
-    counts = {k: int(v) for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
+    counts = usage_counts(data.get("usage"))
     if "input_tokens" in counts and "output_tokens" in counts:
         counts["total_tokens"] = counts["input_tokens"] + counts["output_tokens"]
     return ChatReply(
@@ -168,4 +169,4 @@ class AnthropicChatModel:
         )
         if data.get("type") == "error":
             raise ChatModelError(f"anthropic model {self.model_id}: {data.get('error')}")
-        return parse_reply(data)
+        return parse_reply(data, what=f"anthropic model {self.model_id}")

@@ -18,7 +18,7 @@ from soulframe.kit import (
 
 from .errors import ChatModelError
 from .settings import ModelSettings
-from .transport import post
+from .transport import post, usage_counts
 
 
 def tool_schema(tool: ToolSpec) -> dict[str, Any]:
@@ -65,16 +65,29 @@ def wire_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
-def parse_reply(data: Mapping[str, Any]) -> ChatReply:
-    """A chat-completions response body -> :class:`ChatReply`."""
+def parse_reply(data: Mapping[str, Any], what: str = "chat model") -> ChatReply:
+    """A chat-completions response body -> :class:`ChatReply`. A body that is not one (a proxy's,
+    a half-compatible server's) is a :class:`ChatModelError` saying what is wrong with it: the
+    routines catch that class alone, so anything else would crash a cron job or a host."""
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise ChatModelError("chat model: the reply has no choices")
+        raise ChatModelError(f"{what}: the reply has no choices")
     choice = choices[0]
-    message = choice.get("message") or {}
+    message = choice.get("message")
+    if not isinstance(message, Mapping):
+        raise ChatModelError(
+            f"{what}: the reply's message is {_kind(message)}, not an object with content"
+        )
+    items = message.get("tool_calls") or []
+    if not isinstance(items, list):
+        raise ChatModelError(f"{what}: the reply's tool_calls is {_kind(items)}, not a list")
     calls = []
-    for n, item in enumerate(message.get("tool_calls") or ()):
-        fn = item.get("function") or {}
+    for n, item in enumerate(items):
+        fn = item.get("function") if isinstance(item, Mapping) else None
+        if not isinstance(fn, Mapping):
+            raise ChatModelError(
+                f"{what}: tool call {n + 1} of the reply is not an object with a function"
+            )
         calls.append(
             ToolCall(
                 id=str(item.get("id") or f"call_{n}"),
@@ -82,15 +95,16 @@ def parse_reply(data: Mapping[str, Any]) -> ChatReply:
                 arguments=parse_arguments(fn.get("arguments")),
             )
         )
-    usage = data.get("usage") or {}
     return ChatReply(
         text=text_of(message.get("content")),
         tool_calls=tuple(calls),
         finish_reason=choice.get("finish_reason"),
-        usage={
-            k: int(v) for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)
-        },
+        usage=usage_counts(data.get("usage")),
     )
+
+
+def _kind(value: object) -> str:
+    return "missing" if value is None else f"a {type(value).__name__}"
 
 
 class OpenAIChatModel:
@@ -139,4 +153,4 @@ class OpenAIChatModel:
             what=f"{self.name} model {self.model_id}",
             timeout=timeout,
         )
-        return parse_reply(data)
+        return parse_reply(data, what=f"{self.name} model {self.model_id}")

@@ -1,6 +1,7 @@
 """How the chat clients call their API: :func:`soulframe.kit.post_json` with the model's
 settings — its timeout as the budget of the whole call (retries and waits included), its
-retries, its key scrubbed from every message — raising :class:`ChatModelError`."""
+retries, its key scrubbed from every message — raising :class:`ChatModelError`; and what
+both clients read alike from a reply."""
 
 from __future__ import annotations
 
@@ -37,3 +38,11 @@ def post(
         key_source=settings.key_source,
         hints={404: "check [model] base_url and [model] name"},
     )
+
+
+def usage_counts(usage: object) -> dict[str, int]:
+    """The token counts of a reply's ``usage``. They only feed the log of calls, so a malformed
+    one is dropped rather than failing an answer that is otherwise fine."""
+    if not isinstance(usage, Mapping):
+        return {}
+    return {k: int(v) for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}

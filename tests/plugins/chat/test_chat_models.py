@@ -218,6 +218,40 @@ def test_a_reply_that_is_not_json_is_a_clear_error():
             model_for(srv, "openai").chat([m.user("hi")])
 
 
+@pytest.mark.parametrize(
+    "api, body, why",
+    [
+        ("openai", b'{"choices":[{"message":"hi"}]}', "message is a str, not an object"),
+        ("openai", b'{"choices":[{"finish_reason":"stop"}]}', "message is missing"),
+        ("openai", b'{"choices":[{"message":{"tool_calls":"x"}}]}', "tool_calls is a str"),
+        ("openai", b'{"choices":[{"message":{"tool_calls":["x"]}}]}', "tool call 1 of the reply"),
+        ("openai", b'{"choices":[{"message":{"tool_calls":[{"id":"c"}]}}]}', "tool call 1"),
+        ("anthropic", b'{"type":"message","content":"hi"}', "no content list"),
+    ],
+)
+def test_a_malformed_reply_is_a_chat_model_error_saying_what_is_wrong(api, body, why):
+    """The routines catch ChatModelError alone: anything else from a 200 reply a proxy or a
+    half-compatible server mangled crashes a cron heartbeat or a host's compaction."""
+    with FakeLLMServer([Reply(raw_body=body)]) as srv:
+        with pytest.raises(ChatModelError) as info:
+            model_for(srv, api).chat([m.user("hi")])
+    assert why in str(info.value)
+    assert ("gpt-test" if api == "openai" else "claude-test") in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "api, body",
+    [
+        ("openai", b'{"choices":[{"message":{"content":"fine"}}],"usage":[1]}'),
+        ("anthropic", b'{"content":[{"type":"text","text":"fine"}],"usage":"n/a"}'),
+    ],
+)
+def test_a_malformed_usage_does_not_cost_the_answer(api, body):
+    with FakeLLMServer([Reply(raw_body=body)]) as srv:
+        reply = model_for(srv, api).chat([m.user("hi")])
+    assert reply.text == "fine" and reply.usage == {}
+
+
 def test_invalid_tool_arguments_are_kept_for_the_loop_to_report():
     from soulframe_chat.openai_client import parse_reply
 

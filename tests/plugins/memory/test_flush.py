@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.llm_server import FakeLLMServer, call, calls, fail, say
+from fakes.llm_server import FakeLLMServer, Reply, call, calls, fail, say
 from hypothesis import given
 from hypothesis import strategies as st
 from soulframe._engine.config import load_config
@@ -366,6 +366,15 @@ def test_no_model_configured_is_a_warning_not_a_crash(workspace, tmp_path):
     )
     with pytest.warns(UserWarning, match="no chat model configured"):
         Agent(config).before_compaction(Session.main(), usage(500_000))
+
+
+def test_a_malformed_reply_is_a_warning_in_the_host_and_closes_the_cycle(workspace, tmp_path):
+    with FakeLLMServer(responder=lambda r: Reply(raw_body=b'{"choices":[{"message":"hi"}]}')) as srv:
+        agent = make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv))
+        with pytest.warns(UserWarning, match="message is a str"):
+            agent.before_compaction(Session.main(), usage(90_000))
+        agent.before_compaction(Session.main(), usage(91_000))  # the same cycle: no second call
+    assert len(srv.requests) == 1
 
 
 def test_a_flush_of_one_session_does_not_hold_up_another(workspace, tmp_path):

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes.llm_server import FakeLLMServer, fail, say
+from fakes.llm_server import FakeLLMServer, Reply, fail, say
 from soulframe import Agent, Session
 from soulframe._engine.config import load_config
 from soulframe._engine.memory.provenance import strip as unmarked
@@ -152,6 +152,8 @@ def write_config(workspace: Path, srv: FakeLLMServer) -> None:
         (say("HEARTBEAT_OK"), 0, "HEARTBEAT_OK"),
         (say("Disk is 95% full."), 1, "ATTENTION: Disk is 95% full."),
         (fail(500, "boom"), 2, "Error: "),
+        # a 200 the client cannot read is a model that could not be called, not "attention"
+        (Reply(raw_body=b'{"choices":[{"message":"hi"}]}'), 2, "Error: "),
     ],
 )
 def test_cli_exit_codes(workspace, cli, reply, code, line):
