@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .model import ChatModel, ChatReply, ToolSpec
+from .model import ChatModel, ChatReply, SoulframeError, ToolSpec
 
 if TYPE_CHECKING:
     from .model import AgentLike
@@ -32,14 +32,20 @@ def log_path(agent: AgentLike) -> Path:
 
 
 class LoggedChatModel:
-    """A chat model whose every call is logged; otherwise the model it wraps."""
+    """A chat model whose every call is logged; otherwise the model it wraps, held to the
+    contract the routines rely on: a failure is an ``error`` (the core's ``ChatModelError``,
+    which :func:`~soulframe._engine.toolloop.chat_model_for` owns and passes in), an answer a
+    :class:`ChatReply`. ``plugin`` names the plugin that registered the model, for errors."""
 
-    def __init__(self, model: ChatModel, agent: AgentLike, purpose: str) -> None:
+    def __init__(self, model: ChatModel, agent: AgentLike, purpose: str, plugin: str = "",
+                 error: type[SoulframeError] = SoulframeError) -> None:
         self.inner = model
         self.name = model.name
         self.model_id = model.model_id
         self._agent = agent
         self._purpose = purpose
+        self._plugin = plugin
+        self._error = error
 
     def __getattr__(self, attr: str) -> Any:  # a client's own extras (max_tokens, ...)
         return getattr(self.inner, attr)
@@ -49,11 +55,29 @@ class LoggedChatModel:
         started = time.monotonic()
         try:
             reply = self.inner.chat(messages, tools=tools, timeout=timeout)
-        except Exception as exc:
+        except self._error as exc:
             self._record(started, None, exc)
             raise
+        except Exception as exc:
+            # the routines catch ChatModelError alone, as every client promises to raise: a
+            # third-party client letting out anything else would end a cron heartbeat or a
+            # host's compaction with a traceback, so it becomes one error naming the plugin
+            error = self._broken(f"failed: {type(exc).__name__}: {exc}")
+            self._record(started, None, error)
+            raise error from exc
+        if not isinstance(reply, ChatReply):
+            error = self._broken(f"returned a {type(reply).__name__}, not a ChatReply")
+            self._record(started, None, error)
+            raise error
         self._record(started, reply, None)
         return reply
+
+    def _broken(self, what: str) -> Exception:
+        from .logs import mask_secrets
+
+        return self._error(
+            mask_secrets(f"chat model {self.name!r} (plugin {self._plugin or '?'}) {what}")
+        )
 
     def _record(self, started: float, reply: ChatReply | None, error: BaseException | None) -> None:
         config = self._agent.config

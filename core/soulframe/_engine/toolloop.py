@@ -155,7 +155,9 @@ def chat_model_for(agent: AgentLike, purpose: str = "") -> ChatModel:
             "no chat model configured: set [model] provider (openai, openai-compatible, "
             "anthropic, ...) and [model] name in soulframe.toml"
         )
-    model = agent.select(CHAT_MODELS).factory(agent)
+    chosen = agent.select(CHAT_MODELS)
     from .calllog import LoggedChatModel
 
-    return LoggedChatModel(model, agent, purpose or "other")
+    return LoggedChatModel(
+        chosen.factory(agent), agent, purpose or "other", chosen.plugin, ChatModelError
+    )

@@ -128,6 +128,48 @@ def test_a_model_error_fails_and_keeps_the_key_out(workspace):
     assert not (workspace / "memory" / "2026-03-01.md").exists()
 
 
+class BrokenModel:
+    """A third-party client that breaks the contract: no ChatModelError, no ChatReply."""
+
+    name = "flaky"
+    model_id = "flaky-1"
+
+    def __init__(self, outcome: object) -> None:
+        self.outcome = outcome
+
+    def chat(self, messages, *, tools=(), timeout=None):
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+
+@pytest.mark.parametrize(
+    "outcome, says",
+    [
+        (RuntimeError("connection pool exhausted"), "failed: RuntimeError: connection pool exhausted"),
+        ("HEARTBEAT_OK", "returned a str, not a ChatReply"),
+    ],
+)
+def test_a_third_party_model_that_breaks_the_contract_is_an_error_naming_its_plugin(
+    workspace, outcome, says
+):
+    from soulframe import Registration, hookimpl
+    from soulframe.testing import make_agent
+
+    class FlakyPlugin:
+        __name__ = "soulframe_flaky"
+
+        @hookimpl
+        def register_chat_models(self):
+            return [Registration("flaky", lambda agent: BrokenModel(outcome))]
+
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
+    agent = make_agent(workspace, seed=False, plugins=[FlakyPlugin()], **{"model.provider": "flaky"})
+    result = run_heartbeat(agent, now=NOW)
+    assert result.status == "error" and result.exit_code == 2
+    assert result.error == f"chat model 'flaky' (plugin soulframe_flaky) {says}"
+
+
 def test_nothing_to_do_makes_no_model_call(workspace):
     (workspace / "HEARTBEAT.md").write_text("# HEARTBEAT.md\n\n## Tasks\n- \n")
     with FakeLLMServer([say("HEARTBEAT_OK")]) as srv:
