@@ -45,6 +45,8 @@ class Reply:
     error_message: str = ""
     #: a raw body to send instead of a well-formed reply (to test malformed replies)
     raw_body: bytes | None = None
+    #: seconds between the body's bytes (a stalled proxy sending a byte now and then)
+    trickle: float = 0.0
 
 
 def say(text: str, *, delay: float = 0.0) -> Reply:
@@ -205,7 +207,7 @@ class FakeLLMServer:
         payload = (
             self._anthropic(reply, model) if api == "anthropic" else self._openai(reply, model)
         )
-        self._send(handler, 200, payload, reply.headers)
+        self._send(handler, 200, payload, reply.headers, reply.trickle)
 
     def _check(self, request: RecordedRequest) -> tuple[int, str] | None:
         """Validate what a real API would reject: auth, the version header, the body."""
@@ -296,13 +298,23 @@ class FakeLLMServer:
 
     @staticmethod
     def _send(
-        handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: Mapping[str, str] = {}
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        payload: Any,
+        headers: Mapping[str, str] = {},
+        trickle: float = 0.0,
     ) -> None:
-        FakeLLMServer._send_raw(handler, status, json.dumps(payload).encode("utf-8"), headers)
+        FakeLLMServer._send_raw(
+            handler, status, json.dumps(payload).encode("utf-8"), headers, trickle
+        )
 
     @staticmethod
     def _send_raw(
-        handler: BaseHTTPRequestHandler, status: int, data: bytes, headers: Mapping[str, str] = {}
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        data: bytes,
+        headers: Mapping[str, str] = {},
+        trickle: float = 0.0,
     ) -> None:
         try:
             handler.send_response(status)
@@ -311,6 +323,11 @@ class FakeLLMServer:
             for name, value in headers.items():
                 handler.send_header(name, value)
             handler.end_headers()
-            handler.wfile.write(data)
+            if not trickle:
+                handler.wfile.write(data)
+            for i in range(len(data) if trickle else 0):
+                handler.wfile.write(data[i : i + 1])
+                handler.wfile.flush()
+                time.sleep(trickle)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test): nothing to do

@@ -55,6 +55,11 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
 #: how much of an error body goes into an exception message
 ERROR_BODY_CHARS = 500
+#: the largest reply read: far above a chat reply or a batch of embeddings; more is a
+#: misdirected download or a runaway server, which would fill the memory before the deadline
+MAX_BODY_BYTES = 256 * 1024 * 1024
+#: how much of an error body is read (its message is cut at ERROR_BODY_CHARS anyway)
+MAX_ERROR_BODY_BYTES = 64 * 1024
 
 
 class Secret:
@@ -266,6 +271,7 @@ def post_json(
     hints: Mapping[int, str] | None = None,
     user_agent: str = "soulframe",
     sleep: Callable[[float], None] = time.sleep,
+    max_bytes: int = MAX_BODY_BYTES,
 ) -> dict[str, Any]:
     """POST ``payload`` as JSON to ``url`` and return the decoded JSON object.
 
@@ -277,6 +283,7 @@ def post_json(
     :param secrets: scrubbed from every message (see :func:`redact`).
     :param key_source: where the key came from ("$OPENAI_API_KEY"), for a 401/403 message.
     :param hints: advice added to the message for a status (``{404: "check base_url"}``).
+    :param max_bytes: the largest reply body accepted; a larger one is an error.
     """
     import http.client
     import urllib.error
@@ -321,9 +328,10 @@ def post_json(
         tries = f" after {attempt + 1} attempts" if attempt else ""
         wait: float | None = None
         timed_out = False
+        until = time.monotonic() + per_try
         try:
             with opener.open(request, timeout=per_try) as response:
-                raw: bytes = response.read()
+                raw = _read_body(response, until, max_bytes)
                 status = response.status
         except urllib.error.HTTPError as exc:
             status = exc.code
@@ -341,7 +349,9 @@ def post_json(
                 shown_url = redact_endpoint(redact(url, *masked))
                 continue
             try:
-                detail = redact(error_detail(exc.read() or b""), *masked)
+                detail = redact(
+                    error_detail(_read_body(exc, until, MAX_ERROR_BODY_BYTES)), *masked
+                )
             except (OSError, http.client.HTTPException):
                 detail = ""
             retryable = status in retry_statuses
@@ -389,6 +399,11 @@ def post_json(
                 "%s: connection to %s failed (%s), retrying", what, shown_url, type(exc).__name__
             )
         else:
+            if len(raw) > max_bytes:
+                raise fail(
+                    f"{what}: the reply from {url} is larger than {max_bytes:,} bytes",
+                    status=status,
+                )
             return _json_object(raw, url, what, status, fail, masked)
         if timed_out:
             if deadline is not None and per_try < timeout:
@@ -408,6 +423,25 @@ def post_json(
         if deadline is not None and time.monotonic() + wait >= deadline:
             raise fail(f"{what}: timed out after {total_timeout:g}s ({why} {wait:.1f}s)", timeout=True)
         sleep(wait)
+
+
+def _read_body(response: Any, until: float, limit: int) -> bytes:
+    """The body of ``response``, up to ``limit`` bytes and one more (so the caller sees it is
+    too large), a chunk at a time. The socket's timeout bounds each read alone, so a server
+    sending a byte every tenth of a second would hold the call far past its budget: the clock
+    is checked between chunks, and running out raises :class:`TimeoutError` as a stalled read
+    does. A server that stalls completely still holds one read's timeout at most."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk: bytes = response.read1(min(65536, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if time.monotonic() >= until:
+            raise TimeoutError("the reply was still arriving when the time ran out")
+    return b"".join(chunks)
 
 
 def _no_redirects() -> Any:

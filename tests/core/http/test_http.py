@@ -48,6 +48,8 @@ class Step:
     delay: float = 0.0
     #: close the connection without answering, as a crashed proxy does
     drop: bool = False
+    #: seconds between the body's bytes, as a stalled server sending keep-alive bytes does
+    trickle: float = 0.0
 
 
 @attrs.frozen
@@ -90,7 +92,12 @@ class ScriptServer:
                     for name, value in step.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(body)
+                    if not step.trickle:
+                        self.wfile.write(body)
+                    for i in range(len(body) if step.trickle else 0):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(step.trickle)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting: that is what the test is about
 
@@ -304,6 +311,30 @@ def test_a_slow_reply_times_out_at_the_deadline(serve: Any) -> None:
         post_json(srv.url, {}, timeout=0.3, total_timeout=0.3)
     assert info.value.timeout and time.monotonic() - started < 1.2
     assert len(srv.requests) == 1
+
+
+def test_a_reply_sent_slowly_times_out_at_the_deadline(serve: Any) -> None:
+    # every byte comes within the socket's timeout, but the whole reply would take 30 s
+    srv = serve(Step(body={"text": "x" * 290}, trickle=0.1))
+    started = time.monotonic()
+    with pytest.raises(RequestError, match=r"timed out after 1s waiting for http://127") as info:
+        post_json(srv.url, {}, timeout=1, total_timeout=1)
+    assert info.value.timeout and time.monotonic() - started < 10
+    assert len(srv.requests) == 1
+
+
+def test_a_slow_error_body_does_not_hold_the_call_either(serve: Any) -> None:
+    srv = serve(Step(500, {"error": {"message": "x" * 290}}, trickle=0.1))
+    started = time.monotonic()
+    with pytest.raises(RequestError, match="HTTP 500"):
+        post_json(srv.url, {}, timeout=1, total_timeout=1, retry=RetryPolicy(max_retries=0))
+    assert time.monotonic() - started < 10
+
+
+def test_a_reply_larger_than_the_limit_is_an_error(serve: Any) -> None:
+    srv = serve(Step(body={"data": "x" * 5000}))
+    with pytest.raises(RequestError, match="larger than 1,000 bytes"):
+        post_json(srv.url, {}, what="test API", max_bytes=1000)
 
 
 def test_a_retry_after_past_the_deadline_gives_up_at_once(serve: Any) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -211,6 +212,18 @@ def test_cli_exit_codes(workspace, cli, reply, code, line):
     logged = "".join(p.read_text() for p in logs)
     # only runs the model answered are logged; a failure would fill the log on every cron run
     assert ("heartbeat:" in logged) == (code != 2)
+
+
+def test_cli_timeout_is_the_budget_of_a_reply_sent_slowly(workspace, cli):
+    """--timeout is the call's whole budget: a proxy sending a byte every tenth of a second
+    (about 30 s for this reply) does not hold a cron heartbeat past it."""
+    (workspace / "HEARTBEAT.md").write_text(TASKS)
+    with FakeLLMServer([Reply(text="HEARTBEAT_OK", trickle=0.1)]) as srv:
+        write_config(workspace, srv)
+        started = time.monotonic()
+        out = cli("-w", str(workspace), "heartbeat", "--timeout", "2")
+    assert time.monotonic() - started < 15
+    assert out.returncode == 2 and "timed out after 2s" in out.stderr
 
 
 def test_cli_json_and_nothing_to_do(workspace, cli):
