@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from soulframe import ChatModel, Registration
 
-from .settings import PRESETS, model_table, resolve_settings
+from .settings import PRESETS, model_table, picked_by, resolve_settings
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
@@ -25,7 +25,7 @@ DESCRIPTIONS = {
 
 def build_chat_model(config: Any, provider: str | None = None) -> ChatModel:
     """A chat model from a config's ``[model]`` table (``provider`` overrides its provider)."""
-    settings = resolve_settings(model_table(config), provider=provider)
+    settings = resolve_settings(model_table(config), provider=provider, picked=picked_by(config))
     if settings.wire == "anthropic":
         from .anthropic_client import AnthropicChatModel
 

@@ -105,6 +105,16 @@ def model_table(config: Mapping[str, Any] | Settings | None) -> Mapping[str, Any
     return table
 
 
+def picked_by(config: Mapping[str, Any] | Settings | None) -> str | None:
+    """``-m NAME`` when ``-m`` picked another provider than the one ``[model]`` configures:
+    the core then sets ``[model]``'s base_url and key aside, with that origin, since they are
+    the configured provider's; the picked provider's own defaults apply instead."""
+    if config is None or isinstance(config, Mapping):
+        return None
+    origin = config.origin("model.api_key_env")
+    return origin if origin.startswith("-m ") else None
+
+
 def _number(table: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
     value = table.get(key, default)
     if value is None:
@@ -121,9 +131,11 @@ def resolve_settings(
     *,
     provider: str | None = None,
     environ: Mapping[str, str] | None = None,
+    picked: str | None = None,
 ) -> ModelSettings:
     """Validate a ``[model]`` table. Raises :class:`ChatConfigError` naming the key at fault
-    (and the environment variable, never its value)."""
+    (and the environment variable, never its value). ``picked`` is :func:`picked_by`'s
+    ``-m NAME``, for messages that must not send the user back to ``[model]``."""
     provider = str(provider or table.get("provider") or "").strip()
     if not provider:
         raise ChatConfigError(
@@ -135,6 +147,11 @@ def resolve_settings(
     if not name:
         raise ChatConfigError(f"[model] name (the model id) is required for provider {provider!r}")
     base_url = str(table.get("base_url") or preset.base_url or "").strip().rstrip("/")
+    if not base_url and picked:
+        raise ChatConfigError(
+            f"{picked}: provider {provider!r} has no default base_url, and [model] base_url "
+            "belongs to the provider [model] configures; configure this one in [model] instead"
+        )
     if not base_url:
         raise ChatConfigError(
             f"[model] base_url is required for provider {provider!r} "
@@ -154,6 +171,13 @@ def resolve_settings(
     elif table.get("api_key_env"):
         raise ChatConfigError(
             f"[model] api_key_env names the environment variable {env_name}, which is not set"
+        )
+    if key is None and preset.key_required and picked:
+        raise ChatConfigError(
+            f"{picked}: provider {provider!r} needs its own API key ([model]'s is for the "
+            "provider [model] configures, and a key is never sent to another): set the "
+            f"environment variable {preset.key_env} or store it with "
+            f"`soulframe keys set {preset.key_env}`"
         )
     if key is None and preset.key_required:
         raise ChatConfigError(

@@ -9,7 +9,11 @@ A NAME is an alias, ``provider/model`` (``anthropic/claude-haiku-4-5``,
 ``openrouter/meta-llama/llama-3.1-8b``: the part before the first ``/`` is a provider only when
 a registered chat-model provider has that name), or a bare model id for the configured provider.
 The choice overrides ``model.provider`` / ``model.name`` for that run only; everything else in
-``[model]`` (base_url, keys, timeouts) still applies.
+``[model]`` (timeouts, retries, token limits) still applies, and so do ``base_url`` and the key
+while the provider stays the one ``[model]`` names. A NAME that picks another provider sets
+them aside (None, with the origin ``-m NAME``): they point at the configured provider's server
+and hold its key, and a key meant for one place is never sent to another; the picked
+provider's defaults (its server, its key's variable) apply instead.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import attrs
 
 from .model import ConfigError
 
@@ -109,18 +115,26 @@ def resolve(name: str, providers: Iterable[str], aliases: dict[str, str] | None 
 def choose(config: Config, name: str | None, providers: Iterable[str]) -> Config:
     """``config`` with the model NAME picks; without NAME, the default model when the config
     names none."""
+    origin = f"-m {name}"
     if name is None:
         if config.get("model.name") or config.get("model.provider"):
             return config
         name = default_model()
         if name is None:
             return config
+        origin = "soulframe models default"
     provider, model = resolve(name, providers, all_aliases(config))
-    overrides = {"model__name": model}
+    configured = config.get("model.provider")
+    overrides: dict[str, str | None] = {"model__name": model}
     if provider is not None:
         overrides["model__provider"] = provider
-    elif not config.get("model.provider"):
+    elif not configured:
         raise ConfigError(
             f"-m {name}: no provider for it: write provider/model (e.g. openai/{model}), or set "
             "[model] provider in soulframe.toml")
-    return config.evolve(**overrides)
+    if configured and provider not in (None, configured):
+        # [model]'s server and key are the configured provider's (see the module docstring)
+        overrides.update(model__base_url=None, model__api_key=None, model__api_key_env=None)
+    chosen = config.evolve(**overrides)
+    return attrs.evolve(chosen, origins={
+        **chosen.origins, **{key.replace("__", "."): origin for key in overrides}})

@@ -38,6 +38,62 @@ def test_m_overrides_the_configured_model(cli, workspace: Path) -> None:
         assert _asked(srv) == "gpt-fast"
 
 
+ANTHROPIC_KEY = "sk-ant-api03-configured-0123456789"
+OPENAI_KEY = "sk-openai-own-0123456789abcdef"
+
+
+def _anthropic_ws(workspace: Path) -> Path:
+    seed_workspace(workspace)
+    (workspace / "HEARTBEAT.md").write_text("# HEARTBEAT.md\n\n- Check the backups.\n")
+    (workspace / "soulframe.toml").write_text(
+        '[model]\nprovider = "anthropic"\nname = "claude-x"\napi_key_env = "MY_ANTHROPIC_KEY"\n'
+        'max_retries = 0\n[model.aliases]\nlocal = "vllm/qwen2.5-7b"\nfast = "openai/gpt-fast"\n')
+    return workspace
+
+
+def _serve_preset(monkeypatch: pytest.MonkeyPatch, provider: str, srv: FakeLLMServer) -> None:
+    """The provider's default server is this one: the real defaults are api.openai.com and
+    127.0.0.1:8000, which a test neither reaches nor can count on being free."""
+    import attrs
+    from soulframe_chat.settings import PRESETS
+
+    monkeypatch.setitem(PRESETS, provider, attrs.evolve(PRESETS[provider], base_url=srv.openai_base_url))
+
+
+def test_m_to_another_provider_never_sends_the_configured_key(
+    cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """[model]'s key is the configured provider's: -m that picks another provider (here through
+    aliases) uses that provider's server and its own key, or none when it needs none."""
+    ws = _anthropic_ws(workspace)
+    env = {"MY_ANTHROPIC_KEY": ANTHROPIC_KEY, "OPENAI_API_KEY": OPENAI_KEY}
+    with FakeLLMServer([say("HEARTBEAT_OK")]) as vllm, FakeLLMServer([say("HEARTBEAT_OK")]) as openai:
+        _serve_preset(monkeypatch, "vllm", vllm)
+        _serve_preset(monkeypatch, "openai", openai)
+        cli("-w", str(ws), "heartbeat", "-m", "local", env=env, check=True)
+        cli("-w", str(ws), "heartbeat", "-m", "fast", env=env, check=True)
+    assert _asked(vllm) == "qwen2.5-7b" and "authorization" not in vllm.requests[0].headers
+    assert _asked(openai) == "gpt-fast"
+    assert openai.requests[0].headers["authorization"] == f"Bearer {OPENAI_KEY}"
+
+
+def test_m_to_a_provider_without_its_own_key_or_server_says_what_to_set(
+    cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = _anthropic_ws(workspace)
+    with FakeLLMServer([say("HEARTBEAT_OK")]) as openai:
+        _serve_preset(monkeypatch, "openai", openai)
+        out = cli("-w", str(ws), "heartbeat", "-m", "fast", env={"MY_ANTHROPIC_KEY": ANTHROPIC_KEY})
+    assert out.returncode == 2
+    assert out.stderr.startswith("Error: -m fast: provider 'openai' needs its own API key")
+    assert "OPENAI_API_KEY" in out.stderr and ANTHROPIC_KEY not in out.stderr
+    assert openai.requests == []
+    # no default server to go to: [model] base_url is the configured provider's, not this one's
+    out = cli("-w", str(ws), "heartbeat", "-m", "openai-compatible/llama", env={"MY_ANTHROPIC_KEY": ANTHROPIC_KEY})
+    assert out.returncode == 2
+    assert out.stderr.startswith("Error: -m openai-compatible/llama: provider 'openai-compatible' has no default base_url")
+
+
 def test_models_default_is_used_when_the_config_names_no_model(cli, workspace: Path) -> None:
     out = json.loads(cli("models", "default", "openai/gpt-default", "--json", check=True).stdout)
     assert out["default"] == "openai/gpt-default"
