@@ -12,6 +12,7 @@ import pytest
 from conftest import run_cli
 from soulframe._engine.model import ConfigError
 from soulframe_transfer import json5
+from transfer_support import imported, keyword_workspace, sf
 
 DATA = Path(__file__).parents[2] / "data" / "transfer"
 MEMORY = "# MEMORY.md\n\n- Sam prefers tea to coffee (added 2026-01-02)\n"
@@ -19,23 +20,9 @@ MEMORY = "# MEMORY.md\n\n- Sam prefers tea to coffee (added 2026-01-02)\n"
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    run_cli("init", str(root), check=True)
-    (root / "soulframe.toml").write_text(
-        f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n')
+    root = keyword_workspace(tmp_path)
     (root / "MEMORY.md").write_text(MEMORY)
     return root
-
-
-def sf(ws: Path, *args: str) -> str:
-    out = run_cli("-w", str(ws), *args)
-    assert out.returncode == 0, out.stderr + out.stdout
-    assert "Traceback" not in out.stderr
-    return out.stdout
-
-
-def imported(ws: Path, source: str, path: Path, *extra: str) -> dict:
-    return json.loads(sf(ws, "import", source, str(path), "--json", *extra))
 
 
 def files(root: Path) -> dict[str, bytes]:

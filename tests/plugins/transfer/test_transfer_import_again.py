@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 from fakes.transfer_exports import (
     chatgpt_export,
     claude_code_transcript,
@@ -17,26 +16,12 @@ from fakes.transfer_exports import (
     text,
     turn,
 )
+from transfer_support import imported, keyword_workspace, sf
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    run_cli("init", str(root), check=True)
-    (root / "soulframe.toml").write_text(
-        f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n')
-    return root
-
-
-def sf(ws: Path, *args: str) -> str:
-    out = run_cli("-w", str(ws), *args)
-    assert out.returncode == 0, out.stderr + out.stdout
-    assert "Traceback" not in out.stderr
-    return out.stdout
-
-
-def imported(ws: Path, source: str, path: Path, *extra: str) -> dict:
-    return json.loads(sf(ws, "import", source, str(path), "--json", *extra))
+    return keyword_workspace(tmp_path)
 
 
 def conversations(ws: Path, source: str) -> dict[str, str]:

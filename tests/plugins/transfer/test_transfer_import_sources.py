@@ -20,26 +20,12 @@ from fakes.transfer_exports import (
     text,
     turn,
 )
+from transfer_support import imported, keyword_workspace, sf
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    run_cli("init", str(root), check=True)
-    (root / "soulframe.toml").write_text(
-        f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n')
-    return root
-
-
-def sf(ws: Path, *args: str) -> str:
-    out = run_cli("-w", str(ws), *args)
-    assert out.returncode == 0, out.stderr + out.stdout
-    assert "Traceback" not in out.stderr
-    return out.stdout
-
-
-def imported(ws: Path, source: str, path: Path, *extra: str) -> dict:
-    return json.loads(sf(ws, "import", source, str(path), "--json", *extra))
+    return keyword_workspace(tmp_path)
 
 
 def history(ws: Path, report: dict) -> str:
