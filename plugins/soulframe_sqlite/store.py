@@ -106,9 +106,11 @@ class SqliteStore:
         except self.module.DatabaseError as exc:
             from soulframe.kit import StorageFullError, storage_full
 
-            why = storage_full(exc)
+            why = storage_full(exc) if _identity(self.path) == found else None
             if why is not None:  # a full disk is not a corrupted index: keep it (and its recalls)
                 raise StorageFullError(f"{why}; {self.path.name} was left as it was") from exc
+            # (an I/O error on a file another process just moved aside is no full disk: the
+            # fresh index it made is there to open)
             self._recover(exc, found)
         if workspace is not None:
             try:
