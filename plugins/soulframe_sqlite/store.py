@@ -243,6 +243,10 @@ class SqliteStore:
             if number <= current:
                 continue
             with self._write():
+                # read again under the write lock: another process opening the same new file
+                # may have applied it meanwhile (twice would fail: "duplicate column")
+                if int(self.get_meta(SCHEMA_VERSION_KEY) or 0) >= number:
+                    continue
                 for statement in _statements(sql):
                     self.conn.execute(statement)
                 self._set_meta(SCHEMA_VERSION_KEY, str(number))

@@ -283,11 +283,9 @@ def _consistent(db: Path, ws: Path) -> tuple[int, int]:
     return len(files), chunks
 
 
-def test_processes_finding_a_corrupted_index_at_once_recover_it_once(tmp_path: Path) -> None:
-    """Four searches start together on a corrupted index: one moves it aside, the others
-    use the fresh one it made, and every one of them finds the note."""
-    ws, state = tmp_path / "ws", tmp_path / "state"
-    db = indexed_then_damaged(ws, state, _corrupt_header)
+def searches_at_once(tmp_path: Path, ws: Path, state: Path, n: int = 4) -> list[tuple[str, str]]:
+    """(stdout, stderr) of ``n`` processes that each open the index and search for zebra7,
+    started at the same moment."""
     go = tmp_path / "go"
     script = textwrap.dedent(f"""
         import os, sys, time, warnings
@@ -300,16 +298,33 @@ def test_processes_finding_a_corrupted_index_at_once_recover_it_once(tmp_path: P
         print(hits[0].path if hits else "NOTHING")
     """)
     procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    time.sleep(1.5)  # all four past their imports, waiting
+                              stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    time.sleep(1.5)  # all past their imports, waiting
     go.touch()
-    outs = [p.communicate(timeout=120) for p in procs]
+    return [p.communicate(timeout=120) for p in procs]
+
+
+def test_processes_finding_a_corrupted_index_at_once_recover_it_once(tmp_path: Path) -> None:
+    """Four searches start together on a corrupted index: one moves it aside, the others
+    use the fresh one it made, and every one of them finds the note."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    db = indexed_then_damaged(ws, state, _corrupt_header)
+    outs = searches_at_once(tmp_path, ws, state)
     for out, _err in outs:
         assert out.strip().splitlines()[-1:] == ["memory/2026-01-0007.md"], outs
     assert len(list(db.parent.glob(f"{db.name}.corrupt-*"))) == 1
     b = make_agent(ws, seed=False, state_dir=state)
     assert quiet(b.memory.search, "zebra7", min_score=0)[0].path == "memory/2026-01-0007.md"
     b.close()
+
+
+def test_processes_opening_a_new_index_at_once_all_find_the_note(tmp_path: Path) -> None:
+    """The first run of a server and a command together: both create the schema of the same
+    new file (a migration applied twice failed with "duplicate column name")."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write_workspace(ws, 30)
+    for out, err in searches_at_once(tmp_path, ws, state):
+        assert out.strip().splitlines()[-1:] == ["memory/2026-01-0007.md"], (out, err[-1500:])
 
 
 def test_kill_9_during_indexing_leaves_a_consistent_index(tmp_path: Path) -> None:
