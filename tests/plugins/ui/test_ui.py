@@ -224,3 +224,18 @@ def test_skills_and_plugins_page(page: Any, tmp_path: Path) -> None:
     assert page.locator('tr[data-plugin="soulframe_memory"]').count() == 1
     assert "register_tools" in page.locator('tr[data-plugin="soulframe_memory"]').inner_text()
     shot(page, tmp_path, "skills")
+
+
+def test_every_page_has_one_heading_and_a_name_for_each_control(page: Any) -> None:
+    # what a screen reader announces: one top-level heading per page, and every field a
+    # name (a placeholder is not one: it is gone as soon as something is typed)
+    for label in ("Prompt", "Memory", "Upkeep", "Skills"):
+        page.click(f"nav >> text={label}")
+        assert page.locator("h1").count() == 1, label
+        nameless = page.evaluate("""() => [...document.querySelectorAll(
+            'input:not([type=hidden]), select, textarea')]
+            .filter(e => !e.labels.length && !e.getAttribute('aria-label')).map(e => e.id || e.name)""")
+        assert nameless == [], label
+    assert page.get_by_label("search skills").count() == 1
+    page.click("nav >> text=Memory")
+    assert page.get_by_label("search memory").count() == 1
