@@ -239,3 +239,20 @@ def test_every_page_has_one_heading_and_a_name_for_each_control(page: Any) -> No
     assert page.get_by_label("search skills").count() == 1
     page.click("nav >> text=Memory")
     assert page.get_by_label("search memory").count() == 1
+
+
+def test_compare_keeps_the_budget_user_and_title_the_prompt_page_was_built_with(page: Any) -> None:
+    page.goto(page.url.split("/prompt")[0] + "/prompt?kind=group&mode=task&user=bob&title=Trip+crew&budget=700")
+    shown = page.locator("#summary").inner_text()
+    page.get_by_role("link", name="Compare session kinds").click()
+    page.wait_for_url(re.compile(r"/prompt/diff\?"))
+    summary = page.locator("p.summary").inner_text()
+    # side A is the session the prompt page showed, cut by the same budget: the same tokens
+    tokens = re.search(r"\b([\d,]+)\b tokens", shown)
+    assert tokens and f"A: group (task, {tokens.group(1)} tokens)" in summary
+    assert page.get_by_label("budget").input_value() == "700"
+    assert page.get_by_label("group title").input_value() == "Trip crew"
+    assert page.get_by_label("user").input_value() == "bob"
+    with page.expect_navigation():  # and the form sends them again
+        page.click("#compare")
+    assert page.locator("p.summary").inner_text() == summary
