@@ -102,6 +102,10 @@ def file_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
     hi = int(end) if end else lo
     if hi < lo:
         raise BadRequest(f"{excerpt.path}: the line range ends before it starts (L{lo}-L{hi})")
+    if lo > excerpt.total_lines:
+        # a citation from before the file was shortened: say so, do not show a range that
+        # marks nothing
+        raise BadRequest(f"{excerpt.path} has {excerpt.total_lines} lines; L{lo} is past its end")
     # masked whole, then cut into lines: a secret over several lines (a PEM key) is one
     # match, which the page's line-by-line masking would miss
     text = redact_urls(excerpt.text)

@@ -76,6 +76,17 @@ def test_paths_outside_the_memory_files_are_refused(site: tuple[UI, str], tmp_pa
         (ui.workspace / "memory" / "soul.md").unlink()
 
 
+def test_a_cited_range_past_the_end_of_the_file_is_refused_saying_how_long_it_is(
+        site: tuple[UI, str]) -> None:
+    ui, _ = site
+    lines = (ui.workspace / "MEMORY.md").read_text().count("\n") + 1
+    with ui.client() as c:
+        past = c.get("/file", params={"path": "MEMORY.md", "from": "99999"})
+        assert past.status_code == 400
+        assert "past its end" in past.text and "L99999" in past.text
+        assert c.get("/file", params={"path": "MEMORY.md", "from": "1", "to": str(lines)}).status_code == 200
+
+
 def test_read_only_by_default(tmp_path: Path) -> None:
     ws, _ = make_workspace(tmp_path, None)
     ui = start_ui(ws)
