@@ -154,10 +154,14 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
     # printed string leaves it whole
     base = "/" + token
     env.globals["base"] = base
-    state: dict[str, Any] = {"pending": None, "flash": []}
+    state: dict[str, Any] = {"pending": None}
+    #: what each action said, shown once by the page its redirect names (``?done=ID``): a
+    #: message kept for "the next page" would land in another tab, or on an error page
+    results: dict[str, str] = {}
 
     def page(request: Request, name: str, code: int = 200, **facts: Any) -> HTMLResponse:
-        flash, state["flash"] = state["flash"], []
+        said = results.pop(request.query_params.get("done", ""), None)
+        flash = [said] if said is not None else []
         html = env.get_template(name).render(
             agent=agent, write=write, token=token, here=request.scope["path"], flash=flash,
             session_kinds=SESSION_KINDS, prompt_modes=PROMPT_MODES, **facts)
@@ -219,10 +223,14 @@ def create_app(agent: Agent, *, token: str, write: bool = False, pm: PluginManag
                 return page(request, "error.html", 403,
                             error="read-only: this inspector was started without --write, so it changes nothing")
             try:
-                state["flash"].append(fn(form))
+                said = fn(form)
             except SoulframeError as exc:
-                state["flash"].append(f"refused: {exc}")
-            return RedirectResponse(f"{base}{back}", status_code=303)
+                said = f"refused: {exc}"
+            done = secrets.token_hex(8)
+            results[done] = said
+            while len(results) > 32:  # redirects nobody followed
+                results.pop(next(iter(results)))
+            return RedirectResponse(f"{base}{back}?done={done}", status_code=303)
         return endpoint
 
     def dry_run(form: dict[str, str]) -> str:

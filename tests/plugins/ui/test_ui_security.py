@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import run_cli
@@ -99,6 +100,36 @@ def test_read_only_by_default(tmp_path: Path) -> None:
                 r = c.post(action, data={"token": ui.token, "id": "q1"})
                 assert r.status_code == 403 and "without --write" in r.text, action
         assert (ws / "MEMORY.md").read_bytes() == before
+    finally:
+        stop(ui)
+
+
+def test_what_an_action_did_is_shown_by_the_page_it_leads_to_and_nowhere_else(tmp_path: Path) -> None:
+    """Another tab (or an error page) rendered between the action and its redirect must not
+    show the action's message; the page the redirect names shows it once."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kw: Any) -> None:
+            return None
+
+    ws, _ = make_workspace(tmp_path, None)
+    ui = start_ui(ws, "--write")
+    try:
+        body = urllib.parse.urlencode({"token": ui.token}).encode()
+        with pytest.raises(urllib.error.HTTPError) as redirect:
+            urllib.request.build_opener(Stay).open(
+                urllib.request.Request(ui.base + "/upkeep/discard", data=body, method="POST"), timeout=30)
+        assert redirect.value.code == 303
+        location = redirect.value.headers["Location"]
+        with ui.client() as c:
+            for elsewhere in ("/memory?k=0", "/prompt", "/upkeep"):
+                assert "dry run discarded" not in c.get(elsewhere).text, elsewhere
+            shown = Client(ui.origin).get(location)
+            assert shown.status_code == 200 and "dry run discarded" in shown.text
+            assert "dry run discarded" not in Client(ui.origin).get(location).text  # once
     finally:
         stop(ui)
 
