@@ -432,3 +432,20 @@ def test_a_bom_and_either_unicode_form_of_a_name_are_one_skill(workspace: Path, 
     assert "bom" in names
     assert [n for n in names if n.startswith("caf")] == [unicodedata.normalize("NFC", "café-tools")]
     assert any("already declared by" in str(w.message) for w in caught), [str(w.message) for w in caught]
+
+
+def test_yaml_aliases_in_front_matter_do_not_blow_up_the_memo(workspace: Path, tmp_path: Path) -> None:
+    """Nested YAML aliases ("billion laughs") are a few hundred bytes parsed but gigabytes
+    written out as JSON: the skill loads, and the memo stays small (it is parsed each time)."""
+    from soulframe._engine.skills.frontcache import FILE_NAME
+
+    lines = ["---", "name: laughs", "description: nested aliases", 'a: &a ["lol", "lol", "lol", "lol"]']
+    for prev, cur in zip("abcdef", "bcdefg", strict=False):
+        lines.append(f"{cur}: &{cur} [{', '.join([f'*{prev}'] * 8)}]")  # 4 * 8**6: a million strings
+    write_skill(workspace / "skills", "laughs", raw="\n".join(lines) + "\n---\nBody\n")
+    write_skill(workspace / "skills", "plain", "plain", "no aliases")
+    agent = open_agent(workspace, tmp_path, state_dir=str(tmp_path / "state"))
+    assert {"laughs", "plain"} <= set(agent.skills.names())
+    memo = tmp_path / "state" / FILE_NAME
+    assert memo.stat().st_size < 10_000
+    assert "no aliases" in memo.read_text(encoding="utf-8")

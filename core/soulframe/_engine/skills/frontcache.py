@@ -9,7 +9,8 @@ Keyed by content, not by a file's stat: an edit that changes the text changes th
 changed skill is always parsed again, whatever its mtime says (no racy-timestamp window, no
 dependence on the clock); two agents sharing a state dir share correct entries. Only values
 JSON keeps exactly (str keys; str, int, float, bool, None, lists, dicts) are stored: a date,
-a non-string key or a binary value is parsed each time rather than changed by a round trip.
+a non-string key, a binary value or a YAML alias (``*name``, which JSON would copy at every
+use) is parsed each time rather than changed by a round trip.
 The file holds nothing that is not already in the skills' own files; a missing, unreadable or
 corrupt file is an empty memo, and a failed write is ignored (it is only a cache).
 """
@@ -29,18 +30,26 @@ MAX_ENTRIES = 4096
 _VERSION = 1
 
 
-def _exact_in_json(value: Any) -> bool:
-    """True when ``json.loads(json.dumps(value))`` gives back the same types and values."""
+def _exact_in_json(value: Any, seen: set[int] | None = None) -> bool:
+    """True when ``json.loads(json.dumps(value))`` gives back the same types and values.
+
+    A list or dict met twice (a YAML alias, ``*a``) is not: JSON writes a copy at every
+    use, so a few hundred bytes of nested aliases ("billion laughs") would become a memo of
+    gigabytes. Each container is visited once, so checking costs what parsing did."""
     t = type(value)
     if t is str or t is int or t is bool or value is None:
         return True
     if t is float:
         return math.isfinite(value)
+    if t is not list and t is not dict:
+        return False
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return False
+    seen.add(id(value))
     if t is list:
-        return all(_exact_in_json(v) for v in value)
-    if t is dict:
-        return all(type(k) is str and _exact_in_json(v) for k, v in value.items())
-    return False
+        return all(_exact_in_json(v, seen) for v in value)
+    return all(type(k) is str and _exact_in_json(v, seen) for k, v in value.items())
 
 
 class FrontMatterMemo:
