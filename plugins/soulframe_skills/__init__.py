@@ -95,7 +95,7 @@ def _read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     # soulframe's own left live in it
     content = neutralise(mask_for_model(content, ctx.agent.config))
     return {
-        "name": name.strip(),
+        "name": skill.name if skill else name.strip(),  # as listed, whichever form was asked
         "location": str(skill.path) if skill else None,
         "base_dir": str(skill.base_dir.resolve()) if skill else None,
         "content": content,

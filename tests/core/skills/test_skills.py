@@ -449,3 +449,22 @@ def test_yaml_aliases_in_front_matter_do_not_blow_up_the_memo(workspace: Path, t
     memo = tmp_path / "state" / FILE_NAME
     assert memo.stat().st_size < 10_000
     assert "no aliases" in memo.read_text(encoding="utf-8")
+
+
+def test_a_skill_is_found_by_either_unicode_form_of_its_name(workspace: Path, tmp_path: Path) -> None:
+    """Names are kept NFC; asking for the decomposed form (typed on macOS, or what a model
+    copies) finds the same skill in skill_read, `skills show`-style lookups and `in`."""
+    import unicodedata
+
+    nfc, nfd = unicodedata.normalize("NFC", "café-notes"), unicodedata.normalize("NFD", "café-notes")
+    write_skill(workspace / "skills", "cafe", nfc, "notes about the café")
+    write_skill(tmp_path / "personal", "cafe", nfd, "the personal copy")
+    agent = open_agent(workspace, tmp_path)
+    skill = agent.skills.get(nfd)
+    assert skill is not None and skill.name == nfc and skill.tier_name == "workspace"
+    assert nfd in agent.skills
+    assert [s.tier_name for s in agent.skills.shadowed(nfd)] == ["personal"]
+    assert "notes about the café" in agent.skills.read(nfd)
+    tool = {t.name: t for t in agent.tools(Session.main())}["skill_read"]
+    out = tool.handler(ToolContext(agent=agent, session=Session.main()), {"name": nfd})
+    assert out["name"] == nfc, out

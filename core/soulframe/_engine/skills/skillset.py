@@ -29,6 +29,7 @@ import functools
 import logging
 import threading
 import time
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -240,7 +241,8 @@ class SkillSet:
                     load = functools.partial(source.load_user, self.user_id)
                 try:
                     found = [
-                        attrs.evolve(s, tier=source.tier, tier_name=s.tier_name or source.name)
+                        attrs.evolve(s, name=_nfc(s.name), tier=source.tier,
+                                     tier_name=s.tier_name or source.name)
                         for s in load()
                     ]
                 except Exception as exc:  # a broken source must not hide the other tiers
@@ -323,11 +325,12 @@ class SkillSet:
         return [s.name for s in self.snapshot().skills]
 
     def get(self, name: str) -> Skill | None:
-        return self.snapshot().by_name.get(name)
+        """The effective skill named ``name`` (either Unicode form: names are kept NFC)."""
+        return self.snapshot().by_name.get(_nfc(name))
 
     def shadowed(self, name: str) -> list[Skill]:
         """The lower-tier skills of the same name that ``name`` overrides, highest first."""
-        return list(self.snapshot().shadowed.get(name, ()))
+        return list(self.snapshot().shadowed.get(_nfc(name), ()))
 
     @property
     def problems(self) -> list[SkillProblem]:
@@ -341,7 +344,7 @@ class SkillSet:
         return iter(self.snapshot().skills)
 
     def __contains__(self, name: object) -> bool:
-        return name in self.snapshot().by_name
+        return isinstance(name, str) and _nfc(name) in self.snapshot().by_name
 
     def read(self, name: str) -> str:
         """The SKILL.md of ``name`` with ``{baseDir}`` replaced by its absolute directory."""
@@ -476,6 +479,12 @@ def _source_version(source: SkillSource) -> object:
         return source.version() if source.version is not None else None
     except Exception as exc:  # an unreachable store: treat as "changed" so it is retried
         return ("error", str(exc), time.monotonic())
+
+
+def _nfc(name: str) -> str:
+    """One spelling per name, as the loader reads them: "café" typed on macOS (NFD) and
+    elsewhere (NFC) name the same skill."""
+    return unicodedata.normalize("NFC", name) if not name.isascii() else name
 
 
 def _unknown(name: str, names: Sequence[str]) -> str:
