@@ -73,9 +73,14 @@ def _search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 50):
         raise ValueError("skill_search: 'k' must be an integer from 1 to 50")
     hits = ctx.agent.skills.for_session(ctx.session).search(query, k)
+    from soulframe.kit import mask_for_model, neutralise
+
+    results = [h.to_dict() for h in hits]
+    for r in results:  # user text on its way to the model, as skill_read's content
+        r["description"] = neutralise(mask_for_model(r["description"], ctx.agent.config))
     return {
         "query": query,
-        "results": [h.to_dict() for h in hits],
+        "results": results,
         "hint": "read the one that applies with skill_read" if hits else
                 "no skill matches; continue without one",
     }

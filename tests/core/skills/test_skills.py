@@ -468,3 +468,22 @@ def test_a_skill_is_found_by_either_unicode_form_of_its_name(workspace: Path, tm
     tool = {t.name: t for t in agent.tools(Session.main())}["skill_read"]
     out = tool.handler(ToolContext(agent=agent, session=Session.main()), {"name": nfd})
     assert out["name"] == nfc, out
+
+
+def test_secrets_in_a_description_are_masked_in_the_prompt_and_skill_search(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """skill_read masks secrets in a SKILL.md; its description reaches the model through the
+    inline list and skill_search too, and is masked there the same way."""
+    key = "sk-proj-" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd"
+    write_skill(workspace / "skills", "deploy", "deploy-site",
+                f"Deploy the website with key {key}")
+    agent = open_agent(workspace, tmp_path)
+    block = agent.skills.prompt_block(ctx_for(agent))
+    assert block is not None and "deploy-site" in block and key not in block
+    tool = {t.name: t for t in agent.tools(Session.main())}["skill_search"]
+    out = tool.handler(ToolContext(agent=agent, session=Session.main()), {"query": "deploy website"})
+    [hit] = out["results"]
+    assert hit["name"] == "deploy-site" and key not in hit["description"]
+    read = {t.name: t for t in agent.tools(Session.main())}["skill_read"]
+    assert key not in read.handler(ToolContext(agent=agent, session=Session.main()), {"name": "deploy-site"})["content"]

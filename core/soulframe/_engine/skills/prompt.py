@@ -81,19 +81,27 @@ def quoteattr(text: str) -> str:
     return '"' + escape(text).replace('"', "&quot;").replace("\n", "&#10;") + '"'
 
 
-def skill_entry(skill: Skill) -> str:
-    """One ``<skill>`` element, XML-escaped (names and descriptions are user text)."""
+def skill_entry(skill: Skill, config: Any = None) -> str:
+    """One ``<skill>`` element, XML-escaped (names and descriptions are user text); with
+    ``config``, secrets in the description are masked as in ``skill_read``'s text."""
+    description = skill.description
+    if config is not None:
+        from ..redaction import mask_for_model
+
+        description = mask_for_model(description, config)
     return (
         f"  <skill location={quoteattr(str(skill.path))}>"
         f"<name>{escape(skill.name)}</name>"
-        f"<description>{escape(skill.description)}</description></skill>"
+        f"<description>{escape(description)}</description></skill>"
     )
 
 
 def render_inline(
-    skills: Sequence[Skill], *, limits: Limits, has_skill_read: bool, has_skill_search: bool
+    skills: Sequence[Skill], *, limits: Limits, has_skill_read: bool, has_skill_search: bool,
+    config: Any = None,
 ) -> tuple[str, list[SkillProblem]]:
-    """The inline block, and a problem for every limit that cut it (never silently)."""
+    """The inline block, and a problem for every limit that cut it (never silently);
+    ``config``: see :func:`skill_entry`."""
     head = (
         f"{HEADING}\n"
         "Before replying: scan <available_skills> <description> entries.\n"
@@ -110,7 +118,7 @@ def render_inline(
         if len(lines) >= limits.max_in_prompt:
             cut_by = f"skills.max_in_prompt = {limits.max_in_prompt}"
             break
-        entry = skill_entry(skill) + "\n"
+        entry = skill_entry(skill, config) + "\n"
         size = len(entry.encode())
         if used + size > budget:
             cut_by = f"skills.max_prompt_bytes = {limits.max_prompt_bytes:,}"
@@ -208,7 +216,8 @@ def skills_block(skills: SkillSet, ctx: PromptContext) -> str | None:
                 max_prompt_bytes=int(skills.config.get("skills.max_prompt_bytes")),
             )
             text, problems = render_inline(
-                shown, limits=limits, has_skill_read=has_read, has_skill_search=has_search
+                shown, limits=limits, has_skill_read=has_read, has_skill_search=has_search,
+                config=skills.config,
             )
             for p in problems:
                 warnings.warn(str(p), SkillWarning, stacklevel=2)
