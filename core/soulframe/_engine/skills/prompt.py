@@ -100,8 +100,8 @@ def render_inline(
     skills: Sequence[Skill], *, limits: Limits, has_skill_read: bool, has_skill_search: bool,
     config: Any = None,
 ) -> tuple[str, list[SkillProblem]]:
-    """The inline block, and a problem for every limit that cut it (never silently);
-    ``config``: see :func:`skill_entry`."""
+    """The inline block, and a problem for every limit that cut it (never silently); with
+    ``config``, secrets in descriptions are masked (``memory.mask_secrets``)."""
     head = (
         f"{HEADING}\n"
         "Before replying: scan <available_skills> <description> entries.\n"
