@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import soulframe_skills
-from soulframe import Agent, Identity, PromptContext, Session, SkillSource, hookimpl
+from soulframe import Agent, Identity, PromptContext, Session, SkillSource, SoulframeError, hookimpl
 from soulframe._engine.plugins import make_plugin_manager
 from soulframe._engine.skills.skillset import SkillReload
 
@@ -194,3 +194,18 @@ def test_a_skill_file_dated_in_the_future_is_not_reparsed_on_every_build(agent: 
     for _ in range(3):
         agent.skills.prompt_block(ctx_for(agent))
     assert agent.skills.version == version  # no reload: nothing changed
+
+
+def test_a_skill_swapped_for_a_link_out_of_its_root_is_not_read_while_a_watcher_runs(
+        agent: Agent, workspace: Path, tmp_path: Path) -> None:
+    """The watcher's snapshot is trusted between its reloads (debounced): a SKILL.md swapped
+    for a link to a file outside the skill root in that window is still never read."""
+    path = write_skill(workspace / "skills", "notes", "notes", "take notes")
+    agent.skills.watch()
+    assert "Body" in agent.skills.read("notes")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("---\nname: notes\ndescription: x\n---\nthe neighbour's diary\n")
+    path.unlink()
+    path.symlink_to(outside)
+    with pytest.raises(SoulframeError, match="outside its skill root"):
+        agent.skills.read("notes")

@@ -364,15 +364,22 @@ def read_skill(skill: Skill, *, max_bytes: int) -> str:
     """The SKILL.md text of ``skill`` with ``{baseDir}`` replaced by its absolute directory."""
     from ..model import SoulframeError
 
+    # where the file leads now, not when the skills were loaded: it may have been swapped for
+    # a link since (a watcher's snapshot is trusted between its reloads)
+    real = skill.path.resolve()
+    root = skill.base_dir.parent.resolve()
+    if not _inside(real, root):
+        raise SoulframeError(
+            f"{skill.path}: now a link to {real}, outside its skill root {root}; not read")
     try:
-        size = skill.path.stat().st_size
+        size = real.stat().st_size
     except OSError as exc:
         raise SoulframeError(f"{skill.path}: cannot be read: {exc.strerror or exc}") from exc
     if size > max_bytes:
         raise SoulframeError(
             f"{skill.path}: {size:,} bytes is over skills.max_skill_file_bytes ({max_bytes:,})"
         )
-    text = skill.path.read_bytes().decode("utf-8", errors="replace")
+    text = real.read_bytes().decode("utf-8", errors="replace")
     return substitute_base_dir(text, skill.base_dir.resolve())
 
 
