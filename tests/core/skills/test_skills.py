@@ -321,6 +321,18 @@ def test_forced_inline_respects_max_prompt_bytes(workspace: Path, tmp_path: Path
     assert f"{43 - shown} more skills are not listed (skills.max_prompt_bytes = 3,000 reached)" in block
 
 
+def test_one_long_description_does_not_take_the_skills_after_it_out_of_the_list(
+        workspace: Path, tmp_path: Path) -> None:
+    write_skill(workspace / "skills", "aaa", "aaa", "x " * 20_000)
+    write_skill(workspace / "skills", "bbb", "bbb", "Book the meeting room")
+    write_skill(workspace / "skills", "ccc", "ccc", "Check the calendar")
+    agent = open_agent(workspace, tmp_path, skills__mode="inline")
+    with pytest.warns(SkillWarning, match="skills.max_prompt_bytes"):
+        block = agent.skills.prompt_block(ctx_for(agent)) or ""
+    assert "<name>bbb</name>" in block and "<name>ccc</name>" in block
+    assert "<name>aaa</name>" not in block and "more skills are not listed" in block
+
+
 def test_prompt_block_is_cached_per_version_but_follows_the_tools(workspace: Path, tmp_path: Path) -> None:
     agent = open_agent(workspace, tmp_path)
     full = ctx_for(agent)

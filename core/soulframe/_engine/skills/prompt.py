@@ -121,8 +121,10 @@ def render_inline(
         entry = skill_entry(skill, config) + "\n"
         size = len(entry.encode())
         if used + size > budget:
+            # this one does not fit; a shorter one after it may (one long description must
+            # not take every skill after it out of the list)
             cut_by = f"skills.max_prompt_bytes = {limits.max_prompt_bytes:,}"
-            break
+            continue
         lines.append(entry)
         used += size
     text = head + "".join(lines) + tail
