@@ -61,14 +61,19 @@ def search_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
+#: how many daily logs the timeline lists, latest first
+TIMELINE_DAYS = 90
+
+
 def index_facts(agent: Agent) -> dict[str, Any]:
     """Index status, the daily logs by day and the most recalled entries."""
     mem = agent.memory
     status = mem.status()
     days: list[dict[str, Any]] = []
-    for f in mem.files():
-        if f.day is None:
-            continue
+    dated = sorted((f for f in mem.files() if f.day is not None), key=lambda f: (f.day, f.path), reverse=True)
+    # the latest days only: years of logs made a page of megabytes, each file read per load
+    older = max(0, len(dated) - TIMELINE_DAYS)
+    for f in dated[:TIMELINE_DAYS]:
         try:
             text = f.abspath.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -87,7 +92,7 @@ def index_facts(agent: Agent) -> dict[str, Any]:
          "last": time.strftime("%Y-%m-%d", time.localtime(r.last_recalled))}
         for r in (store.recalls(10) if isinstance(store, TracksRecalls) else [])
     ]
-    return {"status": status, "days": days, "recalled": recalled}
+    return {"status": status, "days": days, "older_days": older, "recalled": recalled}
 
 
 def file_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:

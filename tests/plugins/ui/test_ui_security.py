@@ -134,6 +134,28 @@ def test_what_an_action_did_is_shown_by_the_page_it_leads_to_and_nowhere_else(tm
         stop(ui)
 
 
+def test_the_timeline_lists_the_latest_days_and_says_how_many_are_left_out(tmp_path: Path) -> None:
+    import datetime as dt
+
+    ws, _ = make_workspace(tmp_path, None)
+    first = dt.date(2020, 1, 1)
+    for i in range(200):
+        day = (first + dt.timedelta(days=i)).isoformat()
+        (ws / "memory" / f"{day}.md").write_text(f"# {day}\n\n- walked the dog, day {i}\n")
+    total = len(list((ws / "memory").glob("????-??-??.md")))
+    ui = start_ui(ws)
+    try:
+        with ui.client() as c:
+            html = c.get("/memory").text
+        timeline = html[html.index('id="timeline"'):]
+        assert timeline.count("/file?path=memory") == 90
+        assert "memory/2020-07-18.md" in timeline  # the latest of the 200 is listed
+        assert "memory/2020-01-01.md" not in timeline
+        assert f"{total - 90} older daily logs are not listed here" in timeline
+    finally:
+        stop(ui)
+
+
 def test_without_the_extra_it_names_it(tmp_path: Path) -> None:
     code = ("import sys; sys.modules['uvicorn'] = None; from soulframe.cli import main; "
             "sys.argv = ['soulframe', '-w', sys.argv[1], 'ui']; main()")
