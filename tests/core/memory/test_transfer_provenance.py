@@ -12,6 +12,7 @@ import pytest
 from conftest import run_cli
 from soulframe._engine.memory import provenance
 from soulframe._engine.memory.recall import recall_key
+from transfer_support import sf
 
 
 @pytest.fixture
@@ -21,12 +22,6 @@ def ws(tmp_path: Path) -> Path:
     (root / "soulframe.toml").write_text(
         f'state_dir = "{tmp_path / "state"}"\ntimezone = "UTC"\n[embedding]\nprovider = "none"\n')
     return root
-
-
-def sf(ws: Path, *args: str) -> str:
-    out = run_cli("-w", str(ws), *args)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 def test_remember_writes_provenance_that_search_shows_and_the_index_ignores(ws: Path) -> None:
