@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from soulframe import Session, TracksRecalls
 from soulframe.kit import redact_urls
 
-from .prompt_page import BadRequest
+from .prompt_page import BadRequest, session_from
 
 if TYPE_CHECKING:
     # the inspector shows the engine's own view (discovered files, the full status)
@@ -32,8 +32,16 @@ def _number(params: Mapping[str, str], name: str, lo: float, hi: float, *, whole
     return value
 
 
+def _session(params: Mapping[str, str]) -> Session:
+    """The session a search or a file is seen as: the owner's main session unless the page
+    asks for another kind or a user (``kind=group``, ``user=alice``), so "why does the group
+    chat not find this?" is answered with what that chat's search returns."""
+    session, _, _ = session_from(params)
+    return session
+
+
 def search_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
-    """A search as the owner's main session sees it. Looking does not count as recalling:
+    """A search as the chosen session sees it. Looking does not count as recalling:
     the inspector never feeds recall tracking (and so never nudges consolidation)."""
     query = (params.get("q") or "").strip()
     channel = params.get("channel") or "hybrid"
@@ -45,9 +53,11 @@ def search_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {"query": query, "channel": channel, "k": int(k) if k else None,
                            "min_score": min_score, "floor": floor, "hits": [], "searched": bool(query),
                            "calibration": str(agent.config.get("memory.calibration"))}
+    session = _session(params)
+    out["session"] = {"kind": session.kind, "user": session.user_id or ""}
     if not query:
         return out
-    results = agent.memory.search(query, int(k) if k else None, Session(kind="main"),
+    results = agent.memory.search(query, int(k) if k else None, session,
                                   min_score=min_score, channels=channel, track=False)
     out.update(mode=results.mode, notice=results.notice)
     out["hits"] = [
@@ -98,11 +108,13 @@ def index_facts(agent: Agent) -> dict[str, Any]:
 def file_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
     """A memory file's lines with a cited range marked. The path goes through the same
     check as the ``memory_get`` tool (memory files only, no escape by ``..``, absolute
-    paths or links), read as the owner's main session."""
+    paths or links), read as the session the page names (see :func:`_session`): a group's
+    search result opens, a file the group cannot read is refused."""
     path = params.get("path") or ""
     start = _number(params, "from", 1, 10**9, whole=True)
     end = _number(params, "to", 1, 10**9, whole=True)
-    excerpt = agent.memory.get(path, None, None, Session(kind="main"))
+    session = _session(params)
+    excerpt = agent.memory.get(path, None, None, session)
     lo = int(start) if start else 0
     hi = int(end) if end else lo
     if hi < lo:
@@ -120,4 +132,5 @@ def file_facts(agent: Agent, params: Mapping[str, str]) -> dict[str, Any]:
                   for i, line in enumerate(text.split("\n"), excerpt.start_line)],
         "cited": f"L{lo}-L{hi}" if lo else None,
         "first": lo,
+        "session": {"kind": session.kind, "user": session.user_id or ""},
     }

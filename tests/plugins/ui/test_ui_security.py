@@ -77,6 +77,33 @@ def test_paths_outside_the_memory_files_are_refused(site: tuple[UI, str], tmp_pa
         (ui.workspace / "memory" / "soul.md").unlink()
 
 
+def results(html: str) -> str:
+    """The search results of a memory page (the page also lists the owner's index)."""
+    found = re.search(r'<section id="results">.*?</section>', html, re.S)
+    assert found is not None, html[-2000:]
+    return found.group(0)
+
+
+def test_memory_is_searched_and_opened_as_the_session_the_page_names(site: tuple[UI, str]) -> None:
+    """"Why does the group chat not find this?" is answered with what a group's search returns:
+    MEMORY.md is the owner's main session's only, so a group neither finds nor opens it."""
+    ui, _ = site
+    question = {"q": "Prefers tea to coffee", "min_score": "0"}
+    with ui.client() as c:
+        main = results(c.get("/memory", params=question).text)
+        assert "MEMORY.md#L" in main
+        group = results(c.get("/memory", params={**question, "kind": "group", "user": "alice"}).text)
+        assert "as a group session of alice" in group
+        assert "MEMORY.md#L" not in group and "Prefers tea" not in group
+        assert "kind=group" in group  # its citations open the file as the group reads it
+        cited = re.search(r'href="/[0-9a-f]+(/file\?[^"]*)"', group)
+        assert cited is not None and c.get(cited.group(1).replace("&amp;", "&")).status_code == 200
+        assert c.get("/file", params={"path": "MEMORY.md", "kind": "group"}).status_code == 403
+        assert c.get("/file", params={"path": "MEMORY.md"}).status_code == 200
+        r = c.get("/memory", params={**question, "kind": "boss"})
+        assert r.status_code == 400 and "not a session kind" in r.text
+
+
 def test_a_cited_range_past_the_end_of_the_file_is_refused_saying_how_long_it_is(
         site: tuple[UI, str]) -> None:
     ui, _ = site
