@@ -430,10 +430,17 @@ def _read_body(response: Any, until: float, limit: int) -> bytes:
     too large), a chunk at a time. The socket's timeout bounds each read alone, so a server
     sending a byte every tenth of a second would hold the call far past its budget: the clock
     is checked between chunks, and running out raises :class:`TimeoutError` as a stalled read
-    does. A server that stalls completely still holds one read's timeout at most."""
+    does. Each read may also wait only for what is left of the time: a server that sends part
+    of a reply and then hangs would otherwise hold a whole socket timeout past the deadline."""
+    sock = _socket_of(response)
     chunks: list[bytes] = []
     size = 0
     while size <= limit:
+        left = until - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the reply was still arriving when the time ran out")
+        if sock is not None:
+            sock.settimeout(left)
         chunk: bytes = response.read1(min(65536, limit + 1 - size))
         if not chunk:
             break
@@ -442,6 +449,20 @@ def _read_body(response: Any, until: float, limit: int) -> bytes:
         if time.monotonic() >= until:
             raise TimeoutError("the reply was still arriving when the time ran out")
     return b"".join(chunks)
+
+
+def _socket_of(response: Any) -> Any:
+    """The socket a urllib reply (or an ``HTTPError`` wrapping one) reads from, or None when
+    it is not a plain socket connection (then the read's own timeout is the bound)."""
+    for _ in range(3):  # HTTPError -> HTTPResponse -> BufferedReader -> SocketIO
+        raw = getattr(getattr(response, "fp", None), "raw", None)
+        sock = getattr(raw, "_sock", None)
+        if sock is not None and hasattr(sock, "settimeout"):
+            return sock
+        response = getattr(response, "fp", None)
+        if response is None:
+            return None
+    return None
 
 
 def _no_redirects() -> Any:

@@ -50,6 +50,8 @@ class Step:
     drop: bool = False
     #: seconds between the body's bytes, as a stalled server sending keep-alive bytes does
     trickle: float = 0.0
+    #: after this many bytes of the body, send nothing more for a minute (a hung backend)
+    stall_after: int | None = None
 
 
 @attrs.frozen
@@ -95,6 +97,8 @@ class ScriptServer:
                     if not step.trickle:
                         self.wfile.write(body)
                     for i in range(len(body) if step.trickle else 0):
+                        if i == step.stall_after:
+                            time.sleep(60)
                         self.wfile.write(body[i:i + 1])
                         self.wfile.flush()
                         time.sleep(step.trickle)
@@ -321,6 +325,16 @@ def test_a_reply_sent_slowly_times_out_at_the_deadline(serve: Any) -> None:
         post_json(srv.url, {}, timeout=1, total_timeout=1)
     assert info.value.timeout and time.monotonic() - started < 10
     assert len(srv.requests) == 1
+
+
+def test_a_reply_that_stops_arriving_near_the_deadline_ends_at_the_deadline(serve: Any) -> None:
+    # bytes for 1.6 s, then nothing: the read waiting for the next byte may only wait out what
+    # is left of the 2 s, not a whole socket timeout more (that was 3.6 s)
+    srv = serve(Step(body={"text": "x" * 290}, trickle=0.1, stall_after=16))
+    started = time.monotonic()
+    with pytest.raises(RequestError, match=r"timed out after 2s") as info:
+        post_json(srv.url, {}, timeout=2, total_timeout=2)
+    assert info.value.timeout and time.monotonic() - started < 3
 
 
 def test_a_slow_error_body_does_not_hold_the_call_either(serve: Any) -> None:
