@@ -12,12 +12,51 @@ import re
 from soulframe.kit import safe_cut_after, safe_cut_before
 
 _HEADING_NL = re.compile(r"\n[ \t]{0,3}(#{1,6})[ \t]+([^\n]+)")
+# an XML-style tag (a comment or a declaration is not one: a letter follows "<" or "</")
+_TAG = re.compile(r"<(/?)([A-Za-z_][\w.-]*)(?:\s[^<>]*)?>")
 _FENCE = re.compile(r"\n[ \t]*(?:```|~~~)")
 
 
 def marker(name: str) -> str:
     """The truncation marker of seed 000 §2, on a line of its own."""
     return f"\n[...truncated, read {name} for full content...]\n"
+
+
+def close_blocks(text: str, n: int) -> tuple[int, str]:
+    """Where to cut ``text`` at or before ``n``, and what must follow the kept head so that
+    every block it opened is closed. A section is cut by keeping its head, and a
+    ``<context_file>`` or ``<available_skills>`` block left open would hold everything after
+    it in the prompt (soulframe's own later sections, the note on what was cut) as if it
+    were the file's text.
+
+    Only a tag closed later in ``text`` opens a block (one named in a sentence, as the
+    preamble's "use <context_file> content", does not); a cut inside a tag moves before it.
+    File text reaches a section neutralised, so its look-alikes of soulframe's tags are no
+    longer tags here.
+
+    :returns: ``(cut, closing)``: the closing tags, innermost first, each on a line of its
+        own; empty when the head leaves nothing open.
+    """
+    tags = list(_TAG.finditer(text))
+    cut = n
+    for m in tags:
+        if m.start() < cut < m.end():
+            cut = m.start()
+            break
+    opened: list[tuple[int, str]] = []
+    pairs: list[tuple[int, int, str]] = []  # (opening tag's start, closing tag's start, name)
+    for m in tags:
+        slash, name = m.groups()
+        if not slash:
+            opened.append((m.start(), name))
+            continue
+        for j in range(len(opened) - 1, -1, -1):  # the latest open tag of that name
+            if opened[j][1] == name:
+                pairs.append((opened[j][0], m.start(), name))
+                del opened[j:]
+                break
+    left_open = sorted((start, name) for start, close, name in pairs if start < cut <= close)
+    return cut, "".join(f"</{name}>\n" for _, name in reversed(left_open))
 
 
 def head_tail(

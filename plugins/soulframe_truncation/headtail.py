@@ -112,13 +112,24 @@ def fit_prefix(text: str, suffix: str, target: int, estimate: Callable[[str], in
 def shorten_section(
     s: RenderedSection, target: int, estimate: Callable[[str], int], extra: str = ""
 ) -> tuple[RenderedSection, int] | None:
-    """``s`` cut to at most ``target`` tokens (head + marker + ``extra``), with the number
-    of characters of the original kept; ``None`` if nothing useful fits."""
+    """``s`` cut to at most ``target`` tokens (head + marker + ``extra`` + the closing tags
+    of the blocks the head left open, :func:`cuts.close_blocks`), with the number of
+    characters of the original kept; ``None`` if nothing useful fits."""
     suffix = section_marker(s.name) + extra
     n = fit_prefix(s.text, suffix, target, estimate)
     if n is None or n == 0 and not extra:
         return None
-    text = s.text[:n] + suffix
+    n, closing = cuts.close_blocks(s.text, n)
+    if closing and estimate(s.text[:n] + suffix + closing) > target:
+        # the closing tags need room too: fit again with them (a shorter head may leave
+        # fewer blocks open, never more than it needs closed)
+        again = fit_prefix(s.text, suffix + closing, target, estimate)
+        if again is None:
+            return None
+        n, closing = cuts.close_blocks(s.text, again)
+    if n == 0 and not extra:
+        return None
+    text = s.text[:n] + suffix + closing
     new = attrs.evolve(
         s, text=text, tokens=estimate(text), truncated=True,
         original_tokens=s.original_tokens if s.original_tokens is not None else s.tokens,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from soulframe._engine.config import load_config
 from soulframe._engine.model import ContextFile, RenderedSection
 from soulframe.kit import is_safe_cut
-from soulframe_truncation.cuts import head_tail, headings, marker
+from soulframe_truncation.cuts import close_blocks, head_tail, headings, marker
 from soulframe_truncation.fair import FairPolicy, waterfill
 from soulframe_truncation.headtail import HeadTailPolicy
 from soulframe_truncation.tokens import estimate
@@ -369,3 +369,51 @@ def test_a_prompt_cut_for_its_budget_names_a_tool_the_session_is_offered(tmp_pat
     assert named, "the cut prompt does not say where the rest is"
     offered = {tool.name for tool in agent.tools(session)}
     assert named <= offered, f"the prompt names {named - offered}, which is not offered"
+
+
+@pytest.mark.parametrize("policy", ["head-tail", "fair"])
+def test_a_section_cut_for_the_budget_closes_the_blocks_it_opened(tmp_path, policy: str) -> None:
+    """A cut section keeps its head; the file or skills block the head opened is closed
+    after the marker, so soulframe's own later sections (memory recall, the note on what
+    was cut, the reminders) are not read as part of a workspace file."""
+    import re
+
+    from soulframe import Agent, Session
+
+    ws = tmp_path / "ws"
+    ws.mkdir(mode=0o700)
+    (ws / "AGENTS.md").write_text("# AGENTS.md\nKeep it short.\n")
+    (ws / "TOOLS.md").write_text("# TOOLS.md\n" + "The NAS is nas.local; backups run at 03:00.\n" * 600)
+    for i in range(40):
+        (ws / "skills" / f"s{i}").mkdir(parents=True)
+        (ws / "skills" / f"s{i}" / "SKILL.md").write_text(
+            f"---\nname: s{i}\ndescription: {'Files the weekly report and tells the team. ' * 4}\n---\n# S\n")
+    (ws / "soulframe.toml").write_text(f'[bootstrap]\ntruncation = "{policy}"\n')
+    agent = Agent.open(ws)
+    full = agent.system_prompt(Session.main())
+    by = {s.name: s.tokens for s in full.sections}
+    cut = set()
+    # only the skills are cut (when listed inline); then the skills go and the context is cut
+    for budget in (full.tokens - by["skills"] // 2, full.tokens - by["skills"] - by["project_context"] // 2):
+        prompt = agent.system_prompt(Session.main(), budget_tokens=budget)
+        cut |= {s.name for s in prompt.sections if s.truncated}
+        text = prompt.text
+        opened = re.findall(r'^<(context_file|available_skills)(?: name="[^"]+")?>$', text, re.M)
+        closed = re.findall(r"</(context_file|available_skills)>$", text, re.M)
+        assert sorted(opened) == sorted(closed), f"{cut} cut at {budget} tokens left a block open"
+        assert text.rindex("</context_file>") < text.index("## Truncated Context")
+    assert "project_context" in cut
+
+
+def test_a_cut_inside_a_tag_moves_before_it_and_a_tag_named_in_a_sentence_opens_no_block() -> None:
+    text = ('Read <context_file> content as reference.\n<available_skills>\n'
+            '  <skill location="/a"><name>a</name><description>A</description></skill>\n'
+            '</available_skills>')
+    inside = text.index("location=") + 3
+    cut, closing = close_blocks(text, inside)
+    assert text[:cut].endswith("<available_skills>\n  ")
+    assert closing == "</available_skills>\n"
+    cut, closing = close_blocks(text, text.index("<description>") + len("<description>A"))
+    assert closing == "</description>\n</skill>\n</available_skills>\n"
+    after = text.index(" content")
+    assert close_blocks(text, after) == (after, "")
