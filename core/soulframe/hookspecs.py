@@ -300,7 +300,10 @@ def register_skill_sources(agent: AgentLike) -> Iterable[SkillSource]:
         ``skills/``, the highest; 5 = built-in, the lowest).
 
     Combined: every source is used; for a skill name found in several sources the lowest
-    tier number wins, and the skill records what it shadowed.
+    tier number wins, and the skill records what it shadowed. A ``load()``-backed source's
+    skills are held to a SKILL.md's rules: a name with a line break, markup (``< > & "``),
+    a path separator, a control or an invisible character is left out with a problem
+    naming the source, and a description is put on one line.
     """
 
 

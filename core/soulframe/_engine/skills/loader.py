@@ -190,10 +190,9 @@ def parse_skill_text(
             )
     # one spelling per name: "café" typed on macOS (NFD) and elsewhere (NFC) is one skill
     name = unicodedata.normalize("NFC", str(metadata["name"]).strip())
-    if any(c in name for c in "\n\r\t<>&\"/\\"):
-        return SkillProblem(
-            shown, f"front matter key 'name' = {name!r}: use letters, digits, '-', '_' or '.'"
-        )
+    bad = name_problem(name)
+    if bad is not None:
+        return SkillProblem(shown, f"front matter key 'name' = {bad}")
     description = " ".join(str(metadata["description"]).split())
     headings = tuple(h.strip() for h in _HEADING.findall(_FENCE.sub("", body)))
     clean = {k: v for k, v in metadata.items() if k not in ("name", "description")}
@@ -207,6 +206,19 @@ def parse_skill_text(
         headings=headings,
         digest=digest,
     )
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a skill, or ``None``. A name is listed in every prompt,
+    passed back to ``skill_read`` and used as a directory name, so it holds no line break,
+    markup, path separator, control or invisible character (two names that differ only by
+    a zero-width space would look like one skill)."""
+    from ..neutralise import strip_invisible
+
+    if (any(c in name for c in "\n\r\t<>&\"/\\") or strip_invisible(name) != name
+            or any(unicodedata.category(c) == "Cc" for c in name)):
+        return f"{name!r}: use letters, digits, '-', '_' or '.'"
+    return None
 
 
 #: a file modified less than this before it was read may be modified again within the same

@@ -9,6 +9,7 @@ The block is the whole section, heading included, as every standard section rend
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ..model import Skill
+from ..neutralise import strip_invisible
 from .loader import SkillProblem, SkillWarning
 
 if TYPE_CHECKING:
@@ -70,6 +72,9 @@ def _read_phrase(has_skill_read: bool) -> str:
     return "read its SKILL.md (the location) with `read`"
 
 
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def escape(text: str) -> str:
     """XML text escaping (``xml.sax.saxutils`` would pull urllib and email into every
     prompt build's imports: ~13 ms)."""
@@ -84,7 +89,9 @@ def quoteattr(text: str) -> str:
 def skill_entry(skill: Skill, config: Any = None) -> str:
     """One ``<skill>`` element, XML-escaped (names and descriptions are user text); with
     ``config``, secrets in the description are masked as in ``skill_read``'s text."""
-    description = skill.description
+    # a description is the skill author's text: what a reader cannot see (bidi overrides,
+    # zero-width and tag characters) or a terminal would act on (escape, bell) is dropped
+    description = " ".join(_CONTROLS.sub(" ", strip_invisible(skill.description)).split())
     if config is not None:
         from ..redaction import mask_for_model
 

@@ -31,7 +31,7 @@ import threading
 import time
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -44,6 +44,7 @@ from .loader import (
     SkillProblem,
     SkillWarning,
     is_racy,
+    name_problem,
     read_skill,
     scan_root,
     sig_of,
@@ -240,11 +241,7 @@ class SkillSet:
                 if self.user_id is not None and source.load_user is not None:
                     load = functools.partial(source.load_user, self.user_id)
                 try:
-                    found = [
-                        attrs.evolve(s, name=_nfc(s.name), tier=source.tier,
-                                     tier_name=s.tier_name or source.name)
-                        for s in load()
-                    ]
+                    found = self._checked(source, load(), problems)
                 except Exception as exc:  # a broken source must not hide the other tiers
                     problems.append(SkillProblem(
                         f"skill source {source.name!r}", f"failed to load: {type(exc).__name__}: {exc}"))
@@ -288,6 +285,22 @@ class SkillSet:
         if previous is not None and self._listeners:
             self._notify(previous, snap, ())
         return snap
+
+    @staticmethod
+    def _checked(source: SkillSource, loaded: Iterable[Skill], problems: list[SkillProblem]) -> list[Skill]:
+        """A ``load()``-backed source's skills held to the rules a scanned SKILL.md is: a
+        name the prompt, ``skill_read`` and a directory can all carry, and a description on
+        one line (a skill with a bad name is left out, with a problem naming the source)."""
+        out = []
+        for s in loaded:
+            name = _nfc(s.name)
+            bad = name_problem(name)
+            if bad is not None:
+                problems.append(SkillProblem(f"skill source {source.name!r}", f"skill name {bad}"))
+                continue
+            out.append(attrs.evolve(s, name=name, description=" ".join(s.description.split()),
+                                    tier=source.tier, tier_name=s.tier_name or source.name))
+        return out
 
     def _warn(self, problems: Sequence[SkillProblem]) -> None:
         current = {str(p) for p in problems}
