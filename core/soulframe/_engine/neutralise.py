@@ -17,9 +17,10 @@ soulframe's own structure in a prompt. Two functions, used wherever such text en
   spell, look-alike Cyrillic, Greek and small-capital letters folded to Latin;
 * :func:`one_line` for a short field quoted on one line (a channel name, a user id, a
   sender's name, a group title): control and format characters (newlines, bidi overrides),
-  tags and Markdown markup go, whitespace collapses, the length is capped.
+  tags and Markdown markup go, whitespace collapses, the length is capped (never inside a
+  character as a reader sees one: a flag, an emoji sequence, a letter and its accents).
 
-Import-light: stdlib only.
+Import-light: stdlib only (and the engine's own grapheme rules, for a cut).
 """
 
 from __future__ import annotations
@@ -183,5 +184,8 @@ def one_line(value: object, max_chars: int = 100) -> str:
     )
     text = _SPACES.sub(" ", text.translate(_MARKUP_CHARS)).strip()
     if len(text) > max_chars:
-        text = text[: max(max_chars - 1, 0)].rstrip() + "…"
+        from .graphemes import safe_cut_before
+
+        # never half a flag or a letter without its accent
+        text = text[: safe_cut_before(text, max(max_chars - 1, 0))].rstrip() + "…"
     return text

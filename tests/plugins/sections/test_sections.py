@@ -372,6 +372,15 @@ def test_long_titles_are_cut_to_the_limit(tmp_path: Path) -> None:
     assert 'group="' + "x" * 19 + '…"' in section(prompt, "runtime")
 
 
+def test_a_cut_title_keeps_its_last_flag_or_accented_letter_whole(tmp_path: Path) -> None:
+    """The cut falls before a character a reader sees as one, never inside it: half a flag
+    is a lone letter symbol, and a letter without its accent is another letter."""
+    prompt = build(tmp_path, Session.group(chat_title="Trip" + "\U0001F1E9\U0001F1EA" * 10, now=NOW),
+                   prompt__group_title_max_chars=10)
+    assert 'group chat "Trip\U0001F1E9\U0001F1EA\U0001F1E9\U0001F1EA…"' in section(prompt, "group_chat_hint")
+    assert sanitize_title("Caf" + "e\u0301" * 3, 5) == "Caf…"
+
+
 def test_runtime_line(tmp_path: Path) -> None:
     text = section(build(tmp_path, Session.group(channel="telegram", chat_title="Crew", now=NOW)), "runtime")
     assert text.startswith('## Runtime\nagent=aria | session=group | channel=telegram | group="Crew" | '
