@@ -79,6 +79,27 @@ def test_doctor_suggests_the_fair_policy_when_files_starve(tmp_path: Path, cli) 
     assert all("fair" not in f["message"] for f in by_check(data)["truncation"])
 
 
+def test_doctor_says_what_a_small_models_prompt_budget_leaves_out(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A model with a small window gets a quarter of it for the prompt: the skills and the
+    context files drop out of every prompt, and doctor says so, with the knob to turn."""
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    code, data = doctor(cli, ws)
+    assert "prompt" not in by_check(data)  # the default budget holds a fresh workspace
+    (ws / "soulframe.toml").write_text("[model]\ncontext_window = 6000\n")
+    code, data = doctor(cli, ws)
+    (found,) = by_check(data)["prompt"]
+    assert code == 0 and found["level"] == "warning"
+    assert "model.context_window = 6,000" in found["message"]
+    assert "left out: " in found["message"] and "project_context" in found["message"]
+    # a budget even the sections never cut exceed: a problem, by how much
+    (ws / "soulframe.toml").write_text("[prompt]\nbudget_tokens = 300\n")
+    code, data = doctor(cli, ws)
+    assert code == 1
+    assert any(f["level"] == "problem" and "tokens over prompt.budget_tokens = 300" in f["message"]
+               for f in by_check(data)["prompt"])
+
+
 def test_text_output_and_exit_code(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     ws = tmp_path / "ws"
     seed_workspace(ws)

@@ -51,7 +51,8 @@ CORE_FILES: tuple[str, ...] = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md"
 @pass_state
 def doctor_command(state: State, fix: bool, as_json: bool) -> None:
     """Check the workspace: missing, empty or oversized files, invalid UTF-8, symlinks that
-    leave the workspace, loose permissions, files the prompt would truncate, an unfinished
+    leave the workspace, loose permissions, files the prompt would truncate, sections its
+    token budget leaves out, an unfinished
     first run, a heartbeat with nothing to do. Exit code 1 when there is a problem (after
     --fix: one that is left).
 
@@ -302,6 +303,48 @@ def truncation(agent: CheckedAgent) -> Iterable[Finding]:
         yield Finding("truncation", "problem", f"{n.name} {msg}", n.name)
 
 
+def prompt_budget(agent: CheckedAgent) -> Iterable[Finding]:
+    """Sections the main session's prompt shortens or leaves out to fit its token budget
+    (the persona, the skills, the context files...): a small model's budget is a share of
+    its window, and nothing else would say that its prompt loses them. Files over their own
+    limits are the truncation check's."""
+    from ..model import Session
+    from ..prompt.build import build_system_prompt, section_table
+
+    if not agent.root.is_dir():
+        return
+    prompt = build_system_prompt(agent, Session.main())
+    sections = {s.name for s in section_table(agent).sections}
+    cut = [n for n in prompt.notices if n.name in sections]
+    over = [n for n in prompt.notices if n.name == "(prompt)"]
+    if not cut and not over:
+        return
+    cfg = agent.config
+    configured = int(cfg.get("prompt.budget_tokens"))
+    budget = prompt.budget_tokens or configured
+    if budget < configured:  # scaled down for a small window (prompt.max_window_share)
+        source = (f"{budget:,} tokens: prompt.max_window_share = {cfg.get('prompt.max_window_share')} "
+                  f"of model.context_window = {int(cfg.get('model.context_window')):,}")
+        fix = ("set model.context_window to the model's real window if it is larger, or raise "
+               "prompt.max_window_share")
+    else:
+        source = f"prompt.budget_tokens = {budget:,}"
+        fix = "raise prompt.budget_tokens"
+    if cut:
+        left_out = [n.name for n in cut if not n.kept_chars]
+        shortened = [n.name for n in cut if n.kept_chars]
+        what = "; ".join(part for part in (
+            f"left out: {', '.join(left_out)}" if left_out else "",
+            f"shortened: {', '.join(shortened)}" if shortened else "",
+        ) if part)
+        yield Finding("prompt", "warning",
+                      f"the main session's prompt is cut to fit its budget ({source}) — {what}; "
+                      f"{fix}, or shorten the context files (`soulframe prompt --explain` shows "
+                      "what fills it)")
+    for n in over:
+        yield Finding("prompt", "problem", f"the main session's prompt is {n.hint} ({source})")
+
+
 def first_run_and_heartbeat(agent: CheckedAgent) -> Iterable[Finding]:
     from ..prompt.context import heartbeat_has_tasks
 
@@ -390,6 +433,6 @@ def plugin_problems(agent: CheckedAgent) -> Iterable[Finding]:
 
 
 CORE_CHECKS: tuple[DoctorCheck, ...] = (
-    workspace_permissions, config_file_secrets, secrets_in_files, bootstrap_files, truncation, first_run_and_heartbeat, identity,
-    timezone, plugin_problems,
+    workspace_permissions, config_file_secrets, secrets_in_files, bootstrap_files, truncation,
+    prompt_budget, first_run_and_heartbeat, identity, timezone, plugin_problems,
 )
