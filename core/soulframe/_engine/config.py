@@ -310,6 +310,29 @@ def _locate(text: str, dotted: str) -> int | None:
     return None
 
 
+def _locate_in_agent(text: str, index: int, key: str | None = None) -> int | None:
+    """Best-effort line number of ``key`` in the ``index``-th ``[[agents]]`` table of a TOML
+    text (its header line when ``key`` is None or not written there); None for other forms."""
+    seen = -1
+    header: int | None = None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if re.match(r"^\[\[\s*agents\s*\]\]", s):
+            seen += 1
+            if seen == index:
+                header = lineno
+            elif seen > index:
+                break
+            continue
+        if seen != index:
+            continue
+        if re.match(r"^\[(?!\s*agents\s*\.)", s):  # another table: this agent's entry ended
+            break
+        if key is not None and re.match(rf'^"?{re.escape(key)}"?\s*=', s):
+            return lineno
+    return header
+
+
 @attrs.frozen
 class Config:
     """The effective configuration. ``get("memory.max_results")`` reads a value;
@@ -737,17 +760,22 @@ def _build_agents(
     agents: list[AgentSpec] = []
     seen: set[str] = set()
     for i, entry in enumerate(raw):
-        where = f"{cfg_path} agents[{i}]"
+        header = _locate_in_agent(text, i)
+        where = f"{cfg_path}{f' line {header}' if header else ''} agents[{i}]"
         if not isinstance(entry, dict):
             raise ConfigError(f"{where}: expected a table")
         for key, value in entry.items():
             spec = AGENT_KEYS.get(key)
+            line = _locate_in_agent(text, i, key)
             if spec is None:
-                raise ConfigError(f"{where}: unknown key {key!r}{_did_you_mean(key, list(AGENT_KEYS))}")
-            _check_value(f"agents[{i}].{key}", value, spec, str(cfg_path))
+                raise ConfigError(f"{cfg_path}{f' line {line}' if line else ''}: agents[{i}]: unknown key "
+                                  f"{key!r}{_did_you_mean(key, list(AGENT_KEYS))}")
+            _check_value(f"agents[{i}].{key}", value, spec, str(cfg_path), line)
         agent_id = str(entry.get("id", "default" if i == 0 else f"agent{i}"))
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", agent_id):
-            raise ConfigError(f"{where}: id {agent_id!r} — expected letters, digits, '-', '_' or '.'")
+            line = _locate_in_agent(text, i, "id")
+            raise ConfigError(f"{cfg_path}{f' line {line}' if line else ''}: agents[{i}].id = {agent_id!r} "
+                              "— expected letters, digits, '-', '_' or '.'")
         if agent_id in seen:
             raise ConfigError(f"{where}: duplicate agent id {agent_id!r}")
         seen.add(agent_id)

@@ -88,6 +88,22 @@ def test_a_bad_item_of_a_list_or_table_is_caught_when_the_file_is_read(workspace
     assert str(err.value).startswith(str(cfg)) and message in str(err.value)
 
 
+@pytest.mark.parametrize(("toml", "message"), [
+    ('[[agents]]\nid = "a"\n\n[[agents]]\nid = "b"\nprompt_mode = "fulll"\n',
+     "line 6: agents[1].prompt_mode = 'fulll' — expected one of 'full', 'task', 'minimal', 'none'"),
+    ('[[agents]]\nid = "a"\n[agents.options]\nspawn = true\n[[agents]]\nid = "b"\nprompt_mod = "full"\n',
+     "line 7: agents[1]: unknown key 'prompt_mod' (did you mean 'prompt_mode'?)"),
+    ('[prompt]\nmode = "full"\n[[agents]]\nid = "my agent"\n', "line 4: agents[0].id = 'my agent' — expected"),
+    ('[[agents]]\nid = "a"\ntimezone = "Mars/Base"\n', "line 3: agents[0].timezone = 'Mars/Base'"),
+])
+def test_a_bad_agent_entry_names_its_line(workspace: Path, toml: str, message: str) -> None:
+    """An [[agents]] entry is checked as the other tables are: file, line and key."""
+    cfg = write(workspace / "soulframe.toml", toml)
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace=workspace)
+    assert str(err.value).startswith(f"{cfg} ") and message in str(err.value)
+
+
 def test_owner_ids_may_be_numbers(workspace: Path) -> None:
     write(workspace / "soulframe.toml", '[[agents]]\nid = "a"\nowner_ids = [12345, "alice"]\n')
     assert load_config(workspace=workspace).agents[0].owner_ids == ("12345", "alice")
