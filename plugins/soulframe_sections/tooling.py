@@ -8,12 +8,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from soulframe import ConfigError, PromptContext, ToolSpec
+from soulframe.kit import one_line
 
 from ._common import has_tool, option, sandbox
 
 #: more MCP tools than this are not listed; the agent searches them instead (the same
 #: inline-versus-search trade-off as skills, seed 000 §9)
 MCP_INLINE_MAX = 20
+#: an MCP tool's description in the list: its first line, cut to this many characters
+MCP_DESCRIPTION_MAX = 200
 
 
 def _one_line(tool: ToolSpec) -> str:
@@ -166,9 +169,15 @@ def mcp_tools(ctx: PromptContext) -> str | None:
         )
     lines = []
     for t in tools:
-        server = f" [{t['server']}]" if t.get("server") else ""
-        desc = str(t.get("description") or "").strip().splitlines()
-        lines.append(f"- {t['name']}{server}: {desc[0]}" if desc else f"- {t['name']}{server}")
+        # names and descriptions are what MCP servers report about themselves: outside
+        # text, quoted on one line as session fields are (no tags, markup, line breaks,
+        # bidi or invisible characters)
+        name = one_line(t["name"])
+        server = one_line(t.get("server") or "")
+        server = f" [{server}]" if server else ""
+        first = str(t.get("description") or "").strip().splitlines()
+        desc = one_line(first[0], MCP_DESCRIPTION_MAX) if first else ""
+        lines.append(f"- {name}{server}: {desc}" if desc else f"- {name}{server}")
     return head + "\n" + "\n".join(lines)
 
 
