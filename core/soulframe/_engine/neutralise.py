@@ -6,7 +6,8 @@ soulframe's own structure in a prompt. Two functions, used wherever such text en
   tag soulframe wraps text in (opening or closing, in any case and spacing:
   ``</context_file >``, ``</context_file\\n>``, ``</CONTEXT_FILE>``, a fake
   ``<system_context name="DELEGATION.md">``) is escaped so it can no longer open or close a
-  block, and the prompt-cache boundary marker is replaced, so a prompt holds exactly one;
+  block, the prompt-cache boundary marker is replaced, so a prompt holds exactly one, and
+  control characters (NUL, escape, bell; not tab or line breaks) are dropped;
 * :func:`strip_invisible` (part of :func:`neutralise`) drops the characters a reader cannot
   see but a model reads: zero-width and other format characters (soft hyphen, bidi
   controls, byte-order marks), Unicode tag characters (U+E0000–E007F, which spell ASCII
@@ -20,7 +21,7 @@ soulframe's own structure in a prompt. Two functions, used wherever such text en
   tags and Markdown markup go, whitespace collapses, the length is capped (never inside a
   character as a reader sees one: a flag, an emoji sequence, a letter and its accents).
 
-Import-light: stdlib only (and the engine's own grapheme rules, for a cut).
+Import-light: stdlib only (and the engine's own grapheme and control-character rules).
 """
 
 from __future__ import annotations
@@ -70,7 +71,13 @@ def neutralise(text: str, boundary: str | None = DEFAULT_BOUNDARY) -> str:
     """
     if not text:
         return text
-    return _TAG.sub(_escape_tag, without_boundary(strip_invisible(text), boundary))
+    from .memory.textclean import strip_controls
+
+    # NUL, escape, bell...: never meant in text a model reads (a NUL makes some APIs and
+    # databases refuse the whole prompt), and a host's extra prompt is not read from a file,
+    # whose reader drops them
+    text = strip_controls(strip_invisible(text))
+    return _TAG.sub(_escape_tag, without_boundary(text, boundary))
 
 
 #: blank letters that render as nothing (Hangul fillers, the braille blank)
