@@ -212,6 +212,7 @@ def test_a_skill_description_reaches_the_prompt_without_hidden_or_control_charac
     write_skill(workspace / "skills", "rename", "rename",
                 '"Renames \\u202efiles\\u200b in bulk\\a \\U000E0049\\U000E0047\\U000E004E"')
     write_skill(workspace / "skills", "dep\u200bloy", raw="---\nname: \"dep\\u200bloy\"\ndescription: twin\n---\n")
+    write_skill(workspace / "skills", "sun", "\u2600\ufe0f-weather", "today's forecast")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         agent = open_agent(workspace, tmp_path)
@@ -221,7 +222,7 @@ def test_a_skill_description_reaches_the_prompt_without_hidden_or_control_charac
     assert not any(c in text for c in "\u202e\u200b\a\U000E0049")
     # a name with an invisible character would look like another skill's: refused, named
     messages = [str(w.message) for w in caught if issubclass(w.category, SkillWarning)]
-    assert set(agent.skills.names()) - BUILTINS == {"rename"}
+    assert set(agent.skills.names()) - BUILTINS == {"rename", "\u2600\ufe0f-weather"}
     assert any("front matter key 'name' = 'dep\\u200bloy'" in m for m in messages)
 
 

@@ -215,7 +215,10 @@ def name_problem(name: str) -> str | None:
     a zero-width space would look like one skill)."""
     from ..neutralise import strip_invisible
 
-    if (any(c in name for c in "\n\r\t<>&\"/\\") or strip_invisible(name) != name
+    # an emoji's variation selector (the "️" of "☀️") is part of how it is drawn, not a
+    # hidden character
+    drawn = "".join(c for c in name if not 0xFE00 <= ord(c) <= 0xFE0F)
+    if (any(c in name for c in "\n\r\t<>&\"/\\") or strip_invisible(drawn) != drawn
             or any(unicodedata.category(c) == "Cc" for c in name)):
         return f"{name!r}: use letters, digits, '-', '_' or '.'"
     return None
