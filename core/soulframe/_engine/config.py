@@ -430,6 +430,16 @@ def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int |
                 expected = " or ".join("null" if t is NONE else t.__name__ for t in spec.items)
                 raise ConfigError(f"{loc}: {key}[{at!r}] = {shown_value(key, item)} — expected {expected}"
                                   + (" (quote it)" if str in spec.items else ""))
+    if key == "prompt.cache_boundary" and isinstance(value, str) and value:
+        text = value.strip()
+        if len(text) < 8 or "\n" in text or "\r" in text or not any(c.isalnum() for c in text):
+            # every copy of the marker in a file or a section is replaced (a prompt holds one):
+            # "---" would take every Markdown rule, " " every space
+            raise ConfigError(
+                f"{loc}: {key} = {shown_value(key, value)} — expected \"\" (no marker) or one line of "
+                "at least 8 characters with a letter or digit that no file would hold, like the "
+                "default '<!-- SOULFRAME_CACHE_BOUNDARY -->': every copy of the marker in the "
+                "prompt's text is replaced")
     if (key == "timezone" or key.endswith(".timezone")) and isinstance(value, str) and value:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 

@@ -88,6 +88,19 @@ def test_a_bad_item_of_a_list_or_table_is_caught_when_the_file_is_read(workspace
     assert str(err.value).startswith(str(cfg)) and message in str(err.value)
 
 
+@pytest.mark.parametrize("marker", [" ", "---", "<!---->", "##\n##"])
+def test_a_cache_boundary_that_files_would_hold_is_refused(workspace: Path, marker: str) -> None:
+    """Every copy of the marker in the prompt's text is replaced, so "---" would take every
+    Markdown rule of SOUL.md and " " every space: refused when the file is read."""
+    cfg = write(workspace / "soulframe.toml", f"[prompt]\ncache_boundary = {json.dumps(marker)}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace=workspace)
+    assert str(err.value).startswith(f"{cfg} line 2: prompt.cache_boundary = ")
+    assert "one line of at least 8 characters" in str(err.value)
+    write(workspace / "soulframe.toml", '[prompt]\ncache_boundary = "<!-- MY_HOST_CACHE -->"\n')
+    assert load_config(workspace=workspace).get("prompt.cache_boundary") == "<!-- MY_HOST_CACHE -->"
+
+
 @pytest.mark.parametrize(("toml", "message"), [
     ('[[agents]]\nid = "a"\n\n[[agents]]\nid = "b"\nprompt_mode = "fulll"\n',
      "line 6: agents[1].prompt_mode = 'fulll' — expected one of 'full', 'task', 'minimal', 'none'"),
