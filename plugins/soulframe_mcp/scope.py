@@ -1,5 +1,5 @@
 """What an MCP client may ask of a server started for one session: it may narrow what the
-server serves, never widen it.
+server serves, never widen it (its session kind, its user and its prompt mode).
 
 ``soulframe serve --session group --user bob`` is launched by a host that decided who is on
 the other end. A client's prompt arguments are the other end talking, so they may pick a
@@ -55,3 +55,24 @@ def prompt_user(server_user: str | None, asked: str | None) -> str | None:
         f"user {asked!r}: this server serves user {server_user!r} only (soulframe serve "
         f"--user {server_user}); leave `user` out"
     )
+
+
+#: prompt modes from the one that shows least: a ``mode`` argument may pick the server
+#: session's own mode or one before it (``full`` adds the owner's ids to a sub-agent prompt)
+MODES: tuple[str, ...] = ("none", "minimal", "task", "full")
+
+
+def prompt_mode(server_kind: str, server_mode: str, asked: str | None) -> str | None:
+    """The mode a prompt is forced to: ``asked`` when it shows no more than ``server_mode``,
+    the mode the server's own session runs."""
+    if not asked or asked == server_mode:
+        return asked
+    if asked not in MODES:
+        raise ScopeError(f"mode {asked!r}: expected one of {', '.join(MODES)}")
+    allowed = MODES[: MODES.index(server_mode) + 1] if server_mode in MODES else (server_mode,)
+    if asked not in allowed:
+        raise ScopeError(
+            f"mode {asked!r}: this server's {server_kind} sessions run {server_mode} mode; a "
+            f"prompt may only narrow that, to {', '.join(reversed(allowed))}"
+        )
+    return asked

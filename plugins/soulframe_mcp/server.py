@@ -26,7 +26,7 @@ from soulframe import Session
 
 from .changes import ChangeFeed
 from .resources import CONTEXT_TEMPLATE, MEMORY_TEMPLATE, NotServed, ResourceView
-from .scope import NARROWER, ScopeError, prompt_kind, prompt_user
+from .scope import NARROWER, ScopeError, prompt_kind, prompt_mode, prompt_user
 from .typed import as_mcp_tool, as_result, misfit, tool_error
 from .workers import (
     ToolWorkers,
@@ -128,7 +128,8 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
             name=PROMPT_NAME,
             description=f"The system prompt of agent {agent.id!r}, built from its workspace files.",
             arguments=[
-                types.PromptArgument(name="mode", description="full, task, minimal or none"),
+                types.PromptArgument(name="mode", description=(
+                    "full, task, minimal or none: this server's session's mode or one that shows less")),
                 types.PromptArgument(name="session", description=(
                     f"{', '.join(NARROWER.get(session_kind, (session_kind,)))}: this server's "
                     f"session ({session_kind}) or a narrower one")),
@@ -154,6 +155,9 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
         try:
             kind = prompt_kind(session_kind, asked)
             prompt_user_id = prompt_user(user_id, args.get("user") or None)
+            if mode is not None:
+                own = await anyio.to_thread.run_sync(lambda: agent.system_prompt(session).mode)
+                mode = prompt_mode(session_kind, own, mode)
         except ScopeError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         prompt_session = Session(kind=kind, mode=mode, user_id=prompt_user_id,  # type: ignore[arg-type]

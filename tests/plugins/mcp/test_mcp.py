@@ -178,6 +178,30 @@ def test_group_session_never_serves_private_memory(served_workspace: Path) -> No
     anyio.run(main)
 
 
+def test_a_sub_agent_server_never_widens_the_prompt_mode(served_workspace: Path) -> None:
+    """A sub-agent's prompt runs minimal; a client asking for full mode would get the owner's
+    ids (full mode's user identity section): the mode argument may only narrow."""
+    toml = served_workspace / "soulframe.toml"
+    toml.write_text((toml.read_text() if toml.exists() else "")
+                    + '\n[[agents]]\nid = "main"\nowner_ids = ["owner-7781"]\n')
+
+    async def main() -> None:
+        async with Client(stdio_params(served_workspace, "--session", "subagent"),
+                          read_timeout_seconds=120) as client:
+            with pytest.raises(Exception, match="may only narrow that, to minimal, none"):
+                await client.get_prompt("system_prompt", {"mode": "full"})
+            with pytest.raises(Exception, match="may only narrow"):
+                await client.get_prompt("system_prompt", {"mode": "task"})
+            for mode in ("minimal", "none", ""):
+                prompt = await client.get_prompt("system_prompt", {"mode": mode} if mode else {})
+                assert "owner-7781" not in prompt.messages[0].content.text
+        async with Client(stdio_params(served_workspace), read_timeout_seconds=120) as client:
+            full = await client.get_prompt("system_prompt", {"session": "subagent", "mode": "full"})
+            assert "owner-7781" in full.messages[0].content.text  # the main server's to give
+
+    anyio.run(main)
+
+
 @pytest.mark.parametrize("revision", list(REVISIONS))
 def test_stateless_http_with_the_sdk_client(served_workspace: Path, revision: str) -> None:
     with http_server(served_workspace) as server:
