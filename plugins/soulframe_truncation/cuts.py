@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 
 from soulframe.kit import safe_cut_after, safe_cut_before
 
@@ -110,12 +111,49 @@ def headings(text: str, start: int = 0) -> list[tuple[int, str]]:
     return out
 
 
-def toc_block(entries: list[tuple[int, str]], budget: int) -> str:
+_OPENS = re.compile(r'^<(context_file|internal_config|system_context) name="([^"]+)">$')
+_TRUNCATED = "[...truncated"
+
+
+def file_lines(text: str) -> Callable[[int], str | None]:
+    """For a section that shows several files each in its wrapper block, where a line of the
+    section is: ``TOOLS.md line 12`` inside a file (counted from the file's first line, so
+    ``context_read`` finds it), ``in TOOLS.md`` after the file's own truncation marker (the
+    lines there no longer count from the top), None for a line outside every file (the
+    file's own ``## TOOLS.md`` heading says where it is)."""
+    where: list[str | None] = [None]  # 1-based
+    tag = name = ""
+    first, cut = 0, False
+    for n, line in enumerate(text.split("\n"), 1):
+        opened = _OPENS.match(line)
+        if opened:
+            tag, name, first, cut = opened.group(1), opened.group(2), n, False
+            where.append(None)
+        elif name and line == f"</{tag}>":
+            name = ""
+            where.append(None)
+        else:
+            if name and line.startswith(_TRUNCATED):
+                cut = True
+            where.append(None if not name else f"in {name}" if cut else f"{name} line {n - first}")
+    return lambda n: where[n] if 0 < n < len(where) else None
+
+
+def toc_block(entries: list[tuple[int, str]], budget: int,
+              where: Callable[[int], str | None] | None = None) -> str:
     """A table of contents ``## Heading (line 120)``, one per line, at most ``budget``
-    chars: shallower headings are kept first, and what does not fit is counted."""
+    chars: shallower headings are kept first, and what does not fit is counted.
+    ``where`` says where a line is when the text is not one file (see :func:`file_lines`)."""
     if not entries or budget <= 0:
         return ""
-    lines = [f"{h} (line {n})\n" for n, h in entries]
+
+    def label(n: int, h: str) -> str:
+        if where is None:
+            return f"{h} (line {n})\n"
+        at = where(n)
+        return f"{h} ({at})\n" if at else f"{h}\n"
+
+    lines = [label(n, h) for n, h in entries]
     depths = [len(h) - len(h.lstrip("#")) for _, h in entries]
 
     def more(left_out: int) -> str:

@@ -187,18 +187,20 @@ class FairPolicy:
         # give the contents list up to TOC_SHARE of the allowance, then fill with the head
         toc_tokens = int(allowance * TOC_SHARE)
         entries = cuts.headings(s.text)
+        # a section of several files: each heading is listed by its file's own line numbers
+        where = cuts.file_lines(s.text) if "<" in s.text else None
         toc = ""
         if entries:
-            toc = cuts.toc_block(entries, toc_tokens * 4)
+            toc = cuts.toc_block(entries, toc_tokens * 4, where)
             while toc and estimate(toc) > toc_tokens:
-                toc = cuts.toc_block(entries, len(toc) // 2)
+                toc = cuts.toc_block(entries, len(toc) // 2, where)
         short = shorten_section(s, allowance, estimate, extra=toc)
         if short is None:
             return None
         new, kept = short
         if toc:  # list only the headings that were actually cut
             left_out = [e for e in entries if e[0] > s.text.count("\n", 0, kept) + 1]
-            toc2 = cuts.toc_block(left_out, len(toc))
+            toc2 = cuts.toc_block(left_out, len(toc), where)
             if len(toc2) < len(toc):
                 again = shorten_section(s, allowance, estimate, extra=toc2)
                 if again is not None:

@@ -417,3 +417,25 @@ def test_a_cut_inside_a_tag_moves_before_it_and_a_tag_named_in_a_sentence_opens_
     assert closing == "</description>\n</skill>\n</available_skills>\n"
     after = text.index(" content")
     assert close_blocks(text, after) == (after, "")
+
+
+def test_fair_lists_a_cut_files_headings_by_that_files_own_line_numbers(tmp_path) -> None:
+    """The contents list of a cut project context is for reading the rest with context_read:
+    a heading of HEARTBEAT.md is listed with its line in HEARTBEAT.md, not in the section."""
+    import re
+
+    from soulframe import Agent, Session
+
+    ws = tmp_path / "ws"
+    ws.mkdir(mode=0o700)
+    files = {name: f"# {title}\n\n" + "".join(f"## {title} part {i}\n" + "word " * 30 + "\n\n" for i in range(25))
+             for name, title in (("TOOLS.md", "Tools"), ("HEARTBEAT.md", "Beats"))}
+    for name, text in files.items():
+        (ws / name).write_text(text)
+    (ws / "soulframe.toml").write_text('[prompt]\nbudget_tokens = 2500\n[bootstrap]\ntruncation = "fair"\n'
+                                       '[embedding]\nprovider = "none"\n')
+    text = Agent.open(ws).system_prompt(Session.main()).text
+    listed = re.findall(r"^(#+ [^\n]*?) \((TOOLS\.md|HEARTBEAT\.md) line (\d+)\)$", text, re.M)
+    assert listed and not re.search(r"^#+ [^\n]* \(line \d+\)$", text, re.M), text[-3000:]
+    for heading, name, line in listed:
+        assert files[name].split("\n")[int(line) - 1] == heading, (heading, name, line)
