@@ -454,15 +454,18 @@ def _read_body(response: Any, until: float, limit: int) -> bytes:
 def _socket_of(response: Any) -> Any:
     """The socket a urllib reply (or an ``HTTPError`` wrapping one) reads from, or None when
     it is not a plain socket connection (then the read's own timeout is the bound)."""
-    for _ in range(3):  # HTTPError -> HTTPResponse -> BufferedReader -> SocketIO
-        raw = getattr(getattr(response, "fp", None), "raw", None)
-        sock = getattr(raw, "_sock", None)
-        if sock is not None and hasattr(sock, "settimeout"):
-            return sock
-        response = getattr(response, "fp", None)
-        if response is None:
-            return None
-    return None
+    import http.client
+    import io
+    import socket
+    import urllib.response
+
+    if isinstance(response, urllib.response.addinfourl):  # an HTTPError: the reply is inside
+        response = response.fp
+    if not isinstance(response, http.client.HTTPResponse) or not isinstance(response.fp, io.BufferedReader):
+        return None
+    raw = response.fp.raw
+    # socket.makefile's reader; its socket (plain or TLS) is where the timeout is set
+    return raw._sock if isinstance(raw, socket.SocketIO) else None  # type: ignore[attr-defined]
 
 
 def _no_redirects() -> Any:
