@@ -35,7 +35,7 @@ What is here:
 - **Skills**: :func:`parse_skill_text`, :class:`SkillProblem`, :func:`render_skills_inline`,
   :class:`SkillLimits`.
 - **Text for search indexes**: :func:`index_grams`, :func:`raw_words`, :data:`MARKS`,
-  :data:`UNSPACED_CLASS`.
+  :data:`UNSPACED_CLASS`; :func:`caseless` (text compared ignoring case in every script).
 - **Cutting text** without splitting a character as a reader sees one (a grapheme
   cluster): :func:`is_safe_cut`, :func:`safe_cut_before`, :func:`safe_cut_after`.
 - **Embedding errors**: :class:`EmbeddingError`, :class:`EmbeddingUnavailableError`.
@@ -158,6 +158,7 @@ if TYPE_CHECKING:
     from soulframe._engine.textsplit import (
         MARKS,
         UNSPACED_CLASS,
+        caseless,
         index_grams,
         raw_words,
     )
@@ -195,6 +196,7 @@ _HOMES: dict[str, str] = {
     "atomic_write": "soulframe._engine.workspace",
     "BOOTSTRAP_FILES": "soulframe._engine.prompt.context",
     "cache_dir": "soulframe._engine.paths",
+    "caseless": "soulframe._engine.textsplit",
     "chat_model_for": "soulframe._engine.toolloop",
     "ChatConfigError": "soulframe._engine.toolloop",
     "ChatModelError": "soulframe._engine.toolloop",
@@ -299,6 +301,7 @@ __all__ = [
     "assistant_message",
     "atomic_write",
     "cache_dir",
+    "caseless",
     "chat_model_for",
     "check_conversation",
     "collect_named",

@@ -19,13 +19,14 @@ import json
 import os
 import re
 import shlex
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import ErasingStore, SoulframeError
-from soulframe.kit import atomic_write, update_locked
+from soulframe.kit import atomic_write, caseless, update_locked
 from soulframe.memorykit import (
     DAILY_LOG,
     ENTITY_DIR,
@@ -75,9 +76,11 @@ class Plan:
     kept: list[Entry] = attrs.field(factory=list)
 
     def needles(self) -> list[str]:
-        out: list[str] = [t for t in self.texts if t.strip()]
+        """The texts searched for in every copy, in NFC as the index holds them (a line
+        saved decomposed on macOS is found there too)."""
+        out: list[str] = [unicodedata.normalize("NFC", t) for t in self.texts if t.strip()]
         for e in self.entries:
-            core = core_text(e.text)
+            core = unicodedata.normalize("NFC", core_text(e.text))
             if len(core) >= MIN_NEEDLE and core not in out:
                 out.append(core)
         return out
@@ -157,22 +160,22 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
             (plan.entries if everywhere or editable(rel) else plan.kept).append(Entry(rel, i, line))
 
     if text is not None:
-        needle = text.casefold().strip()
+        needle = caseless(text).strip()
         if len(needle) < 3:
             raise SoulframeError("forget: give at least three characters of the text to forget")
         plan.texts.append(text.strip())
         for rel, p in markdown_files(agent):
             for i, line in enumerate(_lines(p), 1):
-                if needle in line.casefold():
+                if needle in caseless(line):
                     take(rel, i, line)
     if query is not None:
-        terms = query_terms(query)
+        terms = [caseless(t) for t in query_terms(query)]
         for hit in agent.memory.search(query, k=limit, track=False):
             if hit.scope != "agent":
                 continue
             lines = _lines(agent.workspace.resolve(hit.path))
             for i in range(hit.start_line, min(hit.end_line, len(lines)) + 1):
-                low = lines[i - 1].casefold()
+                low = caseless(lines[i - 1])
                 if not lines[i - 1].lstrip().startswith("#") and any(t in low for t in terms):
                     take(hit.path, i, lines[i - 1])
     whole: list[str] = []
@@ -249,7 +252,7 @@ def _in_range(day: str, lo: _dt.date, hi: _dt.date) -> bool:
 def forget(agent: AgentLike, plan: Plan) -> Result:
     result = Result(entries=len(plan.entries))
     needles = plan.needles()
-    low = [n.casefold() for n in needles]
+    low = [caseless(n) for n in needles]
     by_file: dict[str, set[str]] = {}
     for e in plan.entries:
         by_file.setdefault(e.path, set()).add(e.text)
@@ -345,7 +348,7 @@ def _cache_hashes(agent: AgentLike, by_file: dict[str, set[str]], plan: Plan, lo
             x for x in text.splitlines(keepends=True) if x.rstrip("\r\n") not in texts)
         for source, bucket in ((text, gone), (after, kept)):
             for c in chunk(agent, source, rel):
-                if bucket is gone and not any(n in c.text.casefold() for n in low):
+                if bucket is gone and not any(n in caseless(c.text) for n in low):
                     continue
                 bucket.update(text_hash(w) for w in passage_windows(agent.config, c.text, provider))
     return {provider.model_id: sorted(gone - kept)}
@@ -471,8 +474,8 @@ def _count(result: Result, place: str, n: int) -> None:
 
 
 def _has(text: str, low: list[str]) -> bool:
-    t = normalise(text)
-    return any(" ".join(n.split()) in t for n in low) or any(n in text.casefold() for n in low)
+    t = caseless(normalise(text))
+    return any(" ".join(n.split()) in t for n in low) or any(n in caseless(text) for n in low)
 
 
 def _json_has(line: str, low: list[str]) -> bool:

@@ -73,6 +73,15 @@ def has_unspaced(text: str) -> bool:
     return _UNSPACED.search(text) is not None
 
 
+def caseless(text: str) -> str:
+    """``text`` as compared when case does not matter, in every script: NFC (a line saved
+    decomposed on macOS matches one typed composed), case-folded ("Straße" -> "strasse"),
+    and Turkish's dotted İ and dotless ı as i: Turkish text's capital I folds to i
+    elsewhere, so "ışık" and "IŞIK" meet only there, and "istanbul" is in "İstanbul"."""
+    folded = unicodedata.normalize("NFC", text).casefold()
+    return folded if folded.isascii() else folded.replace("i\u0307", "i").replace("\u0131", "i")
+
+
 # Cached by content: a search folds each keyword hit's text for the coverage and the
 # snippet, and the same chunks come back search after search (a pure function).
 @functools.lru_cache(maxsize=2048)

@@ -212,6 +212,32 @@ def test_forget_by_query(tmp_path: Path) -> None:
     assert holding([ws, state], "Dr. Weber") == []
 
 
+def test_forget_finds_a_line_saved_decomposed_and_turkish_capitals(tmp_path: Path) -> None:
+    """A note saved in NFD (macOS) is forgotten by the word typed composed, from the file
+    and the index alike (before, the index lost it and the file kept it); "istanbul" finds
+    "İstanbul", whose lower case carries a combining dot elsewhere."""
+    import unicodedata
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    day = ws / "memory" / "2026-11-02.md"
+    day.write_text(unicodedata.normalize("NFD", "# 2026-11-02\n\n- Jürgen wohnt in der Königstraße 7.\n"
+                                               "- Café Zürich öffnet um acht.\n"
+                                               "- İstanbul'daki ofis taşınıyor.\n"), encoding="utf-8")
+    run_cli("-w", str(ws), "memory", "search", "Zürich", check=True)
+    out = json.loads(run_cli("-w", str(ws), "forget", "Jürgen", "--yes", "--json", check=True).stdout)
+    assert [e["line"] for e in out["entries"]] == [3]
+    left = unicodedata.normalize("NFC", day.read_text(encoding="utf-8"))
+    assert "Königstraße" not in left and "Café Zürich" in left
+    for form in ("NFC", "NFD"):
+        assert holding([ws, state], unicodedata.normalize(form, "Königstraße")) == []
+    hits = json.loads(run_cli("-w", str(ws), "memory", "search", "Zürich", "--json", check=True).stdout)
+    assert len(hits) == 1 and "Café Zürich" in hits[0]["snippet"]  # the rest is still found
+    dry = json.loads(run_cli("-w", str(ws), "forget", "istanbul", "--dry-run", "--json", check=True).stdout)
+    assert [e["line"] for e in dry["entries"]] == [4]
+
+
 def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
     from soulframe._engine.memory.users import UserMemory
     from soulframe_transfer.forget import forget, select
