@@ -216,3 +216,25 @@ def test_a_word_across_a_forced_cut_of_a_long_line_is_found_by_keyword(tmp_path:
         assert "手机" in hits[0].snippet
     finally:
         agent.close()
+
+
+def test_memory_get_reads_a_file_named_in_either_unicode_form(workspace: Path) -> None:
+    """A file synced from macOS keeps its decomposed (NFD) name on Linux; the path a model
+    or a keyboard writes is composed (NFC). Either spelling reads it, and the citation
+    keeps the name as it is on disk."""
+    import unicodedata
+
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+
+    on_disk = unicodedata.normalize("NFD", "memory/réunion-équipe.md")
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / on_disk).write_text("# Réunion\n\n- Budget validé pour Hélios.\n", encoding="utf-8")
+    agent = Agent(load_config(workspace=workspace, search=False, overrides={"embedding.provider": "none"}))
+    try:
+        agent.memory.sync()
+        for typed in (unicodedata.normalize("NFC", on_disk), on_disk):
+            got = agent.memory.get(f"{typed}#L3")
+            assert got.text == "- Budget validé pour Hélios." and got.path == on_disk
+    finally:
+        agent.close()

@@ -4,6 +4,7 @@ workspace, private files only in a private session."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 from ..model import Session, SoulframeError
@@ -11,6 +12,7 @@ from .files import without_dot_slash
 from .results import MemoryExcerpt
 
 if TYPE_CHECKING:
+    from .files import MemoryFile
     from .indexview import IndexView
 
 _CITATION = re.compile(r"^(?P<path>.+?)#L(?P<a>\d+)(?:-L?(?P<b>\d+))?$")
@@ -48,6 +50,11 @@ def read(index: IndexView, path: str,
     own = _users_own(index, rel, session)
     known = {f.path: f for f in index.files()}
     mf = known.get(rel)
+    if mf is None and not rel.isascii():
+        # a file synced from macOS is named in NFD on Linux, and a model or a keyboard
+        # writes its path in NFC: either spelling of an indexed file reads it
+        mf = _same_name(known, rel)
+        rel = mf.path if mf is not None else rel
     if own is not None and (mf is None or mf.private):
         text = own  # a user's own MEMORY.md (or saved session), never the owner's
     elif mf is None:
@@ -84,6 +91,12 @@ def read(index: IndexView, path: str,
     end = min(len(all_lines), start + count - 1)
     body = "\n".join(all_lines[start - 1 : end]) if end >= start else ""
     return MemoryExcerpt(rel, start, max(end, start - 1), body, len(all_lines))
+
+
+def _same_name(known: dict[str, MemoryFile], rel: str) -> MemoryFile | None:
+    """The indexed file whose path is ``rel`` in another Unicode normal form."""
+    wanted = unicodedata.normalize("NFC", rel)
+    return next((f for p, f in known.items() if unicodedata.normalize("NFC", p) == wanted), None)
 
 
 def _users_own(index: IndexView, rel: str, session: Session | None) -> str | None:
