@@ -40,9 +40,10 @@ def non_english_share(text: str) -> float:
 
 def _sample(workspace: Any) -> str:
     """Up to :data:`SAMPLE_CHARS` of what the user wrote in memory: the template's
-    instructions (English, in every fresh MEMORY.md) and headings are left out, or they
-    would outweigh a new workspace's first notes in another language."""
-    from soulframe.memorykit import Discovery, without_noise
+    instructions (English, in every fresh MEMORY.md), headings and the provenance comment
+    `memory remember` ends each note with (``<!-- src: remember via=... -->``) are left out,
+    or they would outweigh notes in another language."""
+    from soulframe.memorykit import Discovery, strip_provenance, without_noise
 
     # the newest daily logs first (their names sort by date), MEMORY.md among them
     files = sorted(Discovery(workspace).files(), key=lambda f: f.path, reverse=True)
@@ -53,7 +54,8 @@ def _sample(workspace: Any) -> str:
             text = workspace.read_text(f.path)
         except (OSError, UnicodeDecodeError, ValueError, SoulframeError):
             continue
-        text = "\n".join(ln for ln in without_noise(text).split("\n") if not ln.lstrip().startswith("#"))
+        text = "\n".join(ln for ln in strip_provenance(without_noise(text)).split("\n")
+                         if not ln.lstrip().startswith("#"))
         parts.append(text[: SAMPLE_CHARS - size])
         size += len(parts[-1])
         if size >= SAMPLE_CHARS:

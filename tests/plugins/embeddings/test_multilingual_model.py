@@ -187,3 +187,15 @@ def test_init_suggests_the_multilingual_model_for_a_workspace_in_other_languages
     cfg.write_text('[embedding]\nprovider = "multilingual"\n', encoding="utf-8")
     chosen = run_cli("--config", str(cfg), "init", str(zh), "--no-download")
     assert chosen.returncode == 0 and "suggestion:" not in chosen.stderr
+
+
+def test_doctor_suggests_it_for_notes_saved_by_memory_remember(tmp_path: Path, cli: Any) -> None:
+    """Each remembered note ends with an English provenance comment (src: remember via=...
+    at=...), longer than a short note in Chinese or Russian: it is not the user's language."""
+    ws = tmp_path / "ws"
+    cli("init", str(ws), "--no-download", check=True)
+    for note in ("女儿每周三学钢琴", "明天下雨，带伞", "Встреча с Андреем в пятницу", "周末去爬山"):
+        cli("-w", str(ws), "memory", "remember", note, check=True)
+    assert "src: remember" in next((ws / "memory").glob("*.md")).read_text(encoding="utf-8")
+    found = [f for f in _doctor(cli, ws)["findings"] if f["check"] == "embeddings"]
+    assert len(found) == 1 and 'embedding.provider = "multilingual"' in found[0]["message"]
