@@ -55,6 +55,26 @@ def test_a_chinese_or_japanese_skill_is_found_by_a_word_inside_its_description(w
     assert [h.name for h in agent.skills.search("会议")][:1] == ["notes"]
 
 
+def test_a_skill_is_found_by_a_word_typed_without_its_accents(workspace: Path) -> None:
+    """On an English keyboard "rediger un cv" is how "Rédiger un CV" gets typed; memory
+    search finds such a word, and skill search scores it as if typed with its accents.
+    A word typed with accents still matches only as written."""
+    write_skill(workspace / "skills", "cv", "cv-ecrire", "Rédiger une lettre en français")
+    write_skill(workspace / "skills", "greek", "greek", "Σύνταξη συμβολαίου για την εταιρεία")
+    write_skill(workspace / "skills", "viet", "viet", "Viết thư cho khách hàng")
+    write_skill(workspace / "skills", "notes", "notes", "Keep meeting notes")
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[WorkspaceOnly])
+    agent = Agent.open(workspace, pm=pm, embedding__provider="none")
+    typed = agent.skills.search("rediger une lettre")
+    accented = agent.skills.search("Rédiger une lettre")
+    assert [h.name for h in typed][:1] == ["cv-ecrire"]
+    assert typed[0].score == pytest.approx(accented[0].score)
+    assert [h.name for h in agent.skills.search("francais")] == ["cv-ecrire"]
+    assert [h.name for h in agent.skills.search("συνταξη")] == ["greek"]
+    assert [h.name for h in agent.skills.search("thu khach hang")] == ["viet"]
+    assert agent.skills.search("thú") == []  # marked: as written ("thư" is another word)
+
+
 # Three documents (N = 3) and the query "deploy backup":
 #   d0 = [site, deploy]             |d0| = 2
 #   d1 = [backup, deploy, database] |d1| = 3

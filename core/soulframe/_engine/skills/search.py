@@ -25,7 +25,7 @@ import attrs
 import numpy as np
 
 from ..model import Skill, SkillHit, SoulframeError
-from ..textsplit import has_unspaced, query_words, text_words
+from ..textsplit import fold_diacritics, has_unspaced, query_words, text_words
 from .loader import SkillWarning
 
 if TYPE_CHECKING:
@@ -165,6 +165,7 @@ class SkillIndex:
         self.skills = list(skills)
         corpus = [tokenize(search_text(s)) for s in self.skills]
         self.bm25: SeedBM25 | None = SeedBM25(corpus, k1=k1, b=b) if corpus else None
+        self._accented = _accented_by_plain_spelling(self.bm25.idf) if self.bm25 else {}
         self.vectors: npt.NDArray[np.float32] | None = None
         self.model_id: str | None = None
 
@@ -175,10 +176,22 @@ class SkillIndex:
         self.vectors = arr
         self.model_id = model_id
 
+    def query_terms(self, query: str) -> list[str]:
+        """``query``'s tokens, a word typed without its accents ("rediger") taken as the
+        skills write it ("rédiger") when no skill has it as typed - as memory search
+        matches it. A word typed with accents stays as written (Vietnamese tones tell
+        words apart)."""
+        out = []
+        for t in tokenize_query(query):
+            if self.bm25 is not None and t not in self.bm25.idf and fold_diacritics(t) == t:
+                t = self._accented.get(t, t)
+            out.append(t)
+        return out
+
     def bm25_scores(self, query: str) -> npt.NDArray[np.float64]:
         if self.bm25 is None:
             return np.zeros(0, dtype=np.float64)
-        return self.bm25.scores(tokenize_query(query))
+        return self.bm25.scores(self.query_terms(query))
 
     def search(
         self,
@@ -217,7 +230,7 @@ class SkillIndex:
         best = float(raw.max()) if raw.size else 0.0
         if best > 0:
             assert self.bm25 is not None
-            text = raw / self.bm25.ceiling(tokenize_query(query))
+            text = raw / self.bm25.ceiling(self.query_terms(query))
             fused = text_weight * text + vector_weight * cosine
         else:
             text = raw
@@ -228,6 +241,18 @@ class SkillIndex:
             Ranked(int(i), float(fused[i]), float(text[i]) if raw[i] > 0 else None, float(cosine[i]))
             for i in order
         ]
+
+
+def _accented_by_plain_spelling(idf: dict[str, float]) -> dict[str, str]:
+    """Each indexed word that has accents, by its spelling without them; of two that
+    share one ("côte", "côté"), the one more skills use (the lower IDF), then the first
+    in sort order."""
+    out: dict[str, str] = {}
+    for word in sorted(idf):
+        plain = fold_diacritics(word)
+        if plain != word and (plain not in out or idf[word] < idf[out[plain]]):
+            out[plain] = word
+    return out
 
 
 def _top(scores: npt.NDArray[np.float64], candidates: npt.NDArray[np.intp], k: int) -> list[int]:
