@@ -118,3 +118,36 @@ def safe_cut_after(text: str, n: int) -> int:
     if is_safe_cut(text, j):
         return j
     return i if _pair_safe(text, i) else i + 1
+
+
+def display_width(text: str) -> int:
+    """The terminal columns ``text`` takes, as wcwidth counts them: two for a wide or
+    full-width character (Chinese, Japanese, Korean, most emoji), none for a mark drawn on
+    the character before it, a joiner, a skin tone or a Korean vowel or final jamo, one
+    for the rest (a Devanagari vowel sign that takes its own space included)."""
+    width = 0
+    for ch in text:
+        o = ord(ch)
+        if unicodedata.category(ch) in ("Mn", "Me", "Cf") or 0x1F3FB <= o <= 0x1F3FF or 0x1160 <= o <= 0x11FF:
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return width
+
+
+def pad_columns(text: str, columns: int) -> str:
+    """``text`` padded with spaces to ``columns`` terminal columns (``str.ljust`` counts
+    characters, so a column of Chinese names would not line up)."""
+    return text + " " * max(0, columns - display_width(text))
+
+
+def clip_columns(text: str, columns: int) -> str:
+    """``text`` in at most ``columns`` terminal columns: cut where a character as a
+    reader sees it ends, then "…"."""
+    if display_width(text) <= columns:
+        return text
+    width = 0
+    for i, ch in enumerate(text):
+        width += display_width(ch)
+        if width > columns - 1:
+            return text[: safe_cut_before(text, i)].rstrip() + "…"
+    return text

@@ -108,7 +108,8 @@ def test_new_scaffolds_a_skill_that_parses(cli, tree: Path) -> None:
     assert not (tree / "escape").exists()
 
 
-@pytest.mark.parametrize("name", ["café-notes", "日记", "заметки", "cafe\u0301-decomposed"])
+@pytest.mark.parametrize("name", ["café-notes", "日记", "заметки", "cafe\u0301-decomposed",
+                                  "สรุปประชุม", "रिपोर्ट-लिखो", "כתיבת-דוח"])
 def test_new_takes_a_name_in_any_script_as_the_loader_does(cli, tree: Path, name: str) -> None:
     import unicodedata
 
@@ -121,11 +122,33 @@ def test_new_takes_a_name_in_any_script_as_the_loader_does(cli, tree: Path, name
     assert cli("-w", str(tree), "skills", "show", nfc).returncode == 0
 
 
-@pytest.mark.parametrize("name", [".hidden", "..", "a b", "a/b", "deploy\n", "_x", "x" * 65])
+@pytest.mark.parametrize("name", [".hidden", "..", "a b", "a/b", "deploy\n", "_x", "x" * 65, "\u0e38abc"])
 def test_new_refuses_a_name_that_is_no_plain_folder_name(cli, tree: Path, name: str) -> None:
     out = cli("-w", str(tree), "skills", "new", name, "-d", "x")
     assert out.returncode != 0 and "skill name" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_list_and_search_line_up_names_in_wide_scripts(cli, tree: Path) -> None:
+    """A Chinese character takes two terminal columns: the tier and score columns line up
+    under each other whatever script the names are in, and a long description is cut
+    where a character ends (a Thai vowel stays on its letter)."""
+    from soulframe._engine.graphemes import display_width, is_safe_cut
+
+    cli("-w", str(tree), "skills", "new", "週報", "-d", "毎週の報告書を書く", check=True)
+    cli("-w", str(tree), "skills", "new", "weekly-report-writer", "-d", "Write the weekly report", check=True)
+    cli("-w", str(tree), "skills", "new", "สรุป", "-d", "สรุปการประชุมประจำสัปดาห์" * 6, check=True)
+    lines = cli("-w", str(tree), "skills", "list", check=True).stdout.splitlines()
+    rows = [ln for ln in lines if " workspace " in ln]
+    starts = {display_width(ln[: ln.index(" 1 workspace ")]) for ln in rows}
+    assert len(rows) >= 3 and len(starts) == 1, lines
+    shown = next(ln for ln in rows if ln.startswith("สรุป")).split(" workspace ", 1)[1].strip()
+    full = "สรุปการประชุมประจำสัปดาห์" * 6
+    assert shown.endswith("…") and display_width(shown) <= 70
+    assert full.startswith(shown[:-1]) and is_safe_cut(full, len(shown) - 1)
+    found = cli("-w", str(tree), "skills", "search", "report 報告", "--keyword-only", check=True).stdout
+    cols = {display_width(ln[: max(ln.find("Write"), ln.find("毎週"))]) for ln in found.splitlines()}
+    assert len(found.splitlines()) == 2 and len(cols) == 1, found
 
 
 def test_watch_prints_reload_events(tree: Path) -> None:

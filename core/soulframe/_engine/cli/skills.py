@@ -13,12 +13,24 @@ from typing import Any
 
 import click
 
+from ..graphemes import clip_columns, display_width, pad_columns
 from ..model import Skill, SoulframeError
 from .state import State, echo_json, pass_state
 
 #: a skill's name is its folder's name: letters of any script and digits, with '.', '_'
 #: and '-' inside (never a leading '.': no hidden folder, no '..')
 _NAME_RE = re.compile(r"^[^\W_][\w.-]{0,63}$")
+
+
+def _valid_name(name: str) -> bool:
+    """:data:`_NAME_RE` with the combining marks of a word allowed after its first letter:
+    Thai and Devanagari write vowels as marks (ประชุม, रिपोर्ट), which ``\\w`` does not
+    match, and NFC leaves them apart."""
+    plain = "".join("a" if i and unicodedata.category(c).startswith("M") else c
+                    for i, c in enumerate(name))
+    return _NAME_RE.fullmatch(plain) is not None
+
+
 _TIERS = {"workspace": ("skills",), "project": (".agents", "skills")}
 
 TEMPLATE = """---
@@ -94,10 +106,10 @@ def list_command(state: State, as_json: bool) -> None:
         return
     if not rows:
         click.echo("no skills found (create one with `soulframe skills new NAME`)")
-    width = max((len(r["name"]) for r in rows), default=0)
+    width = max((display_width(r["name"]) for r in rows), default=0)
     for r in rows:
         tier = f"{r['tier']} {r['tier_name']}"
-        line = f"{r['name']:<{width}}  {tier:<12}  {_clip(r['description'], 70)}"
+        line = f"{pad_columns(r['name'], width)}  {tier:<12}  {_clip(r['description'], 70)}"
         click.echo(line.rstrip())
         for s in r["shadows"]:
             click.echo(f"{'':<{width}}  shadows {s['tier']} {s['tier_name']}: {s['location']}")
@@ -122,9 +134,9 @@ def search_command(state: State, query: str, k: int | None, keyword_only: bool, 
     if not hits:
         click.echo(f"no skill matches {query!r}")
         return
-    width = max(len(h.name) for h in hits)
+    width = max(display_width(h.name) for h in hits)
     for h in hits:
-        click.echo(f"{h.score:7.3f}  {h.name:<{width}}  {_clip(h.description, 70)}")
+        click.echo(f"{h.score:7.3f}  {pad_columns(h.name, width)}  {_clip(h.description, 70)}")
 
 
 @skills_group.command("show")
@@ -170,7 +182,7 @@ def new_command(state: State, name: str, description: str | None, tier: str, as_
     from ..workspace import create_exclusive, ensure_private_dir
 
     name = unicodedata.normalize("NFC", name)  # one spelling, as the loader reads names
-    if not _NAME_RE.fullmatch(name):
+    if not _valid_name(name):
         raise SoulframeError(
             f"skill name {name!r}: use 1-64 letters (of any script), digits, '.', '_' or '-', "
             "starting with a letter or digit (e.g. deploy-site, café-notes)"
@@ -247,4 +259,4 @@ def watch_command(state: State, duration: float | None) -> None:
 
 
 def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+    return clip_columns(text, width)
