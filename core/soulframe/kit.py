@@ -35,9 +35,11 @@ What is here:
 - **Skills**: :func:`parse_skill_text`, :class:`SkillProblem`, :func:`render_skills_inline`,
   :class:`SkillLimits`.
 - **Text for search indexes**: :func:`index_grams`, :func:`raw_words`, :data:`MARKS`,
-  :data:`UNSPACED_CLASS`; :func:`caseless` (text compared ignoring case in every script).
+  :data:`UNSPACED_CLASS`.
 - **Cutting text** without splitting a character as a reader sees one (a grapheme
   cluster): :func:`is_safe_cut`, :func:`safe_cut_before`, :func:`safe_cut_after`.
+- **Comparing words** in every script: :func:`caseless` (ignoring case),
+  :func:`search_spelling` (as keyword search spells them).
 - **Embedding errors**: :class:`EmbeddingError`, :class:`EmbeddingUnavailableError`.
 - **Plugins**: :func:`make_plugin_manager` (a plugin's own tests build the CLI on it),
   :func:`collect_named` (what a named registry holds),
@@ -161,6 +163,7 @@ if TYPE_CHECKING:
         caseless,
         index_grams,
         raw_words,
+        search_spelling,
     )
     from soulframe._engine.toolloop import (
         ChatConfigError,
@@ -246,6 +249,7 @@ _HOMES: dict[str, str] = {
     "safe_cut_after": "soulframe._engine.graphemes",
     "safe_cut_before": "soulframe._engine.graphemes",
     "sandbox_settings": "soulframe._engine.sandbox",
+    "search_spelling": "soulframe._engine.textsplit",
     "Secret": "soulframe._engine.http",
     "secret_lines": "soulframe._engine.redaction",
     "section_table": "soulframe._engine.prompt.build",
@@ -338,6 +342,7 @@ __all__ = [
     "safe_cut_after",
     "safe_cut_before",
     "sandbox_settings",
+    "search_spelling",
     "secret_lines",
     "section_table",
     "seed_workspace",

@@ -122,6 +122,17 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
         """,
     ),
+    (
+        4,
+        # Greek, Arabic, Hebrew, German ß, Turkish ı: grams also holds the plain spelling
+        # of words unicode61 keeps as written (soulframe.kit.search_spelling), so "αθηνα"
+        # finds "Αθήνα" and "محمد" finds "مُحَمَّد". Only rows whose grams change are
+        # rewritten; the full-text index is rebuilt from the table once.
+        """
+        UPDATE chunks SET grams = soulframe_grams(text) WHERE soulframe_grams(text) != grams;
+        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -42,7 +42,7 @@ from soulframe import (
     StoredChunk,
     StoreStats,
 )
-from soulframe.kit import index_grams
+from soulframe.kit import index_grams, search_spelling
 from soulframe.memorykit import recall_key
 
 from .driver import load_sqlite_vec, sqlite_module
@@ -467,7 +467,7 @@ class SqliteStore:
         # connection for a couple of small queries) does not queue behind this one
         with self._reader_lock:
             conn = self._reader()
-            query = fts_or_query(self._informative(conn, terms))
+            query = fts_or_query(with_spellings(self._informative(conn, terms)))
             vis, args = self._visibility_sql(include_private, scope)
             # rank inside FTS5 first (no join per matching row), then join the best rows;
             # ask for more when a filter may drop some, and fall back to no limit if it did
@@ -1044,6 +1044,19 @@ def _statements(sql: str) -> list[str]:
             buf = []
     if "".join(buf).strip():
         out.append("\n".join(buf))
+    return out
+
+
+def with_spellings(terms: Sequence[str]) -> list[str]:
+    """``terms``, each followed by its :func:`~soulframe.kit.search_spelling` where that
+    differs: "αθηνα" finds "Αθήνα" (whose plain spelling the index holds beside it), and
+    "Αθήνα" finds "ΑΘΗΝΑ"."""
+    out: list[str] = []
+    for t in terms:
+        out.append(t)
+        plain = search_spelling(t)
+        if plain != t.lower():
+            out.append(plain)
     return out
 
 

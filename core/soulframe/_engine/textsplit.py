@@ -73,6 +73,46 @@ def has_unspaced(text: str) -> bool:
     return _UNSPACED.search(text) is not None
 
 
+#: what :func:`search_spelling` changes: Greek letters (accents, final sigma), Hebrew points,
+#: Arabic vowel marks and tatweel, ß and Turkish dotless/dotted i
+_SPELLED = re.compile("[\u00df\u1e9e\u0131\u0130\u0370-\u03ff\u1f00-\u1fff\u0591-\u05c7"
+                      "\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06ed]")
+#: a combining accent (U+0300-036F) on a Greek letter
+_GREEK_MARKS = re.compile("(?<=[\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+")
+#: Hebrew points and cantillation, Arabic vowel and Quranic marks, the tatweel
+_SEMITIC_MARKS = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+                            "\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06ed]")
+_SPELLED_LETTERS = str.maketrans({"ß": "ss", "ẞ": "ss", "ı": "i", "İ": "i", "ς": "σ"})
+
+
+def spelt_otherwise(text: str) -> bool:
+    """Whether :func:`search_spelling` changes more of ``text`` than its case."""
+    return not text.isascii() and _SPELLED.search(text) is not None
+
+
+def search_spelling(text: str) -> str:
+    """``text`` lower-cased and spelt as keyword search compares it where FTS5's
+    ``unicode61`` folds nothing: Greek without its accents and with one sigma (ΑΘΉΝΑ,
+    Αθήνα, αθηνα are one word), Hebrew without points, Arabic without vowel marks or
+    tatweel (مُحَمَّد is محمد), ß as ss, Turkish ı and İ as i. Latin accents are left to
+    :func:`fold_diacritics` (which keeps Vietnamese tones apart); other text is only
+    lower-cased. Line breaks stay where they are."""
+    if text.isascii() or not _SPELLED.search(text):
+        return text.lower()
+    decomposed = unicodedata.normalize("NFD", text)
+    bare = _SEMITIC_MARKS.sub("", _GREEK_MARKS.sub("", decomposed))
+    return unicodedata.normalize("NFC", bare).translate(_SPELLED_LETTERS).lower().translate(_SPELLED_LETTERS)
+
+
+def spelling_variants(text: str) -> list[str]:
+    """The words of :func:`search_spelling` that ``text`` does not already hold as written
+    (what a keyword index stores beside it so the plain spelling finds it)."""
+    if text.isascii() or not _SPELLED.search(text):
+        return []
+    have = set(raw_words(text))
+    return list(dict.fromkeys(w for w in raw_words(search_spelling(text)) if w not in have))
+
+
 def caseless(text: str) -> str:
     """``text`` as compared when case does not matter, in every script: NFC (a line saved
     decomposed on macOS matches one typed composed), case-folded ("Straße" -> "strasse"),
@@ -173,9 +213,12 @@ def text_words(text: str) -> list[str]:
 def index_grams(text: str) -> str:
     """The extra words a full-text index stores beside ``text`` so that its unspaced runs
     can be found by any part: every character pair, then every character, space-separated
-    (``""`` for text without unspaced scripts, so its index is exactly what it was)."""
+    (``""`` for text without unspaced scripts, so its index is exactly what it was).
+    Words :func:`search_spelling` spells otherwise (Greek with accents, Arabic with vowel
+    marks, ß ...) add that spelling too."""
+    extra = spelling_variants(text)
     if not has_unspaced(text):
-        return ""
+        return " ".join(extra)
     pairs: list[str] = []
     singles: list[str] = []
     for w in raw_words(text):
@@ -185,4 +228,4 @@ def index_grams(text: str) -> str:
                 if len(units) > 1:
                     pairs.extend(_pairs(units))
                 singles.extend(units)
-    return " ".join(pairs + singles)
+    return " ".join(pairs + singles + extra)

@@ -238,3 +238,66 @@ def test_memory_get_reads_a_file_named_in_either_unicode_form(workspace: Path) -
             assert got.text == "- Budget validé pour Hélios." and got.path == on_disk
     finally:
         agent.close()
+
+
+@pytest.mark.parametrize(("query", "note"), [
+    ("αθηνα", "Συνάντηση στην Αθήνα για το συμβόλαιο"),    # typed without the tonos
+    ("ΣΥΜΒΟΛΑΙΟ", "Συνάντηση στην Αθήνα για το συμβόλαιο"),  # capitals carry none
+    ("Αθήνα", "ΣΥΝΑΝΤΗΣΗ ΣΤΗΝ ΑΘΗΝΑ"),
+    ("strasse", "Wir wohnen in der Goethe Straße 5"),
+    ("ilik", "IŞIK Bey ile ılık bir görüşme"),              # Turkish dotless ı
+    ("ışık", "IŞIK Bey ile ılık bir görüşme"),              # capital I of Turkish text
+    ("محمد", "اجتماع مع مُحَمَّد في الرياض"),              # Arabic vowel marks
+    ("שלום", "פגישה עם שָׁלוֹם בירושלים"),                  # Hebrew points
+    ("مُحَمَّد", "اجتماع مع مُحَمَّد في الرياض"),          # as written still works
+])
+def test_a_word_is_found_in_its_plain_spelling_in_greek_arabic_hebrew_german_turkish(
+        workspace: Path, query: str, note: str) -> None:
+    """FTS5's unicode61 drops Latin accents only: a Greek word typed without its tonos, an
+    Arabic or Hebrew one without vowel marks, 'strasse' for 'Straße', 'ilik' for 'ılık'
+    found nothing by keyword (and a meaning search in those languages is weak with the
+    default English model). Keyword-only, so nothing else can find it; the snippet shows
+    the line."""
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory" / "2026-09-05.md").write_text(
+        f"# 2026-09-05\n- Paid the rent.\n- {note}\n- Booked the dentist.\n", encoding="utf-8")
+    agent = Agent(load_config(workspace=workspace, search=False, overrides={"embedding.provider": "none"}))
+    try:
+        hits = agent.memory.search(query)
+        assert hits and hits[0].score > 0.5, hits
+        assert hits[0].snippet.lstrip("- ").startswith(note), hits[0].snippet
+        assert agent.memory.search("Vietnam") == []  # no match is still no match
+    finally:
+        agent.close()
+
+
+def test_an_sqlite_index_from_schema_3_gets_the_plain_spellings(tmp_path: Path) -> None:
+    """Chunks indexed before the plain spellings were stored get them on upgrade."""
+    from soulframe_sqlite.schema import LATEST, MIGRATIONS
+    from soulframe_sqlite.store import SqliteStore, _statements
+
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.create_function("soulframe_grams", 1, index_grams, deterministic=True)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for number, sql in MIGRATIONS[:3]:
+        for statement in _statements(sql):
+            if not statement.strip().upper().startswith("CREATE TABLE IF NOT EXISTS META"):
+                conn.execute(statement)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(number),))
+    conn.execute("INSERT INTO files(id, path, hash, mtime_ns, size, indexed_at) "
+                 "VALUES (1, 'memory/2026-01-02.md', 'h', 1, 1, 0)")
+    conn.execute("INSERT INTO chunks(file_id, start_line, end_line, hash, text, grams) "
+                 "VALUES (1, 3, 3, 'c', 'Συνάντηση στην Αθήνα', '')")
+    conn.close()
+    store = SqliteStore(path)
+    try:
+        assert store.get_meta("schema_version") == str(LATEST)
+        hits = store.search_text(query_terms("αθηνα"), 5, include_private=True)
+        assert [(h.path, h.start_line) for h in hits] == [("memory/2026-01-02.md", 3)]
+        assert store.check(deep=True) == []
+    finally:
+        store.close()

@@ -57,7 +57,7 @@ from typing import Any
 import attrs
 
 from ..model import StoredChunk
-from ..textsplit import MARKS, fold_diacritics, has_unspaced
+from ..textsplit import MARKS, fold_diacritics, has_unspaced, search_spelling, spelt_otherwise
 from .querying import words
 
 FUSION_METHODS: tuple[str, ...] = ("anchored", "weighted", "coverage", "rrf", "minmax")
@@ -88,6 +88,15 @@ def term_coverage(text: str, terms: Sequence[str]) -> float:
 # channel weight), and a long-lived process sees the same chunks again and again.
 @functools.lru_cache(maxsize=4096)
 def _coverage(text: str, terms: tuple[str, ...]) -> float:
+    if spelt_otherwise(text) or any(spelt_otherwise(t) for t in terms):
+        # Greek accents, Arabic vowel marks, ß ...: the keyword index matched the plain
+        # spelling (textsplit.search_spelling) or the words as written, and so does this
+        spelt = _as_typed(search_spelling(text), tuple(search_spelling(t) for t in terms))
+        return max(spelt, _as_typed(text, terms))
+    return _as_typed(text, terms)
+
+
+def _as_typed(text: str, terms: tuple[str, ...]) -> float:
     if not text.isascii() and any(t.isascii() for t in terms):
         # a term typed without accents ("Muller") is found in the keyword index (FTS5 drops
         # them) and counts here too; a term typed with them must match as written

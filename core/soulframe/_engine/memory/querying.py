@@ -15,7 +15,14 @@ import unicodedata
 from collections.abc import Callable
 
 from ..graphemes import safe_cut_after, safe_cut_before
-from ..textsplit import fold_diacritics, has_unspaced, query_words, text_words
+from ..textsplit import (
+    fold_diacritics,
+    has_unspaced,
+    query_words,
+    search_spelling,
+    spelt_otherwise,
+    text_words,
+)
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -71,6 +78,15 @@ def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
     widened to a neighbour when that adds terms. ``(-1, -1)`` when no term occurs."""
     if not terms:
         return (-1, -1)
+    if spelt_otherwise(text) or any(spelt_otherwise(t) for t in terms):
+        # as fusion._coverage: the plain spelling of Greek, Arabic, ß ... (it keeps every
+        # line break), else the words as written
+        spelt = _best_lines(search_spelling(text), [search_spelling(t) for t in terms])
+        return spelt if spelt != (-1, -1) else _best_lines(text, terms)
+    return _best_lines(text, terms)
+
+
+def _best_lines(text: str, terms: list[str]) -> tuple[int, int]:
     if text.isascii():
         terms = [fold_diacritics(t) for t in terms]  # "Müller" asked, "Muller" written
     # as fusion._coverage counts them: a term typed without accents matches the words with
