@@ -183,3 +183,16 @@ def test_verbose_says_what_each_step_did_and_how_long_it_took(tmp_path: Path) ->
     assert "doctor: bootstrap_files:" in doctor.stderr
     quiet = run_cli("-w", str(ws), "prompt")
     assert "prompt:" not in quiet.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["memory", "search"], ["memory", "remember"], ["memory", "get"], ["memory", "index"],
+    ["skills", "search"], ["tools", "call"],
+])
+def test_the_everyday_commands_help_shows_an_example(command: list[str]) -> None:
+    """The commands a user reaches for daily teach by example in --help, and say what
+    --json prints (its fields), not just 'Print JSON.'."""
+    out = run_cli(*command, "--help", check=True).stdout
+    examples = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(f"soulframe {command[0]} ")]
+    assert examples, out
+    assert "Print JSON." not in out, out

@@ -107,7 +107,16 @@ def _print_report(report: SyncReport, *, verbose: bool = True) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
 @pass_state
 def memory_index(state: State, force: bool, as_json: bool) -> None:
-    """Bring the index up to date with the memory files (only changed files are read)."""
+    """Bring the index up to date with the memory files (only changed files are read).
+
+    Prints what changed (files indexed, removed, chunks embedded); a progress bar on a
+    terminal. Stopped part way (Ctrl-C), it keeps what it indexed and the next run goes on.
+    `memory search` indexes changed files first anyway: run this ahead of time, or from cron.
+
+    \b
+      soulframe memory index
+      soulframe memory index --json | jq .changed
+    """
     mem = _index(state)
     with _progress("indexing") as progress, _warnings_in_report():
         report = mem.sync(force=force, progress=progress)
@@ -228,10 +237,19 @@ def memory_search(state: State, query: str, k: int | None, min_score: float | No
 @click.argument("path")
 @click.option("--from", "from_line", type=click.IntRange(min=1), default=None, help="First line (1-based).")
 @click.option("--lines", type=click.IntRange(min=1), default=None, help="How many lines (default: to the end).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {path, start_line, end_line, text, total_lines, citation}.")
 @pass_state
 def memory_get(state: State, path: str, from_line: int | None, lines: int | None, as_json: bool) -> None:
-    """Print lines of a memory file (PATH may be a citation such as memory/2026-08-01.md#L3-L7)."""
+    """Print lines of a memory file (PATH may be a citation such as memory/2026-08-01.md#L3-L7).
+
+    Reads MEMORY.md, memory/**/*.md and memory.extra_paths only; a line past the end is an
+    error (exit 1).
+
+    \b
+      soulframe memory get memory/2026-08-01.md#L3-L7
+      soulframe memory get MEMORY.md --from 10 --lines 5
+    """
     ex = _index(state).get(path, from_line, lines)
     if as_json:
         echo_json(ex.to_dict())

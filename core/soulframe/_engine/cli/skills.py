@@ -123,10 +123,18 @@ def list_command(state: State, as_json: bool) -> None:
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(1, 100), default=None, help="How many results (default skills.max_results).")
 @click.option("--keyword-only", is_flag=True, help="BM25 only, even when embeddings are available.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list of {name, description, score, text_score, vector_score, ...}.")
 @pass_state
 def search_command(state: State, query: str, k: int | None, keyword_only: bool, as_json: bool) -> None:
-    """Search skills by name, description and headings (BM25, + embeddings when on)."""
+    """Search skills by name, description and headings (BM25, + embeddings when on).
+
+    Prints one skill a line, best first: score, name, description.
+
+    \b
+      soulframe skills search "deploy the website"
+      soulframe skills search 報告 --keyword-only --json
+    """
     hits = state.agent().skills.search(query, k, semantic=False if keyword_only else None)
     if as_json:
         echo_json([h.to_dict() for h in hits])

@@ -63,7 +63,12 @@ def tools_export(state: State, fmt: str, session_kind: str) -> None:
 def tools_call(state: State, name: str, arguments: str, session_kind: str, user_id: str | None) -> None:
     """Call tool NAME with ARGUMENTS (a JSON object) and print the JSON result.
 
-    Exits 1 with the tool's error message when the call fails, as a model would see it.
+    Exits 1 with the tool's error message when the call fails, as a model would see it
+    ({"error": ...} on stderr).
+
+    \b
+      soulframe tools call memory_search '{"query": "the lease"}'
+      soulframe tools call memory_get '{"path": "MEMORY.md"}' --session group
     """
     from ..tools import ToolError, dispatch
 
