@@ -39,7 +39,7 @@ What is here:
 - **Cutting text** without splitting a character as a reader sees one (a grapheme
   cluster): :func:`is_safe_cut`, :func:`safe_cut_before`, :func:`safe_cut_after`.
 - **Comparing words** in every script: :func:`caseless` (ignoring case),
-  :func:`search_spelling` (as keyword search spells them).
+  :func:`search_spelling` (as keyword search spells them), :func:`fold_diacritics`.
 - **Embedding errors**: :class:`EmbeddingError`, :class:`EmbeddingUnavailableError`.
 - **Plugins**: :func:`make_plugin_manager` (a plugin's own tests build the CLI on it),
   :func:`collect_named` (what a named registry holds),
@@ -161,6 +161,7 @@ if TYPE_CHECKING:
         MARKS,
         UNSPACED_CLASS,
         caseless,
+        fold_diacritics,
         index_grams,
         raw_words,
         search_spelling,
@@ -215,6 +216,7 @@ _HOMES: dict[str, str] = {
     "export_tools": "soulframe._engine.tools",
     "EXTRA_CONTEXT_FILES": "soulframe._engine.prompt.context",
     "find_config_file": "soulframe._engine.config",
+    "fold_diacritics": "soulframe._engine.textsplit",
     "heartbeat_has_tasks": "soulframe._engine.prompt.context",
     "index_grams": "soulframe._engine.textsplit",
     "is_safe_cut": "soulframe._engine.graphemes",
@@ -315,6 +317,7 @@ __all__ = [
     "explain_identity",
     "export_tools",
     "find_config_file",
+    "fold_diacritics",
     "heartbeat_has_tasks",
     "index_grams",
     "is_safe_cut",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import ErasingStore, SoulframeError
-from soulframe.kit import atomic_write, caseless, update_locked
+from soulframe.kit import atomic_write, caseless, fold_diacritics, search_spelling, update_locked
 from soulframe.memorykit import (
     DAILY_LOG,
     ENTITY_DIR,
@@ -141,6 +141,13 @@ def memory_or_personal(agent: AgentLike) -> Callable[[str], bool]:
     return check
 
 
+def _plain(text: str) -> str:
+    """``text`` as a search query's words are matched against a hit's lines: case, accents
+    and the other spellings memory search ignores (Greek accents, ß ...) dropped, so
+    ``--query Muller`` takes the line the search found for it ("Müller")."""
+    return fold_diacritics(search_spelling(caseless(text)))
+
+
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8", errors="replace").splitlines()
 
@@ -169,13 +176,13 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
                 if needle in caseless(line):
                     take(rel, i, line)
     if query is not None:
-        terms = [caseless(t) for t in query_terms(query)]
+        terms = [_plain(t) for t in query_terms(query)]
         for hit in agent.memory.search(query, k=limit, track=False):
             if hit.scope != "agent":
                 continue
             lines = _lines(agent.workspace.resolve(hit.path))
             for i in range(hit.start_line, min(hit.end_line, len(lines)) + 1):
-                low = caseless(lines[i - 1])
+                low = _plain(lines[i - 1])
                 if not lines[i - 1].lstrip().startswith("#") and any(t in low for t in terms):
                     take(hit.path, i, lines[i - 1])
     whole: list[str] = []

@@ -238,6 +238,22 @@ def test_forget_finds_a_line_saved_decomposed_and_turkish_capitals(tmp_path: Pat
     assert [e["line"] for e in dry["entries"]] == [4]
 
 
+@pytest.mark.parametrize(("query", "line"), [
+    ("Muller", "- Treffen mit Jürgen Müller in Köln"),
+    ("αθηνα", "- Συνάντηση στην Αθήνα για το συμβόλαιο"),
+])
+def test_forget_by_query_takes_the_line_search_found_without_accents(
+        tmp_path: Path, query: str, line: str) -> None:
+    """memory search finds "Müller" for "Muller"; forget --query must take that line too,
+    not report nothing to forget."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    (ws / "memory" / "2026-11-02.md").write_text(f"# 2026-11-02\n\n{line}\n- Paid the rent.\n", encoding="utf-8")
+    dry = json.loads(run_cli("-w", str(ws), "forget", "--query", query, "--dry-run", "--json", check=True).stdout)
+    assert [e["text"] for e in dry["entries"]] == [line]
+
+
 def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
     from soulframe._engine.memory.users import UserMemory
     from soulframe_transfer.forget import forget, select
