@@ -128,6 +128,11 @@ def choose(config: Config, name: str | None, providers: Iterable[str]) -> Config
     overrides: dict[str, str | None] = {"model__name": model}
     if provider is not None:
         overrides["model__provider"] = provider
+    elif not configured and origin == "soulframe models default":
+        raise ConfigError(
+            f"the default chat model {name!r} (soulframe models default, in {default_model_path()}) "
+            f"names no provider: set provider/model with `soulframe models default openai/{model}`, "
+            "or set [model] provider in soulframe.toml")
     elif not configured:
         raise ConfigError(
             f"-m {name}: no provider for it: write provider/model (e.g. openai/{model}), or set "

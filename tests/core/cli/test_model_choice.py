@@ -104,6 +104,30 @@ def test_models_default_is_used_when_the_config_names_no_model(cli, workspace: P
     assert cli("models", "default", check=True).stdout.strip() == "openai/gpt-default"
 
 
+@pytest.mark.parametrize("name", ["gpt-4o", "openai/"])
+def test_models_default_refuses_a_name_without_a_provider(cli, workspace: Path, name: str) -> None:
+    """Saved, such a default made every command that reads the config fail (backup
+    status, soul-evil status ...), with an error about a '-m' nobody typed."""
+    out = cli("models", "default", name)
+    assert out.returncode == 1 and "no chat provider" in out.stderr and "openai" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert cli("models", "default", check=True).stdout.startswith("no default chat model")
+    cli("init", str(workspace), check=True)
+    assert cli("-w", str(workspace), "backup", "status").returncode == 0
+
+
+def test_a_stored_default_without_a_provider_is_named_as_such(cli, workspace: Path) -> None:
+    from soulframe._engine.chatmodels import default_model_path
+
+    cli("init", str(workspace), check=True)
+    default_model_path().parent.mkdir(parents=True, exist_ok=True)
+    default_model_path().write_text("gpt-4o\n")  # an older release took it
+    out = cli("-w", str(workspace), "backup", "status")
+    assert out.returncode != 0 and "soulframe models default" in out.stderr and "-m " not in out.stderr
+    cli("models", "default", "openai/gpt-4o", check=True)  # and it can be put right
+    assert cli("-w", str(workspace), "backup", "status").returncode == 0
+
+
 def test_every_chat_model_command_takes_m() -> None:
     from soulframe._engine.plugins import make_plugin_manager
     from soulframe.cli import build_cli

@@ -94,17 +94,35 @@ def list_command(state: State, as_json: bool) -> None:
 @click.command("default")
 @click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {default, path}.")
-def default_command(name: str | None, as_json: bool) -> None:
+@pass_state
+def default_command(state: State, name: str | None, as_json: bool) -> None:
     """Show or set the chat model used when a workspace's config names none (and no -m is
-    given): an alias, provider/model, or a model id.
+    given): provider/model, or an alias of one. A name that names no provider is refused:
+    it is used only where no [model] provider is configured.
 
     \b
       soulframe models default anthropic/claude-haiku-4-5
       soulframe models default          # show it
     """
-    from ..chatmodels import default_model, default_model_path, set_default_model
+    from ..chatmodels import (
+        default_model,
+        default_model_path,
+        resolve,
+        set_default_model,
+        user_aliases,
+    )
+    from ..plugins import collect_named
 
     if name:
+        # checked before it is saved: every command that reads the config would otherwise
+        # fail on it (the workspace's own aliases are not known here; the default is the user's)
+        providers = sorted(collect_named(state.pm, "register_chat_models")) if state.pm is not None else []
+        provider, model = _config_errors(lambda: resolve(name, providers, user_aliases()))
+        if provider is None and providers:
+            raise click.ClickException(
+                f"models default {name!r}: no chat provider for it; write provider/model (e.g. "
+                f"{model.split('/')[0] + '/MODEL' if '/' in model else providers[0] + '/' + model}) "
+                f"with one of: {', '.join(providers)}")
         set_default_model(name)
     current = default_model()
     if as_json:
