@@ -188,6 +188,11 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
     whole: list[str] = []
     if file is not None:
         rel, _real, abspath = confine_memory_path(agent.workspace, file)
+        if not abspath.is_file() and not rel.isascii():
+            # named in NFD on disk (synced from macOS), typed in NFC, or the other way round
+            wanted = unicodedata.normalize("NFC", rel)
+            rel = next((r for r, _p in markdown_files(agent) if unicodedata.normalize("NFC", r) == wanted), rel)
+            rel, _real, abspath = confine_memory_path(agent.workspace, rel)
         if not abspath.is_file():
             raise SoulframeError(f"forget --file {rel}: no such file")
         whole.append(rel)

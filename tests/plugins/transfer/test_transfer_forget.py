@@ -254,6 +254,20 @@ def test_forget_by_query_takes_the_line_search_found_without_accents(
     assert [e["text"] for e in dry["entries"]] == [line]
 
 
+def test_forget_file_takes_a_name_typed_composed_for_a_file_named_decomposed(tmp_path: Path) -> None:
+    import unicodedata
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    on_disk = ws / unicodedata.normalize("NFD", "memory/réunion-équipe.md")
+    on_disk.write_text("# Réunion\n\n- Budget validé pour Hélios.\n", encoding="utf-8")
+    out = json.loads(run_cli("-w", str(ws), "forget", "--file", "memory/réunion-équipe.md", "--yes", "--json",
+                             check=True).stdout)
+    assert out["files"] == [unicodedata.normalize("NFD", "memory/réunion-équipe.md")]
+    assert not on_disk.exists()
+
+
 def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
     from soulframe._engine.memory.users import UserMemory
     from soulframe_transfer.forget import forget, select
