@@ -167,6 +167,8 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
             (plan.entries if everywhere or editable(rel) else plan.kept).append(Entry(rel, i, line))
 
     if text is not None:
+        # bytes a shell passed through undecoded: remember wrote them as U+FFFD, so match that
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         needle = caseless(text).strip()
         if len(needle) < 3:
             raise SoulframeError("forget: give at least three characters of the text to forget")

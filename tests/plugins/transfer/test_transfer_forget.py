@@ -268,6 +268,18 @@ def test_forget_file_takes_a_name_typed_composed_for_a_file_named_decomposed(tmp
     assert not on_disk.exists()
 
 
+def test_forget_matches_undecodable_bytes_as_remember_wrote_them(tmp_path: Path) -> None:
+    """A Latin-1 terminal passes 'café' as bytes that are not UTF-8: remember writes them as
+    U+FFFD, and forget given the same bytes must find that line."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    typed = b"caf\xe9 Olga".decode("utf-8", "surrogateescape")
+    run_cli("-w", str(ws), "memory", "remember", typed, check=True)
+    dry = json.loads(run_cli("-w", str(ws), "forget", typed, "--dry-run", "--json", check=True).stdout)
+    assert len(dry["entries"]) == 1 and "caf\ufffd Olga" in dry["entries"][0]["text"]
+
+
 def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
     from soulframe._engine.memory.users import UserMemory
     from soulframe_transfer.forget import forget, select
