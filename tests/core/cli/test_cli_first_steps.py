@@ -196,3 +196,13 @@ def test_the_everyday_commands_help_shows_an_example(command: list[str]) -> None
     examples = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(f"soulframe {command[0]} ")]
     assert examples, out
     assert "Print JSON." not in out, out
+
+
+@pytest.mark.parametrize("value", ["2", "-0.5", "35"])
+def test_memory_search_refuses_a_min_score_outside_0_to_1(workspace: Path, value: str) -> None:
+    """Scores run from 0 to 1 (as memory.min_score in the config is checked): '--min-score 35'
+    (meant as a percentage) silently answered nothing at all."""
+    run_cli("init", str(workspace), check=True)
+    out = run_cli("-w", str(workspace), "memory", "search", "lease", "--min-score", value, "--json")
+    assert out.returncode == 2 and "--min-score" in out.stderr and "0.0<=x<=1.0" in out.stderr
+    assert out.stdout == ""

@@ -149,7 +149,7 @@ def memory_rebuild(state: State, as_json: bool) -> None:
 @click.argument("query")
 @click.option("-k", "--max-results", "k", type=click.IntRange(min=1), default=None,
               help="Results (default memory.max_results, 6).")
-@click.option("--min-score", type=float, default=None, help="Drop results below this score (default memory.min_score, 0.35).")
+@click.option("--min-score", type=click.FloatRange(0.0, 1.0), default=None, help="Drop results below this score (default memory.min_score, 0.35).")
 @click.option("--channel", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
               show_default=True, help="Search one channel alone (for comparing).")
 @click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
