@@ -206,3 +206,31 @@ def test_memory_search_refuses_a_min_score_outside_0_to_1(workspace: Path, value
     out = run_cli("-w", str(workspace), "memory", "search", "lease", "--min-score", value, "--json")
     assert out.returncode == 2 and "--min-score" in out.stderr and "0.0<=x<=1.0" in out.stderr
     assert out.stdout == ""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/wchan")
+def test_ctrl_c_exits_130_with_one_line_not_1_like_a_failure(workspace: Path) -> None:
+    """A stopped run is not a failed one: a script (or cron wrapper) can tell them apart by
+    the status a shell gives a process ended by SIGINT, 130."""
+    import os
+    import signal
+    import time
+
+    run_cli("init", str(workspace), check=True)
+    p = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(workspace), "memory", "remember", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=os.environ.copy(),
+                         # as a terminal delivers it (a background test run ignores SIGINT)
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 30
+        while "pipe_read" not in Path(f"/proc/{p.pid}/wchan").read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the command waits for the note on its standard input
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert err.strip() == "interrupted (Ctrl-C)" and "Traceback" not in err and "Aborted" not in err
+    assert out == ""

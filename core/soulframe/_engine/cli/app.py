@@ -29,15 +29,23 @@ def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, file:
     click.secho(f"warning: {message}", fg="yellow", err=True)
 
 
+#: the exit status of a command stopped by Ctrl-C, as shells report a process SIGINT ended
+INTERRUPTED = 130
+
+
 class SoulframeGroup(click.Group):
     """Turns a :class:`SoulframeError`, or a full disk, into a one-line error instead of a
-    traceback."""
+    traceback; Ctrl-C into exit status 130 (click's own "Aborted!" exits 1, as a failure
+    does, so a script could not tell a stopped run from a failed one)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from ..workspace import StorageFullError, storage_full
 
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted (Ctrl-C)", err=True)
+            raise SystemExit(INTERRUPTED) from None
         except StorageFullError as exc:
             raise click.ClickException(f"{exc}; free some space and run the command again") from exc
         except SoulframeError as exc:
