@@ -212,6 +212,16 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX memory_chunks_tsv ON memory_chunks USING gin (tsv);
         """,
     ),
+    (
+        4,
+        "keyword search without case or accents in every script",
+        """
+        -- grams also holds each word lower-cased and without accents where the server's
+        -- 'simple' lexeme is not (a C-locale server lower-cases ASCII only; none drops
+        -- accents): soulframe_postgres.textfold. The data step fills it for existing rows
+        SELECT 1;
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -230,8 +240,23 @@ def _fill_grams(conn: Any) -> None:
             cur.executemany("UPDATE memory_chunks SET grams = %s WHERE id = %s", updates)
 
 
+def _fill_folded(conn: Any) -> None:
+    """Migration 4's data step: the grams of chunks holding non-ASCII text, recomputed with
+    their folded words (read in batches: a large index need not fit in memory)."""
+    from .textfold import index_extra, server_lowers_all
+
+    lowers_all = server_lowers_all(conn)
+    with conn.cursor(name="soulframe_fold") as read, conn.cursor() as write:
+        read.execute("SELECT id, text, grams FROM memory_chunks WHERE text ~ %s", ("[^\u0001-\u007f]",))
+        while rows := read.fetchmany(2000):
+            updates = [(g, cid) for cid, text, old in rows
+                       if (g := index_extra(text, lowers_all=lowers_all)) != old]
+            if updates:
+                write.executemany("UPDATE memory_chunks SET grams = %s WHERE id = %s", updates)
+
+
 #: Python steps run right after a migration's SQL, in the same savepoint
-DATA_STEPS = {3: _fill_grams}
+DATA_STEPS = {3: _fill_grams, 4: _fill_folded}
 
 #: HNSW indexes ``vector`` up to 2,000 dimensions and ``halfvec`` up to 4,000
 HNSW_MAX_VECTOR = 2000

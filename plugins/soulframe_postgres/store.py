@@ -7,8 +7,10 @@ scope covers the agent's memory and that user's, and the core's fusion boosts th
 
 * keyword search: ``tsvector`` (``to_tsvector('simple', text || ' ' || grams)``, a
   generated column with a GIN index; ``grams`` holds the character pairs of Chinese,
-  Japanese, Korean and Thai runs, :mod:`soulframe._engine.textsplit`) matched with ``plainto_tsquery('simple', term)`` per term, OR-ed (the
-  contract: chunks containing ANY term), ranked with ``ts_rank``;
+  Japanese, Korean and Thai runs, :mod:`soulframe._engine.textsplit`, and the words
+  lower-cased and without accents where the server would not make them so,
+  :mod:`.textfold`) matched with ``plainto_tsquery('simple', term)`` per folded term, OR-ed
+  (the contract: chunks containing ANY term), ranked with ``ts_rank``;
 * vector search: pgvector cosine distance on a per-dimension partial HNSW index
   (:func:`~soulframe_postgres.schema.build_vector_index`) with iterative index scans, so
   the agent/user/visibility filter does not leave results short;
@@ -37,11 +39,11 @@ from soulframe import (
     StoredChunk,
     StoreStats,
 )
-from soulframe.kit import index_grams
 from soulframe.memorykit import recall_key
 
 from .connection import Database
 from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr
+from .textfold import fold, index_extra, server_lowers_all
 
 if TYPE_CHECKING:
     from soulframe import AgentLike, Vector
@@ -79,6 +81,8 @@ class PostgresStore:
             self.schema_version = migrate(self.db)  # the first connection: a bad DSN fails here
             self.agent_key = agent_key
             self.agent_id, self.agent_type = self._ensure_agent(agent_key, agent_type)
+            #: whether the server lower-cases beyond ASCII (decides what ``grams`` adds)
+            self.lowers_all = self.db.run(server_lowers_all, what="reading the locale")
             if workspace is not None:
                 self._claim_workspace(str(workspace))
         except BaseException:
@@ -243,7 +247,8 @@ class PostgresStore:
         ) as copy:
             for cid, ch in zip(ids, chunks, strict=True):
                 copy.write_row((cid, doc_id, self.agent_id, user, record.private, ch.start_line,
-                                ch.end_line, ch.hash, ch.text, index_grams(ch.text)))
+                                ch.end_line, ch.hash, ch.text,
+                                index_extra(ch.text, lowers_all=self.lowers_all)))
         if any(ch.vectors for ch in chunks):
             with conn.cursor() as cur, cur.copy(
                 "COPY memory_vectors (chunk_id, agent_id, user_id, private, part, dims, embedding) "
@@ -292,7 +297,7 @@ class PostgresStore:
         self, terms: Sequence[str], limit: int, *, include_private: bool,
         scope: str | None = None,
     ) -> list[StoredChunk]:
-        unique = list(dict.fromkeys(t.strip() for t in terms if t and t.strip()))
+        unique = list(dict.fromkeys(fold(t.strip()) for t in terms if t and t.strip()))
         if not unique or limit <= 0:
             return []
         query = " || ".join(["plainto_tsquery('simple', %s)"] * len(unique))
@@ -320,6 +325,7 @@ class PostgresStore:
         one round trip: the GIN index finds each word's chunks. Nothing is remembered
         between searches (several processes write to one database)."""
         unique = list(dict.fromkeys(w.strip() for w in words if w and w.strip()))
+        folded = {w: fold(w) for w in unique}  # each word as search_text matches it
         where, args = self._where(include_private, scope, "c")
         sql = (
             f"SELECT NULL, count(*) FROM memory_chunks c WHERE {where} UNION ALL "
@@ -328,12 +334,12 @@ class PostgresStore:
         )
 
         def go(conn: Any) -> Any:
-            return conn.execute(sql, [*args, *args, unique]).fetchall()
+            return conn.execute(sql, [*args, *args, sorted(set(folded.values()))]).fetchall()
 
         rows = self.db.run(go, what="counting common words")
         visible = int(next((r[1] for r in rows if r[0] is None), 0))
-        return CommonWords(visible, frozenset(
-            str(r[0]) for r in rows if r[0] is not None and int(r[1]) > share * visible))
+        common = {str(r[0]) for r in rows if r[0] is not None and int(r[1]) > share * visible}
+        return CommonWords(visible, frozenset(w for w, f in folded.items() if f in common))
 
     def search_vector(
         self, vector: Vector, limit: int, *, include_private: bool,

@@ -163,3 +163,55 @@ def test_same_memory_search_results_on_both_stores(tmp_path, request, minilm):
         assert [h[:2] for h in lite] == [h[:2] for h in pg], q
         assert [h[2] for h in lite] == pytest.approx([h[2] for h in pg], abs=1e-4)
     assert set(results["postgres-hybrid"].values()) == {"hybrid"}
+
+
+# --------------------------------------------------------------------------- case and accents
+
+
+@pytest.mark.parametrize(("note", "query"), [
+    ("Übermäßig lange Sitzung mit dem Vermieter", "übermäßig"),  # a capital beyond ASCII
+    ("Ärger mit der Heizung", "ÄRGER"),
+    ("Встреча с Ольгой в Москве", "москве ольгой"),
+    ("ΣΥΝΑΝΤΗΣΗ στην Αθήνα", "συναντηση"),
+    ("Meeting at Café Müller in München", "Muller"),  # typed without its accents
+    ("Meeting at Cafe Muller in Munchen", "müller"),  # typed with them
+    ("Bà Nguyễn Thị Hương sống ở Huế", "huong hue"),
+])
+def test_keyword_search_ignores_case_and_accents_beyond_ascii(store, note, query):
+    """As SQLite's unicode61 does, and the snippet and term coverage after it: on a server
+    whose locale is C (the embedded one, many hosted ones) PostgreSQL itself lower-cases
+    ASCII only and drops no accent, so "Übermäßig" was not found by "übermäßig"."""
+    import unicodedata
+
+    from soulframe._engine.memory.querying import query_terms
+
+    store.replace_file(rec("memory/a.md"), [ChunkInput(1, 1, note, "a"),
+                                            ChunkInput(2, 2, "unrelated: paid the rent", "b")])
+    store.replace_file(rec("memory/b.md"), [ChunkInput(1, 1, unicodedata.normalize("NFD", note), "c")])
+    hits = store.search_text(query_terms(query), 5, include_private=True)
+    assert sorted((h.path, h.start_line) for h in hits) == [("memory/a.md", 1), ("memory/b.md", 1)]
+    common = store.common_words(query_terms(query), 0.1, include_private=True)
+    assert common.words == frozenset(query_terms(query)), common
+
+
+@pytest.mark.postgres
+def test_an_index_from_before_finds_capitalised_and_accented_words_after_the_migration(pg_dsn):
+    """Chunks written before the folded words were indexed get them from the migration,
+    without a re-index."""
+    import psycopg
+    from soulframe_postgres.store import PostgresStore
+
+    store = PostgresStore(pg_dsn, agent_key="old")
+    try:
+        store.replace_file(rec("MEMORY.md"), [ChunkInput(1, 1, "Übermäßig: Café Müller, Москва", "a")])
+    finally:
+        store.close()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as the version before wrote it
+        conn.execute("UPDATE memory_chunks SET grams = ''")
+        conn.execute("DELETE FROM schema_version WHERE version >= 4")
+    again = PostgresStore(pg_dsn, agent_key="old")
+    try:
+        for term in ("übermäßig", "muller", "москва"):
+            assert [h.path for h in again.search_text([term], 5, include_private=True)] == ["MEMORY.md"], term
+    finally:
+        again.close()
