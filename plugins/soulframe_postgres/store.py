@@ -558,22 +558,36 @@ class PostgresStore:
         """``ErasingStore.erase``: rows deleted in one transaction, then ``VACUUM FULL``
         rewrites the memory tables into new files (the old ones, which still held the
         deleted tuples, are removed) and ``CHECKPOINT`` flushes them. Write-ahead-log
-        segments and base backups outside the database are beyond its reach."""
-        needles = [t for t in texts if t.strip()]
+        segments and base backups outside the database are beyond its reach.
+
+        Which rows hold a text is decided in Python (``casefold``), as forget finds the
+        lines and the SQLite store its rows: the server's ``lower()`` follows its locale,
+        and under ``C`` leaves "JÜRGEN" as it is, so "jürgen" would not match."""
+        needles = [t.casefold() for t in texts if t.strip()]
+
+        def holding(conn: Any, sql: str) -> list[tuple[Any, ...]]:
+            """The rows of ``sql`` (the text last) whose text holds a needle, read in batches."""
+            found: list[tuple[Any, ...]] = []
+            with conn.cursor(name="soulframe_erase") as cur:
+                cur.execute(sql, (self.agent_id,))
+                while rows := cur.fetchmany(2000):
+                    found += [r[:-1] for r in rows if any(n in str(r[-1]).casefold() for n in needles)]
+            return found
 
         def go(conn: Any) -> dict[str, int]:
             counts = {"chunks": 0, "recalls": 0, "cached_embeddings": 0}
-            for t in needles:
-                counts["chunks"] += conn.execute(
-                    "DELETE FROM memory_chunks WHERE agent_id = %s AND strpos(lower(text), lower(%s)) > 0",
-                    (self.agent_id, t)).rowcount
-                gone = conn.execute(
-                    "DELETE FROM memory_recalls WHERE agent_id = %s AND strpos(lower(text), lower(%s)) > 0 "
-                    "RETURNING user_id, path, entry_hash", (self.agent_id, t)).fetchall()
+            if needles:
+                ids = [r[0] for r in holding(conn, "SELECT id, text FROM memory_chunks WHERE agent_id = %s")]
+                counts["chunks"] = conn.execute("DELETE FROM memory_chunks WHERE id = ANY(%s)", (ids,)).rowcount
+                gone = holding(conn, "SELECT user_id, path, entry_hash, text FROM memory_recalls "
+                                     "WHERE agent_id = %s")
                 for user_id, path, entry_hash in gone:
+                    key = (self.agent_id, user_id, path, entry_hash)
+                    conn.execute("DELETE FROM memory_recalls WHERE agent_id = %s AND user_id = %s "
+                                 "AND path = %s AND entry_hash = %s", key)
                     conn.execute("DELETE FROM memory_recall_queries WHERE agent_id = %s AND user_id = %s "
-                                 "AND path = %s AND entry_hash = %s", (self.agent_id, user_id, path, entry_hash))
-                counts["recalls"] += len(gone)
+                                 "AND path = %s AND entry_hash = %s", key)
+                counts["recalls"] = len(gone)
             for model, hashes in cache.items():
                 if hashes:
                     counts["cached_embeddings"] += conn.execute(

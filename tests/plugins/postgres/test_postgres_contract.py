@@ -215,3 +215,19 @@ def test_an_index_from_before_finds_capitalised_and_accented_words_after_the_mig
             assert [h.path for h in again.search_text([term], 5, include_private=True)] == ["MEMORY.md"], term
     finally:
         again.close()
+
+
+def test_erase_matches_a_forgotten_text_in_any_case_beyond_ascii(store):
+    """forget finds "JÜRGEN" when told "jürgen" (casefold); the store must then drop the
+    chunk and the recall row that quote it too, not only on SQLite: a C-locale server's
+    lower() leaves Ü as it is."""
+    from soulframe._engine.model import Recall
+
+    line = "- Termin mit JÜRGEN ÖZDEMİR wegen der Straße"
+    store.replace_file(rec("memory/a.md"), [ChunkInput(1, 1, line, "h1", (basis(0),)),
+                                            ChunkInput(2, 2, "- Ölwechsel am Freitag", "h2", (basis(1),))])
+    store.record_recalls([Recall("memory/a.md", 1, line, 0.7, scope="alice")], "q", "2026-11-10")
+    counts = store.erase(["jürgen özdemi"], {})
+    assert counts["chunks"] == 1 and counts["recalls"] == 1, counts
+    assert [h.start_line for h in store.search_vector(basis(0), 5, include_private=True)] == [2]
+    assert store.recalls(10, scope="alice") == []
