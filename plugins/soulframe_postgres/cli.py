@@ -329,20 +329,35 @@ def _add_skill_commands(group: click.Group) -> None:
         click.echo(f"{skill}: revoked from {who}" if done else f"{skill}: {who} had no grant")
 
     @group.command("accessible")
-    @click.option("--agent", "agent", metavar="ID", help="Agent key or uuid (default: the selected agent).")
+    @click.option("--agent", "agent", metavar="ID",
+                  help="Agent key or uuid (default: the selected agent, under the key its "
+                  "workspace runs as: `memory status --json` state_key).")
     @click.option("--user", "user", metavar="ID", help="As seen by this user.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @dsn_option
     @click.pass_context
     def accessible(ctx: click.Context, agent: str | None, user: str | None, as_json: bool,
                    dsn: str | None) -> None:
-        """The managed skills an agent (and user) may use, at the version they see."""
+        """The managed skills an agent (and user) may use, at the version they see.
+
+        Without --agent: what this workspace's agent loads (`skills list`). A workspace other
+        than the one the config names runs under its own key (the agent id plus a hash of
+        the path), so grants to the plain id do not reach it.
+        """
+        from .skills import SkillGrantError
+
         state = _state(ctx)
         api = _skills_api(state, dsn)
-        key = agent or state.agent_id or state.config().agents[0].id
+        key = agent or state.agent(require_workspace=False).state_key
+        try:
+            found = api.list_accessible(key, user)
+        except SkillGrantError:
+            if agent:
+                raise
+            found = api.list_accessible(None, user)  # it never ran here: it has no grants yet
         rows = [{"slug": s.slug, "name": s.name, "visibility": s.visibility, "version": s.version,
                  "latest_version": s.latest_version, "pinned": s.pinned, "owner": s.owner_id}
-                for s in api.list_accessible(key, user)]
+                for s in found]
         _echo(rows, as_json, "\n".join(
             f"{r['slug']}  v{r['version']}{' (pinned)' if r['pinned'] else ''}  {r['visibility']}"
             for r in rows) or "(none)")

@@ -399,7 +399,7 @@ def test_skills_cli_publish_grant_revoke(workspace, pg_dsn, tmp_path):
                env=env)
     assert res.returncode == 0, res.stderr
     assert "pinned to version 1" in res.stdout
-    res = _cli("-w", str(workspace), "skills", "accessible", "--json", env=env)
+    res = _cli("-w", str(workspace), "skills", "accessible", "--agent", "default", "--json", env=env)
     import json
 
     assert json.loads(res.stdout)[0]["slug"] == "triage"
@@ -412,6 +412,33 @@ def test_skills_cli_publish_grant_revoke(workspace, pg_dsn, tmp_path):
     assert "Traceback" not in res.stderr
     res = _cli("-w", str(workspace), "skills", "grant", "triage", env=env)
     assert res.returncode == 2 and "exactly one of --agent" in res.stderr
+
+
+def test_skills_accessible_shows_what_this_workspace_loads(workspace, pg_dsn, tmp_path):
+    """A workspace other than the one the config names runs under its own key: without
+    --agent, `skills accessible` answers for that key, as `skills list` loads - a grant to
+    the plain id was listed as accessible although the workspace's agent never saw it."""
+    import json
+
+    env = {"SOULFRAME_DSN": pg_dsn}
+    for name, visibility in (("triage", "internal"), ("standup", "internal"), ("hello", "public")):
+        run_cli("-w", str(workspace), "skills", "publish", str(write_skill(tmp_path, name)),
+             "--visibility", visibility, env=env, check=True)
+    run_cli("-w", str(workspace), "skills", "grant", "triage", "--agent", "default", env=env, check=True)
+
+    def accessible() -> list[str]:
+        res = run_cli("-w", str(workspace), "skills", "accessible", "--json", env=env)
+        assert res.returncode == 0, res.stderr
+        return sorted(s["slug"] for s in json.loads(res.stdout))
+
+    assert accessible() == ["hello"]  # not run here yet: no grant reaches it
+    key = json.loads(run_cli("-w", str(workspace), "memory", "status", "--json", env=env,
+                          check=True).stdout)["state_key"]
+    assert key.startswith("default-")
+    run_cli("-w", str(workspace), "skills", "grant", "standup", "--agent", key, env=env, check=True)
+    listed = run_cli("-w", str(workspace), "skills", "list", "--json", env=env, check=True).stdout
+    managed = sorted(s["name"] for s in json.loads(listed)["skills"] if s["tier_name"] == "managed")
+    assert accessible() == managed == ["hello", "standup"]
 
 
 # --------------------------------------------------------------------------- db commands
