@@ -298,7 +298,8 @@ def forget(agent: AgentLike, plan: Plan) -> Result:
         _scrub_leftovers(agent.workspace.root, low, result)
         _scrub_diary(agent, low, result)
         _scrub_state(Path(agent.state_dir), low, result)
-        _scrub_user_files(agent, low, result)
+        for model, keys in _scrub_user_files(agent, low, result).items():
+            cache[model] = sorted({*cache.get(model, ()), *keys})
     # 3. the index
     agent.memory.sync()
     store = agent.memory.store
@@ -337,34 +338,44 @@ def _shred(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-def _cache_hashes(agent: AgentLike, by_file: dict[str, set[str]], plan: Plan, low: list[str]) -> dict[str, list[str]]:
-    """The embedding-cache keys of the passages that held forgotten text (computed from the
-    files before they change), less those the files still use afterwards."""
-    if not low:
-        return {}
+def _embedder(agent: AgentLike) -> Any:
+    """The agent's embedding provider, or ``None`` (then nothing was ever cached)."""
     try:
-        provider = agent.memory.embedder
+        return agent.memory.embedder
     except Exception:  # no model: nothing was embedded by this run either
-        return {}
-    if provider is None:
-        return {}
+        return None
+
+
+def _passage_keys(agent: AgentLike, provider: Any, text: str, rel: str, low: list[str] | None) -> set[str]:
+    """The embedding-cache keys of ``text``'s passages (with ``low``, only of those holding
+    forgotten text): what indexing ``rel`` looks up in the cache."""
     from soulframe.memorykit import chunk_file as chunk
     from soulframe.memorykit import (
         passage_windows,
         text_hash,  # the embedding cache's key (not the chunk hash)
     )
 
+    keys: set[str] = set()
+    for c in chunk(agent, text, rel):
+        if low is None or any(n in caseless(c.text) for n in low):
+            keys.update(text_hash(w) for w in passage_windows(agent.config, c.text, provider))
+    return keys
+
+
+def _cache_hashes(agent: AgentLike, by_file: dict[str, set[str]], plan: Plan, low: list[str]) -> dict[str, list[str]]:
+    """The embedding-cache keys of the passages that held forgotten text (computed from the
+    files before they change), less those the files still use afterwards."""
+    provider = _embedder(agent) if low else None
+    if provider is None:
+        return {}
     gone: set[str] = set()
     kept: set[str] = set()
     for rel, texts in by_file.items():
         text = agent.workspace.resolve(rel).read_text(encoding="utf-8", errors="replace")
         after = "" if rel in plan.files else "".join(
             x for x in text.splitlines(keepends=True) if x.rstrip("\r\n") not in texts)
-        for source, bucket in ((text, gone), (after, kept)):
-            for c in chunk(agent, source, rel):
-                if bucket is gone and not any(n in caseless(c.text) for n in low):
-                    continue
-                bucket.update(text_hash(w) for w in passage_windows(agent.config, c.text, provider))
+        gone |= _passage_keys(agent, provider, text, rel, low)
+        kept |= _passage_keys(agent, provider, after, rel, None)
     return {provider.model_id: sorted(gone - kept)}
 
 
@@ -448,27 +459,35 @@ def _quarantined_lines(state: Path, low: list[str]) -> list[str]:
     return out
 
 
-def _scrub_user_files(agent: AgentLike, low: list[str], result: Result) -> None:
+def _scrub_user_files(agent: AgentLike, low: list[str], result: Result) -> dict[str, list[str]]:
     """Lines of per-user files (each user's MEMORY.md, daily logs, USER.md) kept in the
-    store's context-file table, rewritten through its API."""
+    store's context-file table, rewritten through its API. Returns the embedding-cache keys
+    of their passages that held forgotten text (as :func:`_cache_hashes` does for the
+    workspace): a user's memory is embedded into the same cache."""
     from soulframe.memorykit import context_store
 
     try:
         files = context_store(agent)
         users = files.users()
     except SoulframeError:
-        return
+        return {}
+    provider = _embedder(agent)
+    gone: set[str] = set()
     for user in users:
         for name, content in files.user_files(user).items():
             lines = content.splitlines(keepends=True)
             kept = [x for x in lines if not _has(x, low)]
             if len(kept) != len(lines):
+                if provider is not None:
+                    gone |= (_passage_keys(agent, provider, content, name, low)
+                             - _passage_keys(agent, provider, "".join(kept), name, None))
                 files.write_user_file(user, name, "".join(kept))
                 _count(result, "per-user files", len(lines) - len(kept))
     if users:
         result.unreachable.append(
             "per-user files were rewritten through the store; the old rows' bytes in its "
             "database (agents.sqlite, or PostgreSQL) are freed but not compacted by forget")
+    return {provider.model_id: sorted(gone)} if provider is not None and gone else {}
 
 
 def _drop_lines(path: Path, hit: Any, result: Result, place: str) -> None:

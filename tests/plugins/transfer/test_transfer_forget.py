@@ -301,6 +301,46 @@ def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
         agent.close()
 
 
+def _cache_keys(agent: Agent) -> set[str]:
+    store = agent.store
+    if agent.config.get("store.backend") == "postgres":
+        return {r[0] for r in store.db.run(lambda c: c.execute("SELECT hash FROM embedding_cache").fetchall())}
+    return {r[0] for r in store.conn.execute("SELECT hash FROM embedding_cache")}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_forget_drops_the_cached_embeddings_of_per_user_memory(tmp_path: Path, backend: str,
+                                                                request: pytest.FixtureRequest) -> None:
+    """A user's memory is embedded into the agent's cache like the workspace's: the cached
+    vectors of the passages that held the forgotten text go too (keyed by a hash of the
+    passage, an entry left behind would also confirm a guess of the text)."""
+    from soulframe._engine.memory.users import UserMemory
+    from soulframe_transfer.forget import forget, select
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), "--no-download", check=True)
+    dsn = request.getfixturevalue("pg_dsn") if backend == "postgres" else None
+    agent = agent_on(ws, state, backend, dsn, provider="local")
+    try:
+        if not agent.memory.embedder:
+            pytest.skip("offline model not installed")
+        alice = UserMemory(agent, "alice")
+        alice.remember("Alice cycles to work")
+        alice.search("cycles")
+        before = _cache_keys(agent)
+        alice.remember(f"Alice's locker code is {SECRET}")
+        assert SECRET in alice.search("locker code")[0].snippet
+        held = _cache_keys(agent) - before
+        assert held
+        result = forget(agent, select(agent, text=SECRET))
+        assert result.store["cached_embeddings"] == len(held)
+        assert not held & _cache_keys(agent)
+        assert "Alice cycles to work" in alice.search("cycles work")[0].snippet
+    finally:
+        agent.close()
+
+
 def test_forget_leaves_the_agents_instructions_unless_told_everywhere(tmp_path: Path) -> None:
     """A line of AGENTS.md, SOUL.md or a skill that happens to hold the text is not memory:
     listed and left as it is; USER.md (personal) and memory lose theirs; --everywhere takes
