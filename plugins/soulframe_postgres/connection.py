@@ -21,6 +21,11 @@ from typing import Any, TypeVar
 from soulframe import SoulframeError
 
 log = logging.getLogger("soulframe.postgres")
+# psycopg and its pool log every failed reconnection and discarded connection as warnings;
+# with no handler configured Python printed each to stderr (a dozen lines when the server
+# went away mid-run) before the one error that says it all. An application that configures
+# logging still gets them, through the root logger.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 T = TypeVar("T")
 
