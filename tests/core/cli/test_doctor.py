@@ -178,6 +178,20 @@ def test_doctor_fix_applies_the_safe_fixes_and_lists_each(cli, workspace: Path, 
     assert "fixed:" not in text  # nothing left to fix
 
 
+def test_a_readable_config_with_a_dsn_password_says_to_use_soulframe_dsn(cli, workspace: Path) -> None:
+    """The way out for a DSN is $SOULFRAME_DSN: store.dsn has no api_key_env to name."""
+    import os
+
+    seed_workspace(workspace)
+    cfg = workspace / "soulframe.toml"
+    cfg.write_text('[store]\ndsn = "postgresql://app:Sup3rS3cretPw@db.internal/soulframe"\n')
+    os.chmod(cfg, 0o644)
+    out = cli("-w", str(workspace), "doctor")
+    assert out.returncode == 1 and "Sup3rS3cretPw" not in out.stdout + out.stderr
+    line = next(x for x in out.stdout.splitlines() if "holds a secret (store.dsn)" in x)
+    assert f"chmod 600 {cfg}" in line and "$SOULFRAME_DSN" in line and "api_key_env" not in line
+
+
 def test_a_linked_memory_folder_is_judged_by_the_folder_it_reaches(cli, workspace: Path) -> None:
     """A symlink's own mode is always 777: doctor reads the mode of the folder it reaches."""
     import json

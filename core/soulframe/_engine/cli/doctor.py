@@ -208,11 +208,15 @@ def config_file_secrets(agent: CheckedAgent) -> Iterable[Finding]:
     mode = stat.S_IMODE(path.stat().st_mode)
     if keys and mode & 0o077:
         shown = ", ".join(keys[:3]) + (" ..." if len(keys) > 3 else "")
+        # a DSN's password is moved out by $SOULFRAME_DSN, a key by naming its variable
+        moves = (["put the DSN in $SOULFRAME_DSN"] if "store.dsn" in keys else []) + (
+            ["move the key to an environment variable with api_key_env"]
+            if any(k != "store.dsn" for k in keys) else [])
         yield Finding(
             "permissions", "problem",
             f"{path} holds a secret ({shown}) and is mode {mode:o}: other users on this machine "
-            f"can read it — chmod 600 {path} (or move the key to an environment variable with "
-            "api_key_env)", str(path), fix=chmod_fix(path, 0o600),
+            f"can read it — chmod 600 {path} (or {', and '.join(moves)})", str(path),
+            fix=chmod_fix(path, 0o600),
         )
 
 
