@@ -235,7 +235,9 @@ class Database:
                 self._pool.check()
             except psycopg.Error as exc:
                 if not is_connection_loss(exc, conn):
-                    raise
+                    # a refusal by the server (a constraint, a permission, a full disk):
+                    # one line naming the server and the work, as for a lost connection
+                    raise self.error(f"{what} failed", exc) from exc
                 if attempt == 2:
                     raise self.error(f"connection lost during {what} (retried once)", exc) from None
                 log.warning("PostgreSQL %s: connection lost during %s; retrying once",

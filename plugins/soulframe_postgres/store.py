@@ -228,6 +228,11 @@ class PostgresStore:
 
     def _replace(self, conn: Any, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
         user = record.scope or ""
+        # one writer of a document at a time: two app servers indexing the same file both
+        # found no row to delete, and the second INSERT failed on the unique key. Held to
+        # the commit, so the second deletes what the first wrote and writes its own
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                     (f"soulframe.document:{self.agent_id}:{user}:{record.path}",))
         conn.execute("DELETE FROM memory_documents WHERE agent_id = %s AND user_id = %s AND path = %s",
                      (self.agent_id, user, record.path))
         doc_id = conn.execute(

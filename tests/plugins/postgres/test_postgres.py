@@ -136,6 +136,55 @@ def test_a_connection_lost_twice_is_a_clear_error(pg_dsn):
         store.db.run(always, what="a test write")
 
 
+def test_two_servers_writing_one_document_at_once_both_succeed(pg_dsn):
+    """Two app servers index the same file of one agent at the same moment: the second
+    waits for the first and replaces its rows. It found no row to delete, inserted, and
+    failed on the unique key with a traceback once the first committed."""
+    import psycopg
+
+    a, b = open_store(pg_dsn, "shared"), open_store(pg_dsn, "shared")
+    inside, release = threading.Event(), threading.Event()
+
+    def first(conn):
+        a._replace(conn, FileRecord("MEMORY.md", "v1", 1, 1), [ChunkInput(1, 1, "first writer", "h1")])
+        inside.set()
+        release.wait(10)  # the transaction stays open while the second server writes
+
+    errors: list[BaseException] = []
+
+    def second():
+        try:
+            b.replace_file(FileRecord("MEMORY.md", "v2", 2, 2), [ChunkInput(1, 1, "second writer", "h2")])
+        except BaseException as exc:
+            errors.append(exc)
+
+    one = threading.Thread(target=lambda: a.db.run(first))
+    one.start()
+    assert inside.wait(10)
+    two = threading.Thread(target=second)
+    two.start()
+    with psycopg.connect(pg_dsn, autocommit=True) as watch:  # until the second one waits
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not watch.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                "current_setting('application_name') AND wait_event_type = 'Lock'").fetchone()[0]:
+            time.sleep(0.02)
+    release.set()
+    one.join(10)
+    two.join(10)
+    assert errors == []
+    assert a.files()["MEMORY.md"].hash == "v2"
+    assert [h.text for h in a.search_text(["writer"], 5, include_private=True)] == ["second writer"]
+
+
+def test_a_refusal_by_the_server_is_one_clear_error(pg_dsn):
+    from soulframe_postgres.connection import StoreUnavailableError
+
+    store = open_store(pg_dsn)
+    with pytest.raises(StoreUnavailableError, match=r"^PostgreSQL .*: a test query failed: .*division by zero"):
+        store.db.run(lambda conn: conn.execute("SELECT 1 / 0"), what="a test query")
+
+
 @pytest.fixture
 def own_server():
     """A server of this test's own, which it may kill."""
