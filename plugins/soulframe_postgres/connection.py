@@ -42,8 +42,13 @@ class StoreUnavailableError(SoulframeError):
     server and the config key, never the password."""
 
 
-_URI_PASSWORD = re.compile(r"(?P<pre>[a-z0-9+.-]+://[^:/@?#\s]*:)(?P<pw>[^@\s]*)(?=@)", re.I)
-_KV_PASSWORD = re.compile(r"(?P<pre>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|\S+)", re.I)
+# the password of a URI runs to the LAST "@" of the word: one typed without percent-encoding
+# may hold "@", "/" or ":" (libpq then reads part of it as the host, port or database)
+_URI_PASSWORD = re.compile(r"(?P<pre>[a-z0-9+.-]+://[^:/@?#\s]*:)(?P<pw>\S*)(?=@)", re.I)
+# a key=value password is quoted or unquoted, either with backslash escapes ("a\ b")
+_KV_PASSWORD = re.compile(r"(?P<pre>\bpassword\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|(?:\\.|[^\s\\])+)", re.I)
+#: where libpq may cut a mistyped password, showing a piece as a host, port or database
+_PIECES = re.compile(r"[@/:\s\\']+")
 
 
 def redact(text: str, dsn: str | None = None) -> str:
@@ -51,13 +56,15 @@ def redact(text: str, dsn: str | None = None) -> str:
     out = _URI_PASSWORD.sub(lambda m: m.group("pre") + "***", text)
     out = _KV_PASSWORD.sub(lambda m: m.group("pre") + "***", out)
     if dsn:
-        for secret in _secrets_of(dsn):
+        for secret in sorted(_secrets_of(dsn), key=len, reverse=True):
             if len(secret) >= 3:
                 out = out.replace(secret, "***")
     return out
 
 
 def _secrets_of(dsn: str) -> list[str]:
+    """The password of ``dsn``, as written and decoded, and the pieces libpq may show of a
+    mistyped one ("p@ssword" read as password "p" and a host starting "ssword@")."""
     found = [m.group("pw") for m in _URI_PASSWORD.finditer(dsn)]
     found += [m.group("pw").strip("'") for m in _KV_PASSWORD.finditer(dsn)]
     try:
@@ -66,7 +73,8 @@ def _secrets_of(dsn: str) -> list[str]:
         found += [unquote(s) for s in found]
     except Exception:  # pragma: no cover - defensive
         pass
-    return [s for s in found if s and s != "***"]
+    found += [p for s in found for p in _PIECES.split(s)]
+    return [s for s in dict.fromkeys(found) if s and s != "***"]
 
 
 def describe(dsn: str) -> str:
@@ -81,7 +89,8 @@ def describe(dsn: str) -> str:
     port = str(parts.get("port") or "5432")
     db = str(parts.get("dbname") or parts.get("user") or "")
     user = str(parts.get("user") or "")
-    return f"{user + '@' if user else ''}{host}:{port}/{db}"
+    # a mistyped password may have been read as part of the host, port or database
+    return redact(f"{user + '@' if user else ''}{host}:{port}/{db}", dsn)
 
 
 def _reason(exc: BaseException, dsn: str) -> str:

@@ -99,7 +99,12 @@ _CODE_VALUE = re.compile(
     r"|[a-z]+(?:_[a-z]+)+"                                      # a snake_case variable
     r"|(?:none|null|nil|undefined|true|false|os|env)[)\];]*)$"
 )
-_PASSWORD_PAIR = re.compile(r"\b(password|passwd|pwd)(\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+# a value quoted or not, either with backslash escapes (libpq's key=value syntax: "a\ b")
+_PASSWORD_PAIR = re.compile(r"\b(password|passwd|pwd)(\s*=\s*)('(?:[^'\\]|\\.)*'|(?:\\.|[^\s\\])+)",
+                            re.IGNORECASE)
+#: an endpoint's userinfo, to the last "@" before its query: a password typed without
+#: percent-encoding may hold "@", "/" or ":", where a URL parser ends the userinfo early
+_ENDPOINT_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#\s:@]*):([^?#\s]*)@")
 _URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
 MASK = "***"
 
@@ -201,6 +206,8 @@ def redact_endpoint(url: str) -> str:
 def _redact_url(url: str, *, every_value: bool) -> str:
     import urllib.parse
 
+    if every_value:
+        url = _ENDPOINT_USERINFO.sub(_mask_userinfo, url, count=1)
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
@@ -226,6 +233,13 @@ def _redact_url(url: str, *, every_value: bool) -> str:
         query = "&".join(pairs)
     out = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     return mask_secret_values(out)
+
+
+def _mask_userinfo(m: re.Match[str]) -> str:
+    who, rest = m.group(2), m.group(3)
+    if re.match(r"\d+/", rest) and ("." in who or who == "localhost"):
+        return m.group(0)  # host:port/path@...: an "@" in the path (https://host:443/@name)
+    return f"{m.group(1)}{who}:{MASK}@"
 
 
 def mask_secret_values(text: str) -> str:

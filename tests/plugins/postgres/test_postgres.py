@@ -96,6 +96,29 @@ def test_a_bad_dsn_is_one_clear_error_without_the_password(workspace, dsn):
     assert "PostgreSQL" in errors[0] and "$SOULFRAME_DSN" in errors[0]
 
 
+@pytest.mark.parametrize(("dsn", "pieces"), [
+    # typed without percent-encoding: libpq reads part of the password as the host, the
+    # port or the database, and that part was shown as the server's address
+    ("postgresql://soul:s3cret@Passw0rd@127.0.0.1:1/soulframe", ["s3cret", "Passw0rd"]),
+    ("postgresql://soul:s3cret/Passw0rd@127.0.0.1:1/soulframe", ["s3cret", "Passw0rd"]),
+    ("host=127.0.0.1 port=1 user=soul password=s3cret\\ Passw0rd dbname=x", ["s3cret", "Passw0rd"]),
+])
+def test_a_password_with_at_slash_or_space_is_never_shown(workspace, dsn, pieces):
+    import json
+
+    (workspace / "soulframe.toml").write_text('[store]\nbackend = "postgres"\n')
+    env = {"SOULFRAME_DSN": dsn}
+    shown = ""
+    for args in (("memory", "status"), ("db", "status", "--json"), ("config", "show"),
+                 ("config", "show", "--json"), ("config", "get", "store.dsn")):
+        res = _cli("-w", str(workspace), *args, env=env, cwd=workspace)
+        assert "Traceback" not in res.stderr, res.stderr
+        shown += res.stdout + res.stderr
+    assert not [p for p in pieces if p in shown], shown
+    status = json.loads(_cli("-w", str(workspace), "db", "status", "--json", env=env).stdout)
+    assert "127.0.0.1" in json.dumps(status)  # the server is still named
+
+
 def test_postgres_without_a_dsn_says_how_to_get_one(workspace):
     from soulframe._engine.agent import Agent
     from soulframe._engine.config import load_config
