@@ -125,8 +125,18 @@ def read_skill_dir(directory: Path, *, max_skill_bytes: int = 256 * 1024) -> tup
 
 
 def slugify(name: str) -> str:
+    """A skill's stable id, also the name of its cache directory: letters, digits, "-", "_"
+    and "." inside, never "." or ".." (a skill named ".." was written beside the cache)."""
     out = "".join(c if c.isalnum() or c in "-_." else "-" for c in name.strip().lower())
-    return out.strip("-") or "skill"
+    return out.strip("-.") or "skill"
+
+
+def _cache_name(slug: str) -> str:
+    """The directory of ``slug`` in the cache: the slug itself, or, for one not in that form
+    (published before slugs were checked), its slug plus a hash, so two such skills never
+    share a directory and read each other's files."""
+    name = slugify(slug)
+    return name if name == slug else f"{name}-{hashlib.sha256(slug.encode()).hexdigest()[:8]}"
 
 
 class PostgresSkills:
@@ -173,6 +183,9 @@ class PostgresSkills:
                                   f"{', '.join(VISIBILITIES)}")
         if visibility == "private" and not owner_id:
             raise SkillGrantError("a private skill needs an owner (--owner USER)")
+        if slug is not None and slugify(slug) != slug:
+            raise SkillGrantError(f"--slug {slug!r}: use lower-case letters, digits, '-', '_' and "
+                                  f"'.' inside (e.g. {slugify(slug)!r})")
         content, files, parsed = read_skill_dir(directory, max_skill_bytes=max_skill_bytes)
         key = slug or slugify(parsed.name)
         digest = _digest(content, files)
@@ -429,7 +442,7 @@ def _write_private(path: Path, text: str) -> None:
 
 def materialise(skill: ManagedSkill, cache_dir: Path) -> Path:
     """Write a skill version's files under ``cache_dir`` (0700/0600); return its SKILL.md."""
-    base = cache_dir / slugify(skill.slug) / f"v{skill.version}"
+    base = cache_dir / _cache_name(skill.slug) / f"v{skill.version}"
     for rel, text in skill.files.items():
         target = (base / rel)
         if ".." in Path(rel).parts or Path(rel).is_absolute():

@@ -464,6 +464,33 @@ def test_managed_skills_are_tier_4_of_the_agent(workspace, pg_dsn, tmp_path):
     assert agent.skills.get("hidden") is not None  # the grant is seen without a restart
 
 
+def test_a_managed_skill_is_cached_inside_its_own_directory_whatever_its_name(workspace, pg_dsn, tmp_path):
+    """A skill named ".." was written beside the cache (<state_dir>/v1/), and a --slug that
+    is not in slug form shared its directory with another skill's."""
+    from soulframe._engine.agent import Agent
+    from soulframe._engine.config import load_config
+    from soulframe_postgres.skills import SkillGrantError
+
+    state = tmp_path / "state"
+    cfg = load_config(search=False, workspace=workspace, overrides={
+        "store.backend": "postgres", "store.dsn": pg_dsn, "embedding.provider": "none",
+        "skills.global_dir": "", "state_dir": str(state)})
+    agent = closed_after_test(Agent(cfg))
+    api = agent.store.skills()
+    dots = tmp_path / "dots"
+    dots.mkdir()
+    (dots / "SKILL.md").write_text("---\nname: ..\ndescription: a name of two dots\n---\n# Dots\n")
+    (dots / "notes.md").write_text("notes\n")
+    api.publish(dots, visibility="public")
+    skill = agent.skills.get("..")
+    assert skill is not None
+    cache = state / "managed-skills"
+    assert cache in skill.path.parents and (skill.base_dir / "notes.md").read_text() == "notes\n"
+    assert not (state / "v1").exists()
+    with pytest.raises(SkillGrantError, match="--slug 'release/notes'.*'release-notes'"):
+        api.publish(write_skill(tmp_path, "release-notes"), visibility="public", slug="release/notes")
+
+
 def test_skills_cli_publish_grant_revoke(workspace, pg_dsn, tmp_path):
     d = write_skill(tmp_path, "triage")
     env = {"SOULFRAME_DSN": pg_dsn}
