@@ -21,11 +21,11 @@ factory and the commands.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import click
-from soulframe import SkillSource, StoreRegistration, hookimpl
+from soulframe import SkillSource, SoulframeError, StoreRegistration, hookimpl
 
 if TYPE_CHECKING:
     from soulframe import AgentLike, Store
@@ -44,10 +44,20 @@ def open_store(agent: AgentLike) -> Store:
         agent_key=agent.state_key,
         agent_type=agent.spec.type,
         origin="store.dsn" if origin == "default" else f"store.dsn from {origin}",
-        max_connections=int(options.get("max_connections", 4)),
-        hnsw_min_rows=int(options.get("hnsw_min_rows", 5000)),
+        max_connections=_whole_number(options, "max_connections", 4, least=1),
+        hnsw_min_rows=_whole_number(options, "hnsw_min_rows", 5000, least=0),
         workspace=str(agent.root),
     )
+
+
+def _whole_number(options: Mapping[str, object], key: str, default: int, *, least: int) -> int:
+    """A free-form setting that must be a whole number: a wrong one is an error naming it,
+    not a traceback from int() or from the pool."""
+    value = options.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise SoulframeError(f"[plugins.config.soulframe_postgres] {key} = {value!r}: expected a "
+                             f"whole number of at least {least} (default {default})")
+    return value
 
 
 @hookimpl

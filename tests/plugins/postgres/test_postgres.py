@@ -119,6 +119,17 @@ def test_a_password_with_at_slash_or_space_is_never_shown(workspace, dsn, pieces
     assert "127.0.0.1" in json.dumps(status)  # the server is still named
 
 
+@pytest.mark.parametrize("setting", ['max_connections = "four"', "max_connections = 0",
+                                     "hnsw_min_rows = 2.5"])
+def test_a_wrong_pool_or_index_setting_is_one_clear_error(workspace, pg_dsn, setting):
+    (workspace / "soulframe.toml").write_text(
+        f'[store]\nbackend = "postgres"\n[plugins.config.soulframe_postgres]\n{setting}\n')
+    res = _cli("-w", str(workspace), "memory", "status", env={"SOULFRAME_DSN": pg_dsn})
+    assert res.returncode != 0 and "Traceback" not in res.stderr, res.stderr
+    key = setting.split()[0]
+    assert f"[plugins.config.soulframe_postgres] {key} = " in res.stderr and "whole number" in res.stderr
+
+
 def test_postgres_without_a_dsn_says_how_to_get_one(workspace):
     from soulframe._engine.agent import Agent
     from soulframe._engine.config import load_config
