@@ -154,7 +154,8 @@ def _date(_ctx: Any, _param: Any, value: str | None) -> _dt.date | None:
                    "(by default those are listed and left as they are).")
 @click.option("--dry-run", is_flag=True, help="List what would be forgotten; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: {entries: [...], files, result}.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {entries: [...], files, user_entries: [{user, path, line, text}], kept, result}.")
 @pass_state
 def forget_command(state: State, text: str | None, query: str | None, file_: str | None,
                    since: _dt.date | None, until: _dt.date | None, limit: int, everywhere: bool,
@@ -185,6 +186,7 @@ def forget_command(state: State, text: str | None, query: str | None, file_: str
     plan = select(agent, text=text, query=query, file=file_, since=since, until=until, limit=limit,
                   everywhere=everywhere)
     listing = {"entries": [e.to_dict() for e in plan.entries], "files": plan.files,
+               "user_entries": [e.to_dict() for e in plan.user_entries],
                "kept": [e.to_dict() for e in plan.kept]}
     if plan.kept and not as_json:
         click.secho(f"left as is (not memory; --everywhere removes these too): {len(plan.kept)} line(s)",
@@ -204,8 +206,11 @@ def forget_command(state: State, text: str | None, query: str | None, file_: str
             for e in plan.entries:
                 if e.path not in plan.files:
                     click.echo(f"{e.path}:{e.line}  {e.text.strip()[:160]}")
-            click.echo(f"{len(plan.entries)} entr{'y' if len(plan.entries) == 1 else 'ies'} in "
-                       f"{len({e.path for e in plan.entries})} file(s)")
+            for u in plan.user_entries:
+                click.echo(f"user {u.user}: {u.path}:{u.line}  {u.text.strip()[:160]}")
+            n = len(plan.entries) + len(plan.user_entries)
+            places = {e.path for e in plan.entries} | {(u.user, u.path) for u in plan.user_entries}
+            click.echo(f"{n} entr{'y' if n == 1 else 'ies'} in {len(places)} file(s)")
         if dry_run:
             if as_json:
                 echo_json({**listing, "result": None, "dry_run": True})

@@ -64,9 +64,24 @@ class Entry:
         return {"path": self.path, "line": self.line, "text": self.text}
 
 
+@attrs.frozen
+class UserEntry:
+    """A line of one user's own memory or USER.md, kept in the store (not the workspace)."""
+
+    user: str
+    path: str
+    line: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user": self.user, "path": self.path, "line": self.line, "text": self.text}
+
+
 @attrs.define
 class Plan:
     entries: list[Entry] = attrs.field(factory=list)
+    #: the matching lines of users' own files: listed, so a dry run shows what goes there too
+    user_entries: list[UserEntry] = attrs.field(factory=list)
     #: whole files to remove
     files: list[str] = attrs.field(factory=list)
     #: the text asked for, searched for in every copy besides the entries' own lines
@@ -177,6 +192,7 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
             for i, line in enumerate(_lines(p), 1):
                 if needle in caseless(line):
                     take(rel, i, line)
+        plan.user_entries = list(_user_lines(agent, [needle]))
     if query is not None:
         terms = [_plain(t) for t in query_terms(query)]
         for hit in agent.memory.search(query, k=limit, track=False):
@@ -457,6 +473,22 @@ def _quarantined_lines(state: Path, low: list[str]) -> list[str]:
             if isinstance(text, str):
                 out += [line for line in text.splitlines() if _has(line, low)]
     return out
+
+
+def _user_lines(agent: AgentLike, low: list[str]) -> Iterator[UserEntry]:
+    """The lines of users' own files (in the store) that :func:`_scrub_user_files` removes."""
+    from soulframe.memorykit import context_store
+
+    try:
+        files = context_store(agent)
+        users = files.users()
+    except SoulframeError:
+        return
+    for user in users:
+        for name, content in sorted(files.user_files(user).items()):
+            for i, line in enumerate(content.splitlines(), 1):
+                if _has(line, low):
+                    yield UserEntry(user, name, i, line)
 
 
 def _scrub_user_files(agent: AgentLike, low: list[str], result: Result) -> dict[str, list[str]]:

@@ -301,6 +301,24 @@ def test_forget_reaches_per_user_memory(tmp_path: Path) -> None:
         agent.close()
 
 
+def test_a_dry_run_lists_the_lines_of_users_own_memory_it_would_remove(tmp_path: Path) -> None:
+    """A dry run said "0 entries in 0 file(s)" when the text was only in a user's memory,
+    and the forget that followed removed it there all the same."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    run_cli("init", str(ws), "--no-download", check=True)
+    (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
+    run_cli("-w", str(ws), "memory", "remember", "--user", "alice", f"Alice's locker code is {SECRET}", check=True)
+    run_cli("-w", str(ws), "memory", "remember", "--user", "alice", "Alice cycles to work", check=True)
+    dry = json.loads(run_cli("-w", str(ws), "forget", SECRET, "--dry-run", "--json", check=True).stdout)
+    assert [(e["user"], e["text"]) for e in dry["user_entries"]] == [("alice", f"- Alice's locker code is {SECRET}")]
+    text = run_cli("-w", str(ws), "forget", SECRET, "--dry-run", check=True).stdout
+    assert f"user alice: {dry['user_entries'][0]['path']}:" in text and "1 entry in 1 file(s)" in text
+    done = json.loads(run_cli("-w", str(ws), "forget", SECRET, "--yes", "--json", check=True).stdout)
+    assert done["result"]["scrubbed"] == {"per-user files": 1}
+    again = json.loads(run_cli("-w", str(ws), "forget", SECRET, "--dry-run", "--json", check=True).stdout)
+    assert again["user_entries"] == []
+
+
 def _cache_keys(agent: Agent) -> set[str]:
     store = agent.store
     if agent.config.get("store.backend") == "postgres":
