@@ -42,7 +42,7 @@ from soulframe import (
 from soulframe.memorykit import recall_key
 
 from .connection import Database
-from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr
+from .schema import LATEST, build_vector_index, migrate, query_cast, vector_expr, vector_index_state
 from .textfold import fold, index_extra, server_lowers_all
 
 if TYPE_CHECKING:
@@ -464,9 +464,13 @@ class PostgresStore:
                 "server": one("SHOW server_version", ()),
                 "pgvector": one("SELECT extversion FROM pg_extension WHERE extname = 'vector'", ()),
                 "bytes": one("SELECT pg_database_size(current_database())", ()),
+                "hnsw": bool(dims) and vector_index_state(conn, "memory_vectors", int(dims[0])) == "valid",
             }
 
         out = self.db.run(go, what="stats")
+        # the index exists once a size has hnsw_min_rows vectors; below that, an exact scan
+        search = ("HNSW (cosine), per-dimension index" if out["hnsw"] else
+                  f"exact scan (cosine; an HNSW index from {self.hnsw_min_rows:,} vectors of a size)")
         return StoreStats(
             files=out["files"],
             chunks=out["chunks"],
@@ -474,7 +478,7 @@ class PostgresStore:
             embedded_chunks=out["embedded_chunks"],
             dimensions=out["dimensions"],
             cached_embeddings=out["cached_embeddings"],
-            vector_backend=f"pgvector {out['pgvector']} HNSW (cosine), per-dimension index",
+            vector_backend=f"pgvector {out['pgvector']} {search}",
             text_backend=f"PostgreSQL {out['server']} tsvector 'simple' + character pairs + GIN",
             schema_version=self.schema_version,
             bytes=out["bytes"],

@@ -211,6 +211,18 @@ def test_two_servers_writing_one_document_at_once_both_succeed(pg_dsn):
     assert [h.text for h in a.search_text(["writer"], 5, include_private=True)] == ["second writer"]
 
 
+def test_status_says_whether_vectors_are_scanned_or_found_through_hnsw(pg_dsn):
+    """`memory status` said "HNSW" for every store, though below hnsw_min_rows vectors of a
+    size there is no index and each search scans them exactly."""
+    store = open_store(pg_dsn)
+    rng = np.random.default_rng(3)
+    store.replace_file(FileRecord("MEMORY.md", "h", 1, 1),
+                       [ChunkInput(i + 1, i + 1, f"line {i}", f"c{i}", (unit(rng, 16),)) for i in range(20)])
+    assert "exact scan" in store.stats().vector_backend and "HNSW index from 5,000" in store.stats().vector_backend
+    assert store.build_indexes() == [16]
+    assert store.stats().vector_backend.endswith("HNSW (cosine), per-dimension index")
+
+
 def test_a_refusal_by_the_server_is_one_clear_error(pg_dsn):
     from soulframe_postgres.connection import StoreUnavailableError
 
