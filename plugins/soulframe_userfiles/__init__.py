@@ -189,7 +189,7 @@ def register_commands(cli: click.Group) -> None:
 
     @context.command("set")
     @click.argument("name", type=names)
-    @click.option("--from", "source", type=click.File("r", encoding="utf-8"), required=True,
+    @click.option("--from", "source", type=click.File("rb"), required=True,
                   help="File with the new content ('-' for standard input).")
     @click.option("--user", "user_id", help="Set this user's copy instead of the agent's.")
     @click.pass_obj
@@ -201,5 +201,15 @@ def register_commands(cli: click.Group) -> None:
         """
         from .rules import write_context_file
 
-        outcome = write_context_file(state.agent(), user_id, name, source.read(), from_chat=False)
+        raw = source.read()
+        try:
+            content = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # every context file is UTF-8: say where, rather than a traceback
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise click.ClickException(
+                f"{source.name} line {line}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r}); "
+                "save it as UTF-8 and try again") from None
+        content = content.replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode read gave it
+        outcome = write_context_file(state.agent(), user_id, name, content, from_chat=False)
         click.echo(f"{outcome.name}: {outcome.action} ({outcome.scope} copy, in the {outcome.where})")

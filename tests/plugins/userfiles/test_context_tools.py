@@ -60,3 +60,17 @@ def test_an_administrator_sets_a_predefined_agents_shared_file(workspace: Path, 
     cli("-w", str(workspace), "context", "set", "USER.md", "--user", "alice", "--from", str(mine), check=True)
     assert "Alice" in cli("-w", str(workspace), "context", "show", "USER.md", "--user", "alice", check=True).stdout
     assert "Alice" not in cli("-w", str(workspace), "context", "show", "USER.md", "--user", "bob", check=True).stdout
+
+
+def test_context_set_from_a_file_that_is_not_utf8_names_its_line(workspace: Path, tmp_path: Path, cli) -> None:
+    seed_workspace(workspace)
+    before = (workspace / "TOOLS.md").read_bytes()
+    latin1 = tmp_path / "tools.md"
+    latin1.write_bytes(b"# Tools\r\nThe caf\xe9 printer\r\n")
+    out = cli("-w", str(workspace), "context", "set", "TOOLS.md", "--from", str(latin1))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"{latin1} line 2: not UTF-8" in out.stderr
+    assert (workspace / "TOOLS.md").read_bytes() == before
+    latin1.write_bytes("# Tools\r\nThe café printer\r\n".encode())
+    cli("-w", str(workspace), "context", "set", "TOOLS.md", "--from", str(latin1), check=True)
+    assert (workspace / "TOOLS.md").read_text(encoding="utf-8") == "# Tools\nThe café printer\n"
