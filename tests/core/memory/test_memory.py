@@ -346,6 +346,9 @@ def test_get_never_prints_a_binary_file_or_control_characters(agent: Any, ws: Pa
         agent.memory.get("memory/2026-08-03.md")
     (ws / "memory" / "2026-08-04.md").write_bytes(b"# 2026-08-04\n- Paid \x1b[2Jthe\x00 plumber\n")
     assert agent.memory.get("memory/2026-08-04.md").text == "# 2026-08-04\n- Paid [2Jthe plumber"
+    # a byte-order mark from a Windows editor is not shown as text either
+    (ws / "memory" / "2026-08-05.md").write_bytes("\ufeff# 2026-08-05\n- Booked the ferry\n".encode())
+    assert agent.memory.get("memory/2026-08-05.md").text == "# 2026-08-05\n- Booked the ferry"
 
 
 @pytest.mark.parametrize("path,error", [

@@ -80,7 +80,8 @@ def read(index: IndexView, path: str,
         if looks_binary(data):
             # what the index skips is no text to show either (a terminal, a model)
             raise SoulframeError(f"{rel}: not shown: a {BINARY}")
-        text = strip_controls(data.decode("utf-8", errors="replace"))
+        # a byte-order mark (an editor's, on Windows) is not text: the index drops it too
+        text = strip_controls(data.decode("utf-8", errors="replace")).removeprefix("\ufeff")
     all_lines = text.splitlines()
     start = int(from_line or 1)
     if start > len(all_lines) and all_lines:
