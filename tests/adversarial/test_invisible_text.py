@@ -136,3 +136,17 @@ def test_invisible_characters_written_by_hand_never_reach_a_prompt(adversary, ag
             assert "Be brief." in text
             assert "👩\u200d💻" in text  # an emoji's joiner is not hidden text
             a.leaked(any(ch in text for ch in hidden))
+
+
+def test_a_joiner_that_spells_a_word_reaches_the_prompt_and_a_run_of_them_does_not(
+        adversary, agent: Agent, workspace: Path) -> None:
+    """Persian writes می‌خواهم with a zero-width non-joiner, Hindi some conjuncts with a
+    joiner: dropped, the word is spelt otherwise. Between two letters one carries nothing
+    hidden; a run of them (bits in zero widths), or one beside Latin letters, still goes."""
+    persian, hindi = "می\u200cخواهم", "क्\u200dष"
+    smuggled = "ب\u200c\u200d\u200cب and a\u200cb"
+    (workspace / "AGENTS.md").write_text(f"# AGENTS\nThe user writes {persian} and {hindi}.\n{smuggled}\n")
+    text = agent.system_prompt(Session.main()).text
+    assert persian in text and hindi in text
+    with adversary.attempt("zero-width joiners in a run, or beside Latin letters") as a:
+        a.leaked("\u200c\u200d" in text or "a\u200cb" in text)

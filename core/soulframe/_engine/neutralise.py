@@ -96,17 +96,35 @@ def _invisible(ch: str) -> bool:
 
 def strip_invisible(text: str) -> str:
     """``text`` without invisible characters (see the module doc). A zero-width joiner between
-    two symbols stays: it joins emoji (👩‍💻), and hides nothing there."""
+    two symbols stays: it joins emoji (👩‍💻), and hides nothing there. So does a zero-width
+    non-joiner or joiner between two letters of a script that spells with them (Persian
+    می‌خواهم, Hindi क्‍ष): dropped, the word is spelt otherwise; one between two letters
+    carries no hidden text."""
     if text.isascii():
         return text
     out = []
     for i, ch in enumerate(text):
         if _invisible(ch):
-            if ch == _ZWJ and 0 < i < len(text) - 1 and _symbol(text[i - 1]) and _symbol(text[i + 1]):
+            inside = 0 < i < len(text) - 1
+            if ch == _ZWJ and inside and _symbol(text[i - 1]) and _symbol(text[i + 1]):
+                out.append(ch)
+            elif ch in _JOINERS and inside and _joins(text[i - 1]) and _joins(text[i + 1]):
                 out.append(ch)
             continue
         out.append(ch)
     return "".join(out)
+
+
+#: zero-width non-joiner and joiner
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def _joins(ch: str) -> bool:
+    """A letter or mark of a script whose spelling uses the (non-)joiner: Arabic (Persian,
+    Urdu, Kurdish), Syriac, and the Indic scripts Devanagari to Sinhala."""
+    code = ord(ch)
+    return (0x0600 <= code <= 0x08FF or 0x0900 <= code <= 0x0DFF or 0xFB50 <= code <= 0xFDFF
+            or 0xFE70 <= code <= 0xFEFF) and unicodedata.category(ch)[0] in "LM"
 
 
 def _symbol(ch: str) -> bool:
