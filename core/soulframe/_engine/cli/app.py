@@ -205,13 +205,18 @@ def _add_core_commands(cli: click.Group) -> None:
 @click.command("plugins")
 @click.option("--all", "show_all", is_flag=True, help="Include soulframe's own default plugins (text and JSON alike).")
 @click.option("--hook", "hook_filter", metavar="NAME", help="Only plugins implementing this hook.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: a list of {name, dist, version, hooks, registers, overrides}.")
 @pass_state
 def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_json: bool) -> None:
     """List installed plugins: distribution, version, hooks and what each registers.
 
     Third-party plugins only, like `llm plugins`; --all adds soulframe's own default
     plugins (ordinary plugins loaded from the same entry points), in text and JSON alike.
+
+    \b
+      soulframe plugins
+      soulframe plugins --all --hook register_prompt_sections
     """
     from .. import plugins as p
 
@@ -270,7 +275,12 @@ def config_group() -> None:
 @pass_state
 def config_show(state: State, as_json: bool) -> None:
     """Print every setting, its value and where it came from (default, file:line, $ENV).
-    API keys, tokens and passwords (in URLs and DSNs too) are shown as ``***``."""
+    API keys, tokens and passwords (in URLs and DSNs too) are shown as ``***``.
+
+    \b
+      soulframe -w ~/agent config show
+      soulframe -w ~/agent config show --json | jq '."memory.min_score"'
+    """
     from ..config import mask_secrets
 
     cfg = state.config()
@@ -375,7 +385,12 @@ def config_set(key: str, value: str, user: bool) -> None:
 @click.argument("key")
 @click.option("--user", is_flag=True, help="Change your user config, not the workspace's.")
 def config_unset(key: str, user: bool) -> None:
-    """Remove KEY from the config file, so its default (or the next source) applies."""
+    """Remove KEY from the config file, so its default (or the next source) applies.
+
+    \b
+      soulframe -w ~/agent config unset memory.min_score
+      soulframe config unset model.name --user
+    """
     state = click.get_current_context().find_object(State)
     assert state is not None
     path = _config_write(state, key, None, user)
@@ -388,7 +403,12 @@ def config_unset(key: str, user: bool) -> None:
 def paths_command(state: State, as_json: bool) -> None:
     """Where soulframe keeps its files: your config and keys, models, caches, the default
     workspace, indexes and global skills. Set SOULFRAME_HOME to keep them all under one
-    directory; a setting in the config file still wins for what it names."""
+    directory; a setting in the config file still wins for what it names.
+
+    \b
+      soulframe paths
+      SOULFRAME_HOME=/srv/sf soulframe paths --json
+    """
     from ..chatmodels import aliases_path, default_model_path
     from ..keys import keys_path
     from ..paths import ENV, cache_dir, config_dir, data_dir, override, soulframe_home
@@ -422,7 +442,12 @@ def paths_command(state: State, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {config_file, user_config_dir}.")
 @pass_state
 def config_path(state: State, as_json: bool) -> None:
-    """Print the config file in use (or where one would be looked for)."""
+    """Print the config file in use (or where one would be looked for).
+
+    \b
+      soulframe config path
+      soulframe -w ~/agent config path --json
+    """
     from ..config import user_config_dir
 
     cfg = state.config()

@@ -103,7 +103,12 @@ def install_command(packages: tuple[str, ...], upgrade: bool, editable: tuple[st
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {pip_exit_code, added, removed}.")
 def uninstall_command(packages: tuple[str, ...], yes: bool, as_json: bool) -> None:
     """Uninstall packages (plugins) from soulframe's own environment, and say which plugins
-    went. soulframe itself cannot be uninstalled this way."""
+    went. soulframe itself cannot be uninstalled this way.
+
+    \b
+      soulframe uninstall soulframe-quiet-hours
+      soulframe uninstall soulframe-quiet-hours --yes --json
+    """
     if any(p.lower().replace("_", "-") == "soulframe" for p in packages):
         raise click.UsageError("that would remove soulframe itself: use pip uninstall soulframe")
     if not yes and not sys.stdin.isatty():

@@ -31,7 +31,12 @@ def keys_group() -> None:
               "prefer the prompt or standard input).")
 def keys_set(name: str, value: str | None) -> None:
     """Store a key under NAME: openai, anthropic, gemini, openrouter, or the environment
-    variable a provider reads (e.g. MY_PROXY_KEY named by api_key_env)."""
+    variable a provider reads (e.g. MY_PROXY_KEY named by api_key_env).
+
+    \b
+      soulframe keys set openai                 # asks for the key, without echo
+      printf %s "$KEY" | soulframe keys set MY_PROXY_KEY
+    """
     from ..keys import canonical, set_key
 
     canonical(name)  # a bad name fails before the user types a key
@@ -48,7 +53,12 @@ def keys_set(name: str, value: str | None) -> None:
 @click.argument("name")
 def keys_get(name: str) -> None:
     """Print the key stored under NAME, for a script or another tool (the one command
-    that shows a key; it goes to standard output only). Exit 1 if none is stored."""
+    that shows a key; it goes to standard output only). Exit 1 if none is stored.
+
+    \b
+      soulframe keys get openai
+      OPENAI_API_KEY=$(soulframe keys get openai) my-script
+    """
     from ..keys import canonical, stored_key
 
     value = stored_key(name)
@@ -61,7 +71,12 @@ def keys_get(name: str) -> None:
 @keys_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {path, keys: [names]}.")
 def keys_list(as_json: bool) -> None:
-    """The names of the stored keys (never the keys)."""
+    """The names of the stored keys (never the keys).
+
+    \b
+      soulframe keys list
+      soulframe keys list --json
+    """
     from ..keys import keys_path, stored_keys
 
     names = sorted(stored_keys())
@@ -77,7 +92,11 @@ def keys_list(as_json: bool) -> None:
 @keys_group.command("path")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {path, exists}.")
 def keys_path_command(as_json: bool) -> None:
-    """Print where keys are stored."""
+    """Print where keys are stored.
+
+    \b
+      soulframe keys path
+    """
     from ..keys import keys_path
 
     if as_json:
@@ -89,7 +108,11 @@ def keys_path_command(as_json: bool) -> None:
 @keys_group.command("remove")
 @click.argument("name")
 def keys_remove(name: str) -> None:
-    """Forget the key stored under NAME."""
+    """Forget the key stored under NAME.
+
+    \b
+      soulframe keys remove openai
+    """
     from ..keys import canonical, remove_key
 
     if not remove_key(name):

@@ -135,6 +135,10 @@ def memory_rebuild(state: State, as_json: bool) -> None:
 
     For a damaged or confusing index; the files are not touched and embeddings come from
     the cache, so nothing is re-embedded. A plain `memory index` is enough after edits.
+
+    \b
+      soulframe -w ~/agent memory rebuild
+      soulframe -w ~/agent memory rebuild --json
     """
     mem = _index(state)
     with _progress("rebuilding") as progress, _warnings_in_report():
@@ -358,7 +362,9 @@ def _probe(mem: Any) -> str:
               "embedding provider with one query, and list the most recalled entries.")
 @click.option("--index", "reindex", is_flag=True,
               help="Bring the index up to date first (as `memory index`), then report.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {files, indexed_files, chunks, embedded_chunks, provider, model, mode, "
+                   "vector_backend, fusion, stale_files, health, problems, ...}.")
 @pass_state
 def memory_status(state: State, deep: bool, reindex: bool, as_json: bool) -> None:
     """Files, chunks, embedding provider, model, vector backend, stale files, health.
@@ -428,7 +434,12 @@ def memory_status(state: State, deep: bool, reindex: bool, as_json: bool) -> Non
               help="Print one JSON object per sync (JSON Lines), as `memory index --json` does.")
 @pass_state
 def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
-    """Re-index whenever a memory file changes (Ctrl-C to stop)."""
+    """Re-index whenever a memory file changes (Ctrl-C to stop).
+
+    \b
+      soulframe -w ~/agent memory watch
+      soulframe -w ~/agent memory watch --debounce-ms 500 --json
+    """
     from ..memory.watch import watch
 
     mem = _index(state)

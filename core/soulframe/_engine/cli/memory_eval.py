@@ -26,7 +26,9 @@ from .state import State, echo_json, pass_state
               help="Keep each conversation's index here (reused by the next run: nothing embedded twice).")
 @click.option("--per-question", is_flag=True, help="With --json: each question's scores too.")
 @click.option("-k", "k", type=click.IntRange(min=1), default=6, show_default=True, help="Cut-off for recall@k.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: golden questions {queries, k, channels, per_query}; conversations "
+                   "{k, conversations, questions, channels, index_seconds, unresolved_evidence, ...}.")
 @pass_state
 def memory_eval(state: State, golden: str | None, conversations: str | None, only: tuple[str, ...],
                 channels: tuple[str, ...], index_dir: str | None, per_question: bool, k: int,

@@ -59,7 +59,12 @@ def _embedding_rows(state: State) -> dict[str, Any]:
 @pass_state
 def list_command(state: State, as_json: bool) -> None:
     """List chat models (providers, the configured model, aliases, the default) and embedding
-    providers (available or why not, model id, dimensions, which one is selected)."""
+    providers (available or why not, model id, dimensions, which one is selected).
+
+    \b
+      soulframe -w ~/agent models list
+      soulframe -w ~/agent models list --json
+    """
     chat = _chat_rows(state)
     emb = _embedding_rows(state)
     if as_json:
@@ -163,7 +168,12 @@ def aliases_group() -> None:
 @click.argument("alias")
 @click.argument("model")
 def aliases_set(alias: str, model: str) -> None:
-    """Make ALIAS mean MODEL (provider/model, a model id, or another alias)."""
+    """Make ALIAS mean MODEL (provider/model, a model id, or another alias).
+
+    \b
+      soulframe models aliases set fast openai/gpt-4o-mini
+      soulframe -w ~/agent heartbeat -m fast
+    """
     from ..chatmodels import set_alias
 
     path = _config_errors(lambda: set_alias(alias, model))
@@ -173,7 +183,11 @@ def aliases_set(alias: str, model: str) -> None:
 @aliases_group.command("remove")
 @click.argument("alias")
 def aliases_remove(alias: str) -> None:
-    """Forget an alias set with `models aliases set`."""
+    """Forget an alias set with `models aliases set`.
+
+    \b
+      soulframe models aliases remove fast
+    """
     from ..chatmodels import set_alias
 
     _config_errors(lambda: set_alias(alias, None))
@@ -184,7 +198,11 @@ def aliases_remove(alias: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {alias: {model, from}}.")
 @pass_state
 def aliases_list(state: State, as_json: bool) -> None:
-    """Every alias in effect and where it is defined (user or the workspace config)."""
+    """Every alias in effect and where it is defined (user or the workspace config).
+
+    \b
+      soulframe models aliases list
+    """
     from ..chatmodels import aliases_path, user_aliases
 
     config_aliases = {str(k): str(v) for k, v in (state.config().get("model.aliases") or {}).items()}

@@ -92,7 +92,12 @@ def _skill_row(skills: Any, skill: Any) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (skills, mode, problems).")
 @pass_state
 def list_command(state: State, as_json: bool) -> None:
-    """List the effective skills: which tier each came from and what it shadows."""
+    """List the effective skills: which tier each came from and what it shadows.
+
+    \b
+      soulframe -w ~/agent skills list
+      soulframe -w ~/agent skills list --json
+    """
     skills = state.agent().skills
     snap = skills.snapshot()
     rows = [_skill_row(skills, s) for s in snap.skills]
@@ -154,7 +159,12 @@ def search_command(state: State, query: str, k: int | None, keyword_only: bool, 
               help="Print JSON: {name, description, tier, tier_name, path, shadows, text}.")
 @pass_state
 def show_command(state: State, name: str, raw: bool, as_json: bool) -> None:
-    """Print a skill's SKILL.md with {baseDir} replaced, and where it came from."""
+    """Print a skill's SKILL.md with {baseDir} replaced, and where it came from.
+
+    \b
+      soulframe -w ~/agent skills show trip-planner
+      soulframe -w ~/agent skills show trip-planner --raw
+    """
     skills = state.agent().skills
     text = skills.read(name)
     skill = skills.get(name)
@@ -183,7 +193,12 @@ def show_command(state: State, name: str, raw: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {path, name, tier, wins, overrides}.")
 @pass_state
 def new_command(state: State, name: str, description: str | None, tier: str, as_json: bool) -> None:
-    """Scaffold a new skill: <tier dir>/NAME/SKILL.md with valid front matter."""
+    """Scaffold a new skill: <tier dir>/NAME/SKILL.md with valid front matter.
+
+    \b
+      soulframe -w ~/agent skills new trip-planner -d "Plan train trips across Europe"
+      soulframe -w ~/agent skills new release-notes -d "Draft release notes from merged PRs" --tier project
+    """
     import yaml
 
     from ..skills.loader import SKILL_FILE, parse_skill_text
@@ -238,7 +253,12 @@ def new_command(state: State, name: str, description: str | None, tier: str, as_
               help="Stop after this many seconds (default: until Ctrl-C).")
 @pass_state
 def watch_command(state: State, duration: float | None) -> None:
-    """Watch every skill root and print each hot reload (added, changed, removed)."""
+    """Watch every skill root and print each hot reload (added, changed, removed).
+
+    \b
+      soulframe -w ~/agent skills watch
+      soulframe -w ~/agent skills watch --duration 60
+    """
     import queue
 
     skills = state.agent().skills

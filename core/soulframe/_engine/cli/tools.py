@@ -28,10 +28,16 @@ def tools_group() -> None:
 
 @tools_group.command("list")
 @session_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: a list of {name, description, parameters}.")
 @pass_state
 def tools_list(state: State, session_kind: str, as_json: bool) -> None:
-    """List the tools offered in a session, with their descriptions."""
+    """List the tools offered in a session, with their descriptions.
+
+    \b
+      soulframe -w ~/agent tools list
+      soulframe -w ~/agent tools list --session subagent --json
+    """
     tools = state.agent().tools(Session(kind=session_kind))  # type: ignore[arg-type]
     if as_json:
         echo_json([{"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
@@ -47,7 +53,12 @@ def tools_list(state: State, session_kind: str, as_json: bool) -> None:
 @session_option
 @pass_state
 def tools_export(state: State, fmt: str, session_kind: str) -> None:
-    """Print the tool schemas as JSON for a chat API's `tools` parameter."""
+    """Print the tool schemas as JSON for a chat API's `tools` parameter.
+
+    \b
+      soulframe -w ~/agent tools export --format openai > tools.json
+      soulframe -w ~/agent tools export --format anthropic --session group
+    """
     from ..tools import export_tools
 
     tools = state.agent().tools(Session(kind=session_kind))  # type: ignore[arg-type]

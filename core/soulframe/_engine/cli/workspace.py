@@ -46,6 +46,10 @@ def init_command(state: State, directory: str | None, agent_type: str | None, as
     Then plugins finish the set-up: the offline embedding model (all-MiniLM-L6-v2) is
     downloaded once per user, checked against a pinned SHA-256, so memory search is
     semantic from the start (--no-download to skip).
+
+    \b
+      soulframe init ~/agent
+      soulframe init ~/agent --type predefined --no-download
     """
     from ..workspace import seed_workspace, workspace_templates
 
@@ -116,7 +120,12 @@ def _exists(path: Path) -> bool:
 @pass_state
 def identity_command(state: State, user_id: str | None, as_json: bool) -> None:
     """Show the agent's name, emoji, avatar, creature and vibe, and where each came from
-    (ui.* config, the agent's identity config, IDENTITY.md with its line, or the default)."""
+    (ui.* config, the agent's identity config, IDENTITY.md with its line, or the default).
+
+    \b
+      soulframe -w ~/agent identity
+      soulframe -w ~/agent identity --user alice --json
+    """
     from ..model import Session
     from ..prompt.identity import IdentityWarning, explain_identity
 
