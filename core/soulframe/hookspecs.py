@@ -17,8 +17,10 @@ Hooks fall into four groups:
 * **registries** (``register_*``) return named things; the core picks one by name from config;
 * **collections** (sections, context sources, skill sources, tools, commands) are all used;
 * **chains** (``transform_context_files``) pass a value through every plugin in turn;
-* **observers** (``prompt_built``, ``memory_indexed``, ``before_compaction``, ``session_ended``) are told about
-  an event; their return values are ignored.
+* **observers** (``prompt_built``, ``memory_indexed``, ``before_compaction``, ``session_ended``,
+  ``workspace_initialized``) are told about an event, soulframe's own first; their return
+  values are ignored, and one that raises is named in a warning while the others are still
+  told (the conversation is saved, the prompt built, ``init`` succeeds).
 
 One module, over the usual size, because it is the whole contract in one place (as
 pytest's and pluggy's hookspecs are): a plugin author reads this file and nothing else.

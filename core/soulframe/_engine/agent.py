@@ -257,12 +257,12 @@ class Agent:
 
     def before_compaction(self, session: Session, usage: Any) -> None:
         """Tell plugins a host is about to compact ``session`` (memory flush runs here)."""
-        self.pm.hook.before_compaction(agent=self, session=session, usage=usage)
+        _plugins.notify(self.pm, "before_compaction", agent=self, session=session, usage=usage)
 
     def end_session(self, session: Session, messages: Any) -> None:
         """Tell plugins a host ended or reset ``session`` (the conversation is saved to
         memory here, see ``memory.session.save_on_end``)."""
-        self.pm.hook.session_ended(agent=self, session=session, messages=messages)
+        _plugins.notify(self.pm, "session_ended", agent=self, session=session, messages=messages)
 
     def close(self) -> None:
         # cached_property keeps what it built in the instance dict: close only what was opened

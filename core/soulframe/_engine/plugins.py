@@ -258,6 +258,20 @@ def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> li
     return out
 
 
+#: the hooks that tell plugins about an event (hookspecs: "observers"); what they return is ignored
+OBSERVER_HOOKS = frozenset({"workspace_initialized", "memory_indexed", "prompt_built",
+                            "before_compaction", "session_ended"})
+
+
+def notify(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> None:
+    """Tell every implementation of an observer hook, soulframe's own first. pluggy would
+    call the last-loaded plugin first and stop at the first exception: a third-party
+    observer that raised would then keep the conversation from being saved
+    (``session_ended``) or the model from being fetched (``workspace_initialized``). Here it
+    is named in one warning and the others are still told."""
+    call_in_order(pm, hook_name, **kwargs)
+
+
 def plugin_failed(pm: pluggy.PluginManager, plugin_name: str, hook_name: str, why: str,
                   exc: BaseException | None = None) -> None:
     """A third-party plugin's hook raised or returned something unusable: skip what it
@@ -267,7 +281,8 @@ def plugin_failed(pm: pluggy.PluginManager, plugin_name: str, hook_name: str, wh
         if exc is not None:
             raise exc
         raise TypeError(f"{hook_name} of {plugin_name}: {why}")
-    message = (f"plugin {plugin_name!r}: {hook_name} failed and what it registers was skipped: {why} "
+    skipped = "" if hook_name in OBSERVER_HOOKS else " and what it registers was skipped"
+    message = (f"plugin {plugin_name!r}: {hook_name} failed{skipped}: {why} "
                f"(disable it with plugins.disabled = [{plugin_name!r}])")
     if isinstance(pm, PluginManager):
         if message not in pm.hook_failures:

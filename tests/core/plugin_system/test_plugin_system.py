@@ -488,3 +488,81 @@ def test_tracing_hooks_writes_to_stderr_and_names_each_plugin(cli, workspace: Pa
     assert any(ln.startswith("register_commands [soulframe_memory] cli") for ln in lines), out.stderr[:2000]
     assert any(ln.startswith("register_config_keys [soulframe_memory]") for ln in lines)
     assert all(len(ln) <= 240 for ln in lines)
+
+
+# --------------------------------------------------------------------------- observers
+
+
+class LoudObserver:
+    """A third-party plugin whose every observer hook raises."""
+
+    __name__ = "loud_observer"
+
+    @hookimpl
+    def session_ended(self, agent, session, messages):
+        raise RuntimeError("transcript upload failed")
+
+    @hookimpl
+    def prompt_built(self, agent, prompt):
+        raise RuntimeError("metrics server down")
+
+    @hookimpl
+    def memory_indexed(self, agent, report):
+        raise RuntimeError("webhook refused")
+
+    @hookimpl
+    def workspace_initialized(self, root, download, echo):
+        raise RuntimeError("no network")
+
+
+def _warned(caught: list[warnings.WarningMessage], hook: str) -> list[str]:
+    return [str(w.message) for w in caught
+            if issubclass(w.category, PluginWarning) and f"plugin 'loud_observer': {hook} failed" in str(w.message)]
+
+
+def test_an_observer_that_raises_cannot_keep_the_conversation_from_being_saved(workspace: Path) -> None:
+    """pluggy calls the last-loaded plugin first and stops at its exception: soulframe's own
+    session_ended, which saves the conversation to memory, never ran."""
+    from soulframe import Session
+    from soulframe.testing import make_agent
+
+    talk = [{"role": "user", "content": "Book the dentist for Tuesday."},
+            {"role": "assistant", "content": "Booked Dr. Weber, Tuesday 9:00."}]
+    with make_agent(workspace, plugins=[LoudObserver()]) as agent, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent.end_session(Session.main(), talk)
+    saved = list((workspace / "sessions").glob("*-book-the-dentist*.md"))
+    assert len(saved) == 1 and "Dr. Weber, Tuesday 9:00" in saved[0].read_text()
+    said = _warned(caught, "session_ended")
+    assert said == ["plugin 'loud_observer': session_ended failed: RuntimeError: transcript upload failed "
+                    "(disable it with plugins.disabled = ['loud_observer'])"]
+
+
+def test_an_observer_that_raises_leaves_prompts_and_indexing_working(workspace: Path) -> None:
+    from soulframe import Session
+    from soulframe.testing import make_agent
+
+    (workspace / "MEMORY.md").write_text("# Memory\n- The heron visits the pond on Tuesdays.\n")
+    with make_agent(workspace, plugins=[LoudObserver()]) as agent, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert "heron" in agent.system_prompt(Session.main()).text
+        assert agent.memory.sync().added == ["MEMORY.md"]
+        assert agent.memory.search("heron pond", min_score=0)[0].path == "MEMORY.md"
+    assert _warned(caught, "prompt_built") and _warned(caught, "memory_indexed")
+
+
+def test_an_observer_that_raises_does_not_fail_init_nor_stop_the_model_setup(tmp_path: Path) -> None:
+    """The hookspec's promise: a workspace_initialized failure must not make ``init`` fail.
+    soulframe's own (the offline model's set-up) still runs and says what it did."""
+    from click.testing import CliRunner
+    from soulframe.cli import build_cli
+
+    cli = build_cli(make_plugin_manager(plugins=[LoudObserver()]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(cli, ["init", str(tmp_path / "agent"), "--no-download"])
+    assert result.exit_code == 0, result.output
+    assert "semantic search" in result.output  # the embeddings plugin's line
+    assert _warned(caught, "workspace_initialized")

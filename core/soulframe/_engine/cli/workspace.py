@@ -104,7 +104,9 @@ def _finish_setup(state: State, root: Path, *, download: bool) -> None:
     def echo(line: str) -> None:
         click.echo(line, err=True)
 
-    state.pm.hook.workspace_initialized(config=config, root=root, download=download, echo=echo)
+    from ..plugins import notify
+
+    notify(state.pm, "workspace_initialized", config=config, root=root, download=download, echo=echo)
 
 
 def _exists(path: Path) -> bool:

@@ -172,7 +172,9 @@ class MemoryIndex:
                                     indexing_elsewhere=self.syncer.indexing_elsewhere())
         self._last_sync = report
         if report.changed_anything or report.recovered_from:
-            self.agent.pm.hook.memory_indexed(agent=self.agent, report=report)
+            from ..plugins import notify
+
+            notify(self.agent.pm, "memory_indexed", agent=self.agent, report=report)
         return report
 
     def _sync_locked(self, force: bool, progress: Callable[[int, int], None] | None,

@@ -392,5 +392,5 @@ def build_system_prompt(
         notices=tuple(notices),
         budget_tokens=budget,
     )
-    agent.pm.hook.prompt_built(agent=agent, prompt=prompt)
+    _plugins.notify(agent.pm, "prompt_built", agent=agent, prompt=prompt)
     return prompt
