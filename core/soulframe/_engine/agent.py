@@ -183,16 +183,10 @@ class Agent:
     @functools.cached_property
     def store(self) -> Store:
         """The storage backend named by ``store.backend`` (opened on first use)."""
-        from .model import SoulframeError, Store
-        from .plugins import protocol_gaps
+        from .model import Store
 
         reg = self.select(STORES)
-        store = reg.factory(self)
-        gaps = protocol_gaps(store, Store)
-        if gaps:
-            raise SoulframeError(f"store {reg.name!r} (plugin {reg.plugin or '?'}) built a "
-                                 f"{type(store).__name__}, which lacks {', '.join(gaps)} (see Store)")
-        return store
+        return _plugins.build(self, STORES, reg, Store)
 
     @functools.cached_property
     def embedder(self) -> EmbeddingProvider | None:

@@ -199,24 +199,11 @@ def _unavailable_reason(provider: Any) -> str:
 
 def build_provider(agent: AgentLike, registration: Registration[EmbeddingProvider]) -> EmbeddingProvider:
     """Call a registration's ``factory(agent)``, turning a failure into a clear error."""
-    try:
-        provider = registration.factory(agent)
-    except SoulframeError:
-        raise
-    except Exception as exc:
-        raise EmbeddingError(
-            f"embedding provider {registration.name!r} (plugin {registration.plugin or '?'}) "
-            f"could not be created: {type(exc).__name__}: {exc}"
-        ) from exc
+    from .model import EMBEDDING_PROVIDERS
     from .model import EmbeddingProvider as Protocol
-    from .plugins import protocol_gaps
+    from .plugins import build
 
-    gaps = protocol_gaps(provider, Protocol)
-    if gaps:
-        raise EmbeddingError(
-            f"embedding provider {registration.name!r} (plugin {registration.plugin or '?'}) "
-            f"built a {type(provider).__name__}, which lacks {', '.join(gaps)} (see EmbeddingProvider)")
-    return provider
+    return build(agent, EMBEDDING_PROVIDERS, registration, Protocol, error=EmbeddingError)
 
 
 def is_available(provider: EmbeddingProvider, name: str) -> bool:

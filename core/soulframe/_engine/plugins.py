@@ -14,21 +14,22 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import attrs
 import pluggy
 
 from soulframe import hookspecs
 
-from .model import ConfigError, R, UnknownNameError
+from .model import ConfigError, R, Registration, Registry, SoulframeError, UnknownNameError
 
 GROUP = "soulframe"
 OWN_DIST = "soulframe"
 DISABLE_ENV = "SOULFRAME_DISABLE_PLUGINS"
 log = logging.getLogger("soulframe.plugins")
 TRACE_ENV = "SOULFRAME_TRACE_PLUGINS"
+T = TypeVar("T")
 
 
 class PluginWarning(UserWarning):
@@ -234,6 +235,31 @@ def protocol_gaps(obj: object, protocol: type) -> list[str]:
     members |= {n for n, v in vars(protocol).items()
                 if not n.startswith("_") and (callable(v) or isinstance(v, property))}
     return sorted(members - set(dir(obj)))
+
+
+def build(agent: Any, which: Registry[Any], reg: Registration[T], protocol: type | None = None, *,
+          error: Callable[[str], Exception] = SoulframeError) -> T:
+    """``reg.factory(agent)``, checked where it is built: a factory that raises, or builds an
+    object lacking part of ``protocol`` (``None``: an object that is not callable), is an
+    ``error`` naming the registration, its plugin and what is wrong, not a traceback from
+    deep inside the first prompt or sync that uses it. A :class:`SoulframeError` the factory
+    raises (a driver to install, a setting to fix) already says what to do: it passes as is."""
+    who = f"{which.kind} {reg.name!r} (plugin {reg.plugin or '?'})"
+    try:
+        built = reg.factory(agent)
+    except SoulframeError:
+        raise
+    except Exception as exc:
+        raise error(f"{who} could not be created: {type(exc).__name__}: {exc}") from exc
+    if protocol is None:
+        if not callable(built):
+            raise error(f"{who} built a {type(built).__name__}, which is not callable")
+        return built
+    gaps = protocol_gaps(built, protocol)
+    if gaps:
+        raise error(f"{who} built a {type(built).__name__}, which lacks {', '.join(gaps)} "
+                    f"(see {protocol.__name__})")
+    return built
 
 
 def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:

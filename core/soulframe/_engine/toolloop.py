@@ -157,7 +157,10 @@ def chat_model_for(agent: AgentLike, purpose: str = "") -> ChatModel:
         )
     chosen = agent.select(CHAT_MODELS)
     from .calllog import LoggedChatModel
+    from .model import ChatModel
+    from .plugins import build
 
     return LoggedChatModel(
-        chosen.factory(agent), agent, purpose or "other", chosen.plugin, ChatModelError
+        build(agent, CHAT_MODELS, chosen, ChatModel, error=ChatConfigError), agent, purpose or "other",
+        chosen.plugin, ChatModelError,
     )

@@ -483,12 +483,15 @@ def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
         def embed_query(self, text):  # type: ignore[no-untyped-def]
             raise AssertionError("not called: the test embeds nothing")
 
+        # and every other registry's protocol: each built object is checked against its own
+        truncate_files = enforce_budget = chunk = rerank = chat = load = embed_query
+
     class P:
         __name__ = "everything"
 
         @hookimpl
         def register_truncation_policies(self):
-            return [Registration("toy", made("truncation", object()))]
+            return [Registration("toy", made("truncation", Toy()))]
 
         @hookimpl
         def register_token_estimators(self):
@@ -516,7 +519,7 @@ def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
 
         @hookimpl
         def register_context_sources(self):
-            return [Registration("toy", made("context", object()))]
+            return [Registration("toy", made("context", Toy()))]
 
     from soulframe._engine.memory.pipeline import chunker, reranker
     from soulframe._engine.prompt.context import sources, truncation_policy

@@ -566,3 +566,142 @@ def test_an_observer_that_raises_does_not_fail_init_nor_stop_the_model_setup(tmp
     assert result.exit_code == 0, result.output
     assert "semantic search" in result.output  # the embeddings plugin's line
     assert _warned(caught, "workspace_initialized")
+
+
+# --------------------------------------------------------------------------- factories
+
+
+class Half:
+    """What a plugin's factory builds by mistake: an object with a name and nothing else."""
+
+    name = "half"
+
+
+def _driver_missing(agent):
+    raise RuntimeError("driver missing")
+
+
+class Factories:
+    """A third-party plugin offering, in every registry, one factory that raises ('broken')
+    and one that builds a `Half` ('half')."""
+
+    __name__ = "factories"
+
+    def _both(self):
+        return [Registration("broken", _driver_missing), Registration("half", lambda agent: Half())]
+
+    @hookimpl
+    def register_truncation_policies(self):
+        return self._both()
+
+    @hookimpl
+    def register_token_estimators(self):
+        return self._both()
+
+    @hookimpl
+    def register_chunkers(self):
+        return self._both()
+
+    @hookimpl
+    def register_chat_models(self):
+        return self._both()
+
+    @hookimpl
+    def register_stores(self):
+        return self._both()
+
+    @hookimpl
+    def register_rerankers(self):
+        return self._both()
+
+
+class Strings:
+    """A context source whose files are names, not ContextFile objects."""
+
+    name = "strings"
+
+    def load(self, agent, session):
+        return ["NOTES.md"]
+
+
+class Sources(Factories):
+    __name__ = "factories"
+
+    @hookimpl
+    def register_context_sources(self):
+        return [*self._both(), Registration("strings", lambda agent: Strings())]
+
+
+def _use(agent, key: str) -> None:
+    from soulframe import Session
+    from soulframe.kit import chat_model_for
+
+    if key == "model.provider":
+        chat_model_for(agent)
+    elif key == "memory.chunker":
+        agent.memory.sync()
+    elif key == "store.backend":
+        agent.store  # noqa: B018 - opened on first use
+    else:
+        agent.system_prompt(Session.main())
+
+
+@pytest.mark.parametrize(("key", "kind", "lacks"), [
+    ("bootstrap.truncation", "truncation policy", "which lacks enforce_budget, truncate_files (see TruncationPolicy)"),
+    ("prompt.tokenizer", "token estimator", "which is not callable"),
+    ("memory.chunker", "chunker", "which lacks chunk (see Chunker)"),
+    ("model.provider", "chat model", "which lacks chat, model_id (see ChatModel)"),
+    ("store.backend", "store", "which lacks check, chunk_vectors, clear"),
+])
+def test_a_selected_factory_that_fails_is_named_with_its_plugin(workspace: Path, key: str, kind: str,
+                                                                lacks: str) -> None:
+    """Was a traceback from deep inside the first prompt or sync (AttributeError: 'Half'
+    object has no attribute 'truncate_files'), not naming the plugin."""
+    from soulframe import SoulframeError
+    from soulframe.testing import make_agent
+
+    (workspace / "MEMORY.md").write_text("# Memory\n- The heron visits the pond.\n")
+    for name, said in (("broken", "could not be created: RuntimeError: driver missing"),
+                       ("half", f"built a Half, {lacks}")):
+        settings = {key.replace(".", "__"): name, "model__name": "m"}
+        with make_agent(workspace, plugins=[Factories()], seed=False, **settings) as agent, \
+                pytest.raises(SoulframeError) as err:
+            _use(agent, key)
+        assert str(err.value).startswith(f"{kind} {name!r} (plugin factories) {said}")
+
+
+def test_a_reranker_that_fails_to_build_leaves_search_working_and_says_so(workspace: Path) -> None:
+    """The hookspec's promise (fail open) held for a re-ranker that raised, not for one
+    whose factory did: that search was a traceback."""
+    from soulframe.testing import make_agent
+
+    (workspace / "MEMORY.md").write_text("# Memory\n- The heron visits the pond.\n")
+    for name, said in (("broken", "could not be created: RuntimeError: driver missing"),
+                       ("half", "built a Half, which lacks rerank (see Reranker)")):
+        with make_agent(workspace, plugins=[Factories()], seed=False, memory__reranker=name,
+                        memory__min_score=0.0) as agent:
+            hits = agent.memory.search("heron")
+        assert [h.path for h in hits] == ["MEMORY.md"]
+        assert hits.notice.endswith(f"re-ranker {name!r} (plugin factories) {said}; fused order kept")
+
+
+def test_a_context_source_that_fails_to_build_is_skipped_with_one_warning(workspace: Path) -> None:
+    from soulframe import Session
+    from soulframe.testing import make_agent
+
+    (workspace / "SOUL.md").write_text("# Soul\nCalm and kind.\n")
+    with make_agent(workspace, plugins=[Sources()], seed=False) as agent, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert "Calm and kind." in agent.system_prompt(Session.main()).text
+    assert ["context source 'strings' failed and was skipped: TypeError: load returned a str, expected "
+            "ContextFile objects"] == [str(w.message) for w in caught if "'strings'" in str(w.message)]
+    said = sorted(str(w.message) for w in caught if issubclass(w.category, PluginWarning))
+    assert said == [
+        "plugin 'factories': register_context_sources failed and what it registers was skipped: context source "
+        "'broken' (plugin factories) could not be created: RuntimeError: driver missing "
+        "(disable it with plugins.disabled = ['factories'])",
+        "plugin 'factories': register_context_sources failed and what it registers was skipped: context source "
+        "'half' (plugin factories) built a Half, which lacks load (see ContextSource) "
+        "(disable it with plugins.disabled = ['factories'])",
+    ]

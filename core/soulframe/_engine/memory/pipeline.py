@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..agentcache import cache_of
-from ..model import CHUNKERS, RERANKERS, Candidate, Chunk, Chunker, Reranker
+from ..model import (
+    CHUNKERS,
+    RERANKERS,
+    Candidate,
+    Chunk,
+    Chunker,
+    Reranker,
+    SoulframeError,
+    UnknownNameError,
+)
+from ..plugins import build
 
 if TYPE_CHECKING:
     from ..model import AgentLike
@@ -36,7 +46,7 @@ def chunker(agent: AgentLike) -> Chunker:
     cached = cache_of(agent).chunker
     if cached is not None and cached[0] == name:
         return cached[1]
-    built = agent.select(CHUNKERS).factory(agent)
+    built = build(agent, CHUNKERS, agent.select(CHUNKERS), Chunker)
     cache_of(agent).chunker = (name, built)
     return built
 
@@ -75,7 +85,7 @@ def reranker(agent: AgentLike) -> Reranker | None:
     cached = cache_of(agent).reranker
     if cached is not None and cached[0] == name:
         return cached[1]
-    built = agent.select(RERANKERS).factory(agent)
+    built = build(agent, RERANKERS, agent.select(RERANKERS), Reranker)
     cache_of(agent).reranker = (name, built)
     return built
 
@@ -90,7 +100,13 @@ class RerankOutcome:
 def rerank(agent: AgentLike, query: str, fused: list[Fused]) -> RerankOutcome:
     """Re-score the best ``memory.rerank_candidates`` fused candidates with the selected
     re-ranker; the rest keep their place after them. Fails open (see the module docstring)."""
-    model = reranker(agent)
+    try:
+        model = reranker(agent)
+    except UnknownNameError:
+        raise  # memory.reranker names nothing: a setting to fix, not a re-ranker failing
+    except SoulframeError as exc:
+        log.warning("%s; fused order kept", exc)
+        return RerankOutcome(fused, f"{exc}; fused order kept")
     if model is None or not fused:
         return RerankOutcome(fused)
     limit = int(agent.config.get("memory.rerank_candidates"))

@@ -288,9 +288,14 @@ def sources(agent: AgentLike) -> list[ContextSource]:
     cache = cache_of(agent).context_sources
     if cache is not None:
         return list(cache)
+    from ..plugins import build, plugin_failed
+
     built = []
     for reg in agent.registry(CONTEXT_SOURCES).values():
-        built.append(reg.factory(agent))
+        try:
+            built.append(build(agent, CONTEXT_SOURCES, reg, ContextSource))
+        except SoulframeError as exc:  # every source is used: a broken one must not hide the others
+            plugin_failed(agent.pm, reg.plugin, CONTEXT_SOURCES.hook, str(exc), exc)
     cache_of(agent).context_sources = built
     return list(built)
 
@@ -301,7 +306,11 @@ def load_merged(agent: AgentLike, session: Session) -> list[ContextFile]:
     groups = []
     for src in sources(agent):
         try:
-            groups.append(list(src.load(agent, session)))
+            files = list(src.load(agent, session))
+            wrong = next((f for f in files if not isinstance(f, ContextFile)), None)
+            if wrong is not None:
+                raise TypeError(f"load returned a {type(wrong).__name__}, expected ContextFile objects")
+            groups.append(files)
         except SoulframeError:
             raise
         except Exception as exc:  # one broken source must not hide the others
@@ -346,7 +355,9 @@ def truncation_policy(agent: AgentLike) -> TruncationPolicy:
     cached = cache_of(agent).truncation_policy
     if cached is not None and cached[0] == name:
         return cached[1]
-    policy = agent.select(TRUNCATION_POLICIES).factory(agent)
+    from ..plugins import build
+
+    policy = build(agent, TRUNCATION_POLICIES, agent.select(TRUNCATION_POLICIES), TruncationPolicy)
     cache_of(agent).truncation_policy = (name, policy)
     return policy
 

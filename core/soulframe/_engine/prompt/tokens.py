@@ -55,7 +55,9 @@ def get_estimator(agent: AgentLike) -> Estimator:
     if name not in registry and name == "estimate":
         fn: Estimator = rough_estimate
     else:
-        fn = agent.select(TOKEN_ESTIMATORS, name).factory(agent)
+        from ..plugins import build
+
+        fn = build(agent, TOKEN_ESTIMATORS, agent.select(TOKEN_ESTIMATORS, name))
     try:
         _cache[agent] = (name, fn)
     except TypeError:  # an agent-like object that cannot be weakly referenced
