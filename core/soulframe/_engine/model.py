@@ -215,6 +215,26 @@ class TruncationNotice:
 # --------------------------------------------------------------------------- prompt
 
 
+def _as_modes(value: Iterable[str]) -> frozenset[str]:
+    """Any collection of modes as a frozenset; a bare string is left for the check to refuse
+    (``"full"`` is not ``{"full"}``)."""
+    if isinstance(value, Iterable) and not isinstance(value, str):
+        return frozenset(value)
+    return value  # type: ignore[return-value]  # refused by the field's validator
+
+
+def _section_field(ok: Callable[[Any], bool], expected: str) -> Callable[[Any, Any, Any], None]:
+    """A validator whose message a plugin author reads in one warning line (attrs' own
+    repeats the whole attribute definition): which section, which field, what it got."""
+
+    def check(section: Any, attribute: Any, value: Any) -> None:
+        if not ok(value):
+            raise TypeError(f"section {getattr(section, 'name', '?')!r}: {attribute.name} must be "
+                            f"{expected}, not {value!r}")
+
+    return check
+
+
 @attrs.frozen
 class Section:
     """A prompt section offered by a plugin through ``register_prompt_sections``.
@@ -224,14 +244,20 @@ class Section:
     or ``None``/``""`` to leave it out of this prompt.
     """
 
-    name: str = attrs.field(validator=attrs.validators.instance_of(str))
-    #: a number; checked here, where a plugin builds it, not when prompts sort sections
-    order: float = attrs.field(validator=attrs.validators.instance_of((int, float)))
-    render: Callable[[PromptContext], str | None] = attrs.field(validator=attrs.validators.is_callable())
-    modes: frozenset[str] = ALL_MODES
-    zone: Zone = "stable"
+    # every field is checked here, where a plugin builds the section, so a mistake is one
+    # warning naming the plugin, not a section silently missing or a failure when prompts
+    # sort or cut sections
+    name: str = attrs.field(validator=_section_field(lambda v: isinstance(v, str), "a str"))
+    order: float = attrs.field(validator=_section_field(lambda v: isinstance(v, (int, float)), "a number"))
+    render: Callable[[PromptContext], str | None] = attrs.field(validator=_section_field(callable, "callable"))
+    #: a misspelt mode ("ful") would leave the section silently out of every prompt
+    modes: frozenset[str] = attrs.field(default=ALL_MODES, converter=_as_modes, validator=_section_field(
+        lambda v: isinstance(v, frozenset) and v <= ALL_MODES, f"a set of prompt modes ({', '.join(PROMPT_MODES)})"))
+    zone: Zone = attrs.field(default="stable", validator=_section_field(
+        lambda v: v in ("stable", "dynamic"), "'stable' or 'dynamic'"))
     #: lower is cut first when the prompt is over budget; ``None`` = never cut
-    truncate_priority: int | None = None
+    truncate_priority: int | None = attrs.field(default=None, validator=_section_field(
+        lambda v: v is None or isinstance(v, int), "an int or None"))
     title: str = ""
     #: set by the core: the plugin that registered the section
     plugin: str = ""

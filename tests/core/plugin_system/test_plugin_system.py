@@ -461,6 +461,40 @@ def test_a_plugin_whose_hook_fails_is_skipped_and_every_command_still_works(cli,
         assert got.stdout.strip() == "6"  # the core's key, untouched
 
 
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("modes", frozenset({"ful"}), "modes must be a set of prompt modes (full, task, minimal, none), "
+                                  "not frozenset({'ful'})"),
+    ("modes", "full", "modes must be a set of prompt modes (full, task, minimal, none), not 'full'"),
+    ("zone", "Dynamic", "zone must be 'stable' or 'dynamic', not 'Dynamic'"),
+    ("truncate_priority", "low", "truncate_priority must be an int or None, not 'low'"),
+])
+def test_a_section_with_a_misspelt_field_is_named_where_the_plugin_builds_it(field: str, value: object,
+                                                                             said: str) -> None:
+    """Each was silent: a misspelt mode left the section out of every prompt, an unknown
+    zone put it below the cache boundary, a priority that is not a number failed only once
+    a prompt went over budget."""
+
+    class Misspelt:
+        __name__ = "misspelt"
+
+        @hookimpl
+        def register_prompt_sections(self):
+            return [Section(name="tides", order=8.6, render=lambda ctx: "## Tides\nLow at noon.",
+                            **{field: value})]
+
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[Misspelt()])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert collect_named(pm, "register_prompt_sections") == {}
+    assert [str(w.message) for w in caught] == [
+        "plugin 'misspelt': register_prompt_sections failed and what it registers was skipped: "
+        f"TypeError: section 'tides': {said} (disable it with plugins.disabled = ['misspelt'])"]
+
+
+def test_a_section_takes_its_modes_in_any_collection() -> None:
+    assert Section(name="tides", order=8.6, render=str, modes=["full", "task"]).modes == {"full", "task"}
+
+
 def test_a_section_whose_render_returns_a_number_is_named_in_one_line(cli, tmp_path: Path,
                                                                       workspace: Path) -> None:
     site = tmp_path / "site"
