@@ -223,16 +223,21 @@ def _as_modes(value: Iterable[str]) -> frozenset[str]:
     return value  # type: ignore[return-value]  # refused by the field's validator
 
 
-def _section_field(ok: Callable[[Any], bool], expected: str) -> Callable[[Any, Any, Any], None]:
-    """A validator whose message a plugin author reads in one warning line (attrs' own
-    repeats the whole attribute definition): which section, which field, what it got."""
+def _plugin_field(kind: str, ok: Callable[[Any], bool], expected: str) -> Callable[[Any, Any, Any], None]:
+    """A validator for what a plugin builds, whose message its author reads in one warning
+    line (attrs' own repeats the whole attribute definition): which section (or skill
+    source), which field, what it got."""
 
-    def check(section: Any, attribute: Any, value: Any) -> None:
+    def check(obj: Any, attribute: Any, value: Any) -> None:
         if not ok(value):
-            raise TypeError(f"section {getattr(section, 'name', '?')!r}: {attribute.name} must be "
+            raise TypeError(f"{kind} {getattr(obj, 'name', '?')!r}: {attribute.name} must be "
                             f"{expected}, not {value!r}")
 
     return check
+
+
+def _section_field(ok: Callable[[Any], bool], expected: str) -> Callable[[Any, Any, Any], None]:
+    return _plugin_field("section", ok, expected)
 
 
 @attrs.frozen
@@ -415,8 +420,10 @@ class SkillSource:
     hot reload.
     """
 
-    name: str
-    tier: int
+    name: str = attrs.field(validator=_plugin_field("skill source", lambda v: isinstance(v, str), "a str"))
+    #: checked here: a tier that is not a number failed when skills were sorted by it
+    tier: int = attrs.field(validator=_plugin_field(
+        "skill source", lambda v: isinstance(v, int) and not isinstance(v, bool), "an int (1 highest ... 5 lowest)"))
     root: Path | None = None
     load: Callable[[], Sequence[Skill]] | None = None
     #: for a ``load``-backed source (a database, a remote store): returns a value that

@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from soulframe import Section, hookimpl
+from soulframe import Section, SkillSource, hookimpl
 from soulframe._engine.model import ConfigError, Registration, UnknownNameError
 from soulframe._engine.plugins import (
     PluginWarning,
@@ -493,6 +493,30 @@ def test_a_section_with_a_misspelt_field_is_named_where_the_plugin_builds_it(fie
 
 def test_a_section_takes_its_modes_in_any_collection() -> None:
     assert Section(name="tides", order=8.6, render=str, modes=["full", "task"]).modes == {"full", "task"}
+
+
+@pytest.mark.parametrize(("offered", "said"), [
+    (lambda: SkillSource(name="recipes", tier="high", load=list),
+     "TypeError: skill source 'recipes': tier must be an int (1 highest ... 5 lowest), not 'high'"),
+    (lambda: Path("/srv/recipes"), "returned a PosixPath, expected SkillSource objects"),
+], ids=["tier not a number", "a path, not a source"])
+def test_a_wrong_skill_source_costs_only_its_own_skills(workspace: Path, offered, said: str) -> None:
+    """Both were a traceback from every command that lists skills (and every prompt)."""
+    from soulframe.testing import make_agent
+
+    class Recipes:
+        __name__ = "recipes"
+
+        @hookimpl
+        def register_skill_sources(self, agent):
+            return [offered()]
+
+    with make_agent(workspace, plugins=[Recipes()]) as agent, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert "write-a-skill" in agent.skills.names()  # the built-in skills are still there
+    assert [str(w.message) for w in caught if issubclass(w.category, PluginWarning)] == [
+        f"plugin 'recipes': register_skill_sources failed and what it registers was skipped: {said} "
+        "(disable it with plugins.disabled = ['recipes'])"]
 
 
 def test_a_section_whose_render_returns_a_number_is_named_in_one_line(cli, tmp_path: Path,

@@ -139,7 +139,13 @@ class SkillSet:
     def sources(self) -> list[SkillSource]:
         """Every source plugins offer, highest tier (lowest number) first; within a tier,
         in registration order."""
-        found = [s for _, s in _plugins.collect(self.agent.pm, "register_skill_sources", agent=self.agent)]
+        found = []
+        for plugin, source in _plugins.collect(self.agent.pm, "register_skill_sources", agent=self.agent):
+            if isinstance(source, SkillSource):
+                found.append(source)
+            else:
+                _plugins.plugin_failed(self.agent.pm, plugin, "register_skill_sources",
+                                       f"returned a {type(source).__name__}, expected SkillSource objects")
         replaced = {s.tier for s in found if s.replaces_filesystem_tier}
         if replaced:  # managed mode: the store's tier instead of the directory, not beside it
             found = [s for s in found if s.replaces_filesystem_tier or s.root is None or s.tier not in replaced]
