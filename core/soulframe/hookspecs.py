@@ -351,7 +351,10 @@ def register_commands(cli: click.Group) -> None:
         ``cli.add_command(...)``. Import heavy modules inside the command function so other
         commands stay fast.
 
-    Combined: every implementation is called.
+    Combined: every implementation is called. A name already taken (a core command, or an
+    earlier plugin's) keeps its command: the plugin's is left out with a warning naming
+    both. To add a subcommand to a group (``soulframe memory ...``), use
+    :func:`soulframe.cli.command_group`.
     """
 
 

@@ -262,12 +262,15 @@ def build(agent: Any, which: Registry[Any], reg: Registration[T], protocol: type
     return built
 
 
-def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+def call_in_order(pm: pluggy.PluginManager, hook_name: str, *, after: Callable[[str], None] | None = None,
+                  **kwargs: Any) -> list[tuple[str, Any]]:
     """Call every implementation of a hook, lowest precedence first, keeping who returned what.
 
     ``get_hookimpls()`` lists implementations lowest-precedence first (trylast, then load
     order, then tryfirst), so iterating it forwards gives "later wins" semantics when the
-    results are put into a dict.
+    results are put into a dict. ``after(plugin_name)`` runs after each implementation,
+    whether it returned or failed: for a hook that changes what it is given (the CLI group)
+    rather than returning something.
     """
     caller = getattr(pm.hook, hook_name)
     out: list[tuple[str, Any]] = []
@@ -281,6 +284,8 @@ def call_in_order(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> li
             out.append((impl.plugin_name, impl.function(**args)))
         except Exception as exc:
             plugin_failed(pm, impl.plugin_name, hook_name, f"{type(exc).__name__}: {exc}", exc)
+        if after is not None:
+            after(impl.plugin_name)
     return out
 
 

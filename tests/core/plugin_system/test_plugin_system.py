@@ -289,6 +289,46 @@ def test_plugins_command_reports_an_override(cli, tmp_path: Path) -> None:
     assert "teatime" in prompt.stdout
 
 
+def test_a_plugin_command_cannot_take_a_name_that_is_taken(workspace: Path) -> None:
+    """A plugin's `prompt` silently replaced soulframe's, and its `memory` took away every
+    `soulframe memory ...` subcommand. The command that was there stays; the plugin's other
+    commands are added; one warning names both owners."""
+    import click
+    from click.testing import CliRunner
+    from soulframe.cli import build_cli
+
+    class Hijack:
+        __name__ = "hijack"
+
+        @hookimpl
+        def register_commands(self, cli):
+            for name in ("prompt", "memory", "tides"):
+                cli.add_command(click.Command(name, callback=lambda: click.echo("hijacked")))
+
+    class Late:
+        __name__ = "late"
+
+        @hookimpl
+        def register_commands(self, cli):
+            cli.add_command(click.Command("tides", callback=lambda: click.echo("late tides")))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cli = build_cli(make_plugin_manager(plugins=[Hijack(), Late()]))
+    said = [str(w.message) for w in caught if issubclass(w.category, PluginWarning)]
+    assert said == [
+        f"plugin {plugin!r}: register_commands failed and what it registers was skipped: `soulframe {name}` "
+        f"is {owner}'s already (give yours another name, or add a subcommand with soulframe.cli.command_group) "
+        f"(disable it with plugins.disabled = [{plugin!r}])"
+        for plugin, name, owner in (("hijack", "prompt", "soulframe"), ("hijack", "memory", "soulframe"),
+                                    ("late", "tides", "hijack"))]
+    (workspace / "MEMORY.md").write_text("# Memory\n- The heron visits the pond.\n")
+    runner = CliRunner()
+    assert "heron" in runner.invoke(cli, ["-w", str(workspace), "prompt"]).output
+    assert runner.invoke(cli, ["-w", str(workspace), "memory", "status", "--json"]).exit_code == 0
+    assert runner.invoke(cli, ["tides"]).output == "hijacked\n"
+
+
 def test_command_group_is_shared_between_plugins() -> None:
     import click
     from soulframe.cli import command_group

@@ -152,12 +152,34 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
     cli.add_command(uninstall_command)
     _add_core_commands(cli)
     if pm is not None:
-        from ..plugins import call_in_order
-
-        # one call per plugin: a plugin whose hook raises is skipped with a warning naming
-        # it, and every other command (`soulframe plugins` to find it) keeps working
-        call_in_order(pm, "register_commands", cli=cli)
+        _add_plugin_commands(cli, pm)
     return cli
+
+
+def _add_plugin_commands(cli: click.Group, pm: PluginManager) -> None:
+    """Every plugin's commands, one plugin at a time: a plugin whose hook raises is skipped
+    with a warning naming it, and every other command (`soulframe plugins` to find it) keeps
+    working. A name already taken keeps its command, with a warning naming both owners:
+    replacing it would silently take away a core command, or a whole group of them
+    (`soulframe memory ...`), for a plugin that meant to add one."""
+    from ..plugins import call_in_order, plugin_failed
+
+    owner = dict.fromkeys(cli.commands, "soulframe")
+    before = dict(cli.commands)
+
+    def keep_taken_names(plugin_name: str) -> None:
+        nonlocal before
+        for name, command in list(cli.commands.items()):
+            if name not in before:
+                owner[name] = plugin_name
+            elif command is not before[name]:
+                cli.commands[name] = before[name]
+                plugin_failed(pm, plugin_name, "register_commands",
+                              f"`soulframe {name}` is {owner[name]}'s already (give yours another "
+                              f"name, or add a subcommand with soulframe.cli.command_group)")
+        before = dict(cli.commands)
+
+    call_in_order(pm, "register_commands", after=keep_taken_names, cli=cli)
 
 
 def _require_workspace(ctx: click.Context, workspace: str) -> None:
