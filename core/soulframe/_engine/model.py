@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -215,9 +216,9 @@ class TruncationNotice:
 # --------------------------------------------------------------------------- prompt
 
 
-def _as_modes(value: Iterable[str]) -> frozenset[str]:
-    """Any collection of modes as a frozenset; a bare string is left for the check to refuse
-    (``"full"`` is not ``{"full"}``)."""
+def _as_frozenset(value: Iterable[str]) -> frozenset[str]:
+    """Any collection (of prompt modes, of session kinds) as a frozenset; a bare string is
+    left for the field's check to refuse (``"full"`` is not ``{"full"}``)."""
     if isinstance(value, Iterable) and not isinstance(value, str):
         return frozenset(value)
     return value  # type: ignore[return-value]  # refused by the field's validator
@@ -256,7 +257,7 @@ class Section:
     order: float = attrs.field(validator=_section_field(lambda v: isinstance(v, (int, float)), "a number"))
     render: Callable[[PromptContext], str | None] = attrs.field(validator=_section_field(callable, "callable"))
     #: a misspelt mode ("ful") would leave the section silently out of every prompt
-    modes: frozenset[str] = attrs.field(default=ALL_MODES, converter=_as_modes, validator=_section_field(
+    modes: frozenset[str] = attrs.field(default=ALL_MODES, converter=_as_frozenset, validator=_section_field(
         lambda v: isinstance(v, frozenset) and v <= ALL_MODES, f"a set of prompt modes ({', '.join(PROMPT_MODES)})"))
     zone: Zone = attrs.field(default="stable", validator=_section_field(
         lambda v: v in ("stable", "dynamic"), "'stable' or 'dynamic'"))
@@ -475,6 +476,10 @@ class SkillHit:
 # --------------------------------------------------------------------------- tools
 
 
+#: a tool name every chat API (OpenAI, Anthropic) and MCP client takes
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 @attrs.frozen
 class ToolContext:
     """What a tool handler receives besides its arguments."""
@@ -487,17 +492,28 @@ class ToolContext:
 class ToolSpec:
     """A tool offered to the model (through the Tooling section, MCP and schema export).
 
-    ``parameters`` is a JSON Schema object. ``handler(ctx, arguments)`` returns a JSON-able
-    value; it raises :class:`SoulframeError` (or ``ValueError``) for bad arguments, which is
+    ``name`` is 1 to 64 letters, digits, ``_`` or ``-``; ``parameters`` is a JSON Schema of
+    type object. ``handler(ctx, arguments)`` returns a JSON-able value; it raises :class:`SoulframeError` (or ``ValueError``) for bad arguments, which is
     reported to the model as a tool error.
     """
 
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-    handler: Callable[[ToolContext, dict[str, Any]], Any]
+    # checked here, where a plugin builds it: a schema that is not an object broke the MCP
+    # server's whole tools/list (every tool gone, not only this one), a name a chat API
+    # refuses broke `tools export` for all, and a misspelt session kind hid the tool
+    name: str = attrs.field(validator=_plugin_field(
+        "tool", lambda v: isinstance(v, str) and _TOOL_NAME.fullmatch(v) is not None,
+        "1 to 64 letters, digits, _ or - (what chat APIs and MCP clients accept)"))
+    description: str = attrs.field(validator=_plugin_field("tool", lambda v: isinstance(v, str), "a str"))
+    parameters: Mapping[str, Any] = attrs.field(validator=_plugin_field(
+        "tool", lambda v: isinstance(v, Mapping) and v.get("type") == "object",
+        "a JSON Schema of type object ({'type': 'object', 'properties': {...}})"))
+    handler: Callable[[ToolContext, dict[str, Any]], Any] = attrs.field(
+        validator=_plugin_field("tool", callable, "callable"))
     #: session kinds the tool is offered in; private-memory tools narrow this
-    sessions: frozenset[str] = frozenset(SESSION_KINDS)
+    sessions: frozenset[str] = attrs.field(
+        default=frozenset(SESSION_KINDS), converter=_as_frozenset, validator=_plugin_field(
+            "tool", lambda v: isinstance(v, frozenset) and v <= frozenset(SESSION_KINDS),
+            f"a set of session kinds ({', '.join(SESSION_KINDS)})"))
     summary: str = ""
     #: the tool changes files or memory; ``soulframe serve --read-only`` leaves it out
     writes: bool = False

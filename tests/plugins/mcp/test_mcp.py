@@ -274,6 +274,46 @@ def test_a_plugins_tool_is_served_and_its_failures_are_tool_errors(served_worksp
     agent.close()
 
 
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("parameters", "sides: int", "parameters must be a JSON Schema of type object"),
+    ("name", "roll die", "name must be 1 to 64 letters, digits, _ or -"),
+    ("sessions", frozenset({"mian"}), "sessions must be a set of session kinds"),
+])
+def test_a_plugins_malformed_tool_costs_only_itself(served_workspace: Path, field: str, value: object,
+                                                    said: str) -> None:
+    """A tool whose schema was not an object made the server's tools/list fail: the client
+    saw no tool at all, memory_search included. A name with a space is refused by chat
+    APIs; a misspelt session kind hid the tool everywhere, silently."""
+    import warnings
+
+    from soulframe import ToolSpec, hookimpl
+    from soulframe._engine.agent import Agent
+    from soulframe_mcp.server import build_server
+
+    class Dice:
+        @hookimpl
+        def register_tools(self):
+            spec = {"name": "roll_die", "description": "Roll a die.", "handler": lambda ctx, args: 4,
+                    "parameters": {"type": "object", "properties": {}}, field: value}
+            return [ToolSpec(**spec)]
+
+    agent = Agent.open(served_workspace, embedding__provider="none")
+    agent.pm.register(Dice(), name="dice")
+
+    async def main() -> set[str]:
+        async with Client(build_server(agent)) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        names = anyio.run(main)
+    agent.close()
+    assert "memory_search" in names and "roll_die" not in names
+    said_once = [str(w.message) for w in caught if said in str(w.message)]
+    assert len(said_once) == 1 and said_once[0].startswith(
+        "plugin 'dice': register_tools failed and what it registers was skipped: TypeError: tool ")
+
+
 def _strict_json(text: str) -> object:
     """``text`` read as a strict parser (JavaScript's JSON.parse) reads it: no NaN, no Infinity."""
     def refuse(constant: str) -> object:
