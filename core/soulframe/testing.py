@@ -110,7 +110,9 @@ def make_agent(workspace: str | os.PathLike[str], *, plugins: Iterable[Any] = ()
     :param workspace: the workspace directory, created (0700) when missing and seeded with
         the templates unless ``seed=False`` (a test that writes its own files).
     :param plugins: plugin objects or modules registered after the installed plugins, so
-        their names win (``Provides(...)``, or a module of ``@hookimpl`` functions).
+        their names win (``Provides(...)``, or a module of ``@hookimpl`` functions). Your
+        plugin's own module, installed (``pip install -e .``), is loaded already by its
+        entry point and not registered twice.
     :param disabled: installed plugins to leave out, as ``plugins.disabled`` does.
     :param config: config keys, ``__`` for dots (``store__backend="mine"``) or dotted in a
         ``**{...}``; a path value is given as text. The agent's state goes to

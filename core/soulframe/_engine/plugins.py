@@ -195,8 +195,15 @@ def make_plugin_manager(
 
     for plugin in plugins:
         name = getattr(plugin, "__name__", None) or type(plugin).__name__
-        if pm.is_blocked(name):
+        if pm.is_blocked(name) or pm.is_registered(plugin):
+            # registered already: a plugin's own tests naming the module they installed
+            # (`pip install -e .`), which its entry point loaded
             continue
+        if pm.get_plugin(name) is not None:
+            dist = pm.dists.get(name, ("soulframe", ""))[0]
+            raise SoulframeError(
+                f"plugin name {name!r} is taken by the installed plugin from {dist}: give this "
+                f"one another __name__, or leave the installed one out (disabled=[{name!r}])")
         pm.register(plugin, name=name)
     pm.check_pending()
 

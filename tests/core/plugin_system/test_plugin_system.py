@@ -227,6 +227,42 @@ def test_list_plugins_reports_distribution_and_hooks() -> None:
     assert "register_commands" in infos["soulframe_quiet_hours"].hooks
 
 
+def test_a_plugins_own_tests_may_name_the_module_it_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              request: pytest.FixtureRequest) -> None:
+    """An author who ran `pip install -e .` and wrote `make_agent(ws, plugins=[my_plugin])`
+    got pluggy's "Plugin name already registered" and a dump of every plugin: the entry
+    point had loaded that very module already."""
+    import sys
+
+    from soulframe import Session, SoulframeError
+    from soulframe.testing import make_agent
+
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-tides", "soulframe_tides", """
+        from soulframe import Section, hookimpl
+
+        @hookimpl
+        def register_prompt_sections():
+            return [Section(name="tides", order=8.6, render=lambda ctx: "## Tides\\nLow at noon.")]
+    """)
+    monkeypatch.syspath_prepend(str(site))
+    request.addfinalizer(lambda: sys.modules.pop("soulframe_tides", None))
+    import soulframe_tides  # type: ignore[import-not-found]
+
+    with make_agent(tmp_path / "ws", plugins=[soulframe_tides]) as agent:
+        shown = [s for s in agent.system_prompt(Session.main()).sections if s.name == "tides"]
+    assert [(s.plugin, s.text) for s in shown] == [("soulframe_tides", "## Tides\nLow at noon.")]
+
+    class Impostor:
+        __name__ = "soulframe_tides"
+
+    with pytest.raises(SoulframeError) as err:
+        make_plugin_manager(plugins=[Impostor()])
+    assert str(err.value) == ("plugin name 'soulframe_tides' is taken by the installed plugin from "
+                              "soulframe-tides: give this one another __name__, or leave the installed one "
+                              "out (disabled=['soulframe_tides'])")
+
+
 def test_blocked_plugins_are_never_imported(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         make_plugin_manager(["no_such_plugin"])
