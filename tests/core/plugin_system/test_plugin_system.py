@@ -608,7 +608,7 @@ def test_a_section_whose_render_returns_a_number_is_named_in_one_line(cli, tmp_p
     out = cli("-w", str(workspace), "prompt", env=pythonpath(site), process=True)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert ("prompt section 'numeric' from plugin 'soulframe_numeric' failed: TypeError: render returned "
-            "int, expected str or None") in out.stderr
+            "int, expected str or None (disable it with plugins.disabled = ['soulframe_numeric'])") in out.stderr
 
 
 def test_tracing_hooks_writes_to_stderr_and_names_each_plugin(cli, workspace: Path) -> None:

@@ -136,8 +136,11 @@ def test_a_failing_section_names_itself_and_its_plugin(tmp_path: Path) -> None:
         raise KeyError("weather_api_key")
 
     agent = example_agent(tmp_path, plugins=[Extra(Section(name="weather", order=8.2, render=broken))])
-    with pytest.raises(SoulframeError, match=r"prompt section 'weather' from plugin 'extra_sections' failed: KeyError"):
+    with pytest.raises(SoulframeError) as err:
         agent.system_prompt(Session.main(now=NOW))
+    # and how to go on without it: the prompt fails rather than lose a section silently
+    assert str(err.value) == ("prompt section 'weather' from plugin 'extra_sections' failed: KeyError: "
+                              "'weather_api_key' (disable it with plugins.disabled = ['extra_sections'])")
 
 
 def test_sections_are_collected_once_per_agent(tmp_path: Path) -> None:

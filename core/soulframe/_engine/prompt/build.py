@@ -179,10 +179,14 @@ def _render(section: Section, ctx: PromptContext, estimate: Any) -> RenderedSect
     except SoulframeError:
         raise
     except Exception as exc:
-        # a broken section must not silently vanish from the prompt (it may be safety)
+        # a broken section must not silently vanish from the prompt (it may be safety): the
+        # prompt fails, saying whose section it is and how to go on without that plugin
+        pm = ctx.agent.pm
+        third_party = section.plugin and not (isinstance(pm, _plugins.PluginManager) and pm.is_own(section.plugin))
         raise SoulframeError(
             f"prompt section {section.name!r} from plugin {section.plugin or '?'!r} failed: "
             f"{type(exc).__name__}: {exc}"
+            + (f" (disable it with plugins.disabled = [{section.plugin!r}])" if third_party else "")
         ) from exc
     if not text or not text.strip():
         return None
