@@ -187,7 +187,8 @@ def make_plugin_manager(
                 raise
             pm.warn(
                 f"plugin {ep.name!r} from distribution {dist} {version} could not be loaded "
-                f"and was skipped: {type(exc).__name__}: {exc}{_hook_hint(exc, pm)}"
+                f"and was skipped: {type(exc).__name__}: {exc}{_hook_hint(exc, pm)} "
+                f"(disable it with plugins.disabled = [{ep.name!r}])"
             )
             continue
         pm.dists[ep.name] = (dist, version)

@@ -104,6 +104,7 @@ def test_broken_plugin_gives_one_warning_and_the_rest_works(cli, tmp_path: Path)
     assert len(warnings_) == 1, out.stderr
     assert "soulframe_broken" in warnings_[0] and "soulframe-broken" in warnings_[0]
     assert "ModuleNotFoundError" in warnings_[0]
+    assert warnings_[0].endswith("(disable it with plugins.disabled = ['soulframe_broken'])")
     names = {r["name"] for r in json.loads(out.stdout)}
     assert "soulframe_quiet_hours" in names and "soulframe_broken" not in names
 
