@@ -14,7 +14,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -337,12 +337,18 @@ def collect(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> list[tup
     for plugin_name, result in call_in_order(pm, hook_name, **kwargs):
         if result is None:
             continue
-        if not isinstance(result, (list, tuple)):
+        # the hookspecs promise any iterable (a generator of `yield Section(...)` too); a
+        # string or a mapping iterates, but not over things the hook registers
+        if isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Iterable):
             plugin_failed(pm, plugin_name, hook_name,
                           f"returned {type(result).__name__}, expected a list (return [item], not item)")
             continue
-        for item in result:
-            items.append((plugin_name, item))
+        try:
+            got = list(result)
+        except Exception as exc:  # a generator raising half-way: none of its items are used
+            plugin_failed(pm, plugin_name, hook_name, f"{type(exc).__name__}: {exc}", exc)
+            continue
+        items.extend((plugin_name, item) for item in got)
     return items
 
 

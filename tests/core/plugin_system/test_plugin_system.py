@@ -186,6 +186,35 @@ def test_same_name_later_plugin_wins_with_a_warning() -> None:
     assert pm.overrides and "time" in pm.overrides[0]
 
 
+def test_a_hook_may_yield_what_it_registers_as_the_hookspecs_say() -> None:
+    """The hookspecs return ``Iterable[Section]``: a generator type-checks, and was refused
+    as 'returned generator, expected a list (return [item], not item)'."""
+
+    class Yields:
+        __name__ = "yields"
+
+        @hookimpl
+        def register_prompt_sections(self):
+            yield _section("tides", "## Tides")
+
+    class Breaks:
+        __name__ = "breaks"
+
+        @hookimpl
+        def register_prompt_sections(self):
+            yield _section("weather", "## Weather")
+            raise RuntimeError("forecast offline")
+
+    pm = make_plugin_manager(load_entrypoints=False, plugins=[Yields(), Breaks()])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sections = collect_named(pm, "register_prompt_sections")
+    assert list(sections) == ["tides"]  # and none of a generator that broke half-way
+    assert [str(w.message) for w in caught] == [
+        "plugin 'breaks': register_prompt_sections failed and what it registers was skipped: "
+        "RuntimeError: forecast offline (disable it with plugins.disabled = ['breaks'])"]
+
+
 def test_tryfirst_still_works_as_pluggy_documents() -> None:
     class Early:
         __name__ = "early"
