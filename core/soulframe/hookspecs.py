@@ -177,10 +177,20 @@ def register_truncation_policies() -> Iterable[Registration[TruncationPolicy]]:
     Called when an :class:`~soulframe.Agent` first builds a prompt.
 
     :returns: :class:`~soulframe.Registration` objects whose ``factory(agent)``
-        returns a :class:`~soulframe.TruncationPolicy`.
+        returns a :class:`~soulframe.TruncationPolicy`: a ``name`` and two methods, each
+        returning ``(what it kept, notices)``. ``truncate_files(files, config)`` fits the
+        context files (:class:`~soulframe.ContextFile`) into the bootstrap budget, read
+        from ``config`` (``bootstrap.max_chars_per_file``, ``bootstrap.total_max_chars``);
+        ``enforce_budget(sections, budget_tokens, estimate)`` is given the
+        :class:`~soulframe.RenderedSection` objects when the prompt is over
+        ``prompt.budget_tokens`` (``estimate(text)`` counts tokens) and must not cut a
+        section whose ``truncate_priority`` is ``None``. What is shortened is returned
+        with ``truncated=True``; everything cut or left out gets a
+        :class:`~soulframe.TruncationNotice`, so nothing is cut silently.
 
     Combined: a named registry; ``bootstrap.truncation`` in config selects one (default
-    ``"head-tail"``, the seeds' pipeline). Same name: later wins, with a warning.
+    ``"head-tail"``, the seeds' pipeline). Same name: later wins, with a warning. A policy
+    that raises or answers in another shape makes the prompt fail with an error naming it.
     """
 
 

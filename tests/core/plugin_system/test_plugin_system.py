@@ -849,6 +849,53 @@ def test_a_reranker_that_fails_to_build_leaves_search_working_and_says_so(worksp
         assert hits.notice.endswith(f"re-ranker {name!r} (plugin factories) {said}; fused order kept")
 
 
+class Policy:
+    """A truncation policy that goes wrong in one of its methods, in one of two ways."""
+
+    name = "fussy"
+
+    def __init__(self, wrong: str) -> None:
+        self.wrong = wrong
+
+    def _answer(self, method: str, kept: list):
+        if self.wrong == f"{method} raises":
+            raise RuntimeError("cannot count")
+        if self.wrong == f"{method} returns a list":
+            return kept  # the notices forgotten
+        return kept, []
+
+    def truncate_files(self, files, config):
+        return self._answer("truncate_files", list(files))
+
+    def enforce_budget(self, sections, budget_tokens, estimate):
+        return self._answer("enforce_budget", list(sections))
+
+
+@pytest.mark.parametrize(("wrong", "said"), [
+    ("truncate_files raises", "truncate_files failed: RuntimeError: cannot count"),
+    ("truncate_files returns a list", "truncate_files failed: ValueError: too many values to unpack"),
+    ("enforce_budget raises", "enforce_budget failed: RuntimeError: cannot count"),
+    ("enforce_budget returns a list", "enforce_budget failed: ValueError: too many values to unpack"),
+])
+def test_a_truncation_policy_that_fails_is_named_with_its_plugin(workspace: Path, wrong: str, said: str) -> None:
+    """Each was a traceback from the middle of the prompt build."""
+    from soulframe import Session, SoulframeError
+    from soulframe.testing import make_agent
+
+    class Fussy:
+        __name__ = "fussy_plugin"
+
+        @hookimpl
+        def register_truncation_policies(self):
+            return [Registration("fussy", lambda agent: Policy(wrong))]
+
+    # a budget the standard sections exceed, so enforce_budget is called
+    with make_agent(workspace, plugins=[Fussy()], bootstrap__truncation="fussy", prompt__budget_tokens=400) as agent, \
+            pytest.raises(SoulframeError) as err:
+        agent.system_prompt(Session.main())
+    assert str(err.value).startswith(f"truncation policy 'fussy' (plugin fussy_plugin): {said}")
+
+
 def test_a_context_source_that_fails_to_build_is_skipped_with_one_warning(workspace: Path) -> None:
     from soulframe import Session
     from soulframe.testing import make_agent

@@ -249,7 +249,7 @@ def _fit(
     (a few rounds at most), and when the note listing every cut with its hint does not
     fit, a brief one naming them does. If the never-cut sections alone exceed the budget,
     a notice says by how much and the prompt stays over."""
-    from .context import truncation_policy
+    from .context import checked_cut, truncation_policy
 
     files_of: dict[str, list[str]] | None = None
     for brief in (False, True):
@@ -257,8 +257,8 @@ def _fit(
         for _ in range(6):  # the note grows with each cut, so a few rounds may be needed
             kept, cut = list(rendered), list[TruncationNotice]()
             if sum(r.tokens for r in kept) > target:
-                out, cut = truncation_policy(agent).enforce_budget(kept, target, estimate)
-                kept = list(out)
+                kept, cut = checked_cut(agent, truncation_policy(agent).enforce_budget,
+                                        (kept, target, estimate), RenderedSection)
             if target != budget:
                 # the policy names the budget it was given; the user knows the configured one
                 cut = [attrs.evolve(n, hint=n.hint.replace(f"= {target}", f"= {budget}")) for n in cut]

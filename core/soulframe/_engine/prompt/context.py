@@ -21,8 +21,8 @@ import datetime as _dt
 import re
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 
@@ -34,6 +34,7 @@ from ..model import (
     ConfigError,
     ContextFile,
     ContextSource,
+    RenderedSection,
     Session,
     SoulframeError,
     TruncationNotice,
@@ -362,6 +363,35 @@ def truncation_policy(agent: AgentLike) -> TruncationPolicy:
     return policy
 
 
+#: what a truncation policy keeps: context files, or rendered sections
+Kept = TypeVar("Kept", ContextFile, RenderedSection)
+
+
+def checked_cut(agent: AgentLike, method: Callable[..., Any], args: tuple[Any, ...],
+                kept: type[Kept]) -> tuple[list[Kept], list[TruncationNotice]]:
+    """``method(*args)``, a method of the selected truncation policy: what it kept and what
+    it says it cut. A third-party policy that raises, or answers in another shape, is one
+    error naming it and its plugin, not a traceback from the middle of a prompt."""
+
+    def who() -> str:  # only when something is wrong: a prompt build runs this every time
+        reg = agent.select(TRUNCATION_POLICIES)
+        return f"truncation policy {reg.name!r} (plugin {reg.plugin or '?'}): {getattr(method, '__name__', '?')}"
+
+    try:
+        out, notices = method(*args)
+        out, notices = list(out), list(notices)
+    except SoulframeError:
+        raise
+    except Exception as exc:
+        raise SoulframeError(f"{who()} failed: {type(exc).__name__}: {exc}") from exc
+    wrong = next((x for x in out if not isinstance(x, kept)), None) or next(
+        (n for n in notices if not isinstance(n, TruncationNotice)), None)
+    if wrong is not None:
+        raise SoulframeError(f"{who()} returned a {type(wrong).__name__} where it keeps {kept.__name__} "
+                             "objects and names what it cut with TruncationNotice objects")
+    return out, notices
+
+
 def collect_context(agent: AgentLike, session: Session, mode: str | None = None) -> ContextResult:
     """The context files ``session`` sees, merged, transformed, filtered and truncated.
 
@@ -391,7 +421,7 @@ def collect_context(agent: AgentLike, session: Session, mode: str | None = None)
                 files, mode, lambda n: visible_in_session(n, session, agent.config)
             )
         policy = truncation_policy(agent)
-        files, notices = policy.truncate_files(files, agent.config)
+        files, notices = checked_cut(agent, policy.truncate_files, (files, agent.config), ContextFile)
     messages: list[str] = []
     for w in caught:
         messages.append(str(w.message))
