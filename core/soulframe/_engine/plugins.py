@@ -177,6 +177,10 @@ def make_plugin_manager(
         own = _norm(dist) == OWN_DIST
         try:
             plugin = ep.load()
+            if isinstance(plugin, type):
+                # its hooks would be called without `self`, each failing on every use
+                raise TypeError(f"the entry point {ep.value!r} names the class {plugin.__name__}; "
+                                f"name the module, or an instance of the class (plugin = {plugin.__name__}())")
             pm.register(plugin, name=ep.name)
             pm.check_pending()
         except Exception as exc:

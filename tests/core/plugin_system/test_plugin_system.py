@@ -293,6 +293,35 @@ def test_a_plugins_own_tests_may_name_the_module_it_installed(tmp_path: Path, mo
                               "out (disabled=['soulframe_tides'])")
 
 
+def test_an_entry_point_naming_a_class_says_to_name_an_instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                request: pytest.FixtureRequest) -> None:
+    """`tides = "soulframe_tides_cls:Tides"` loaded the class: each of its hooks then failed,
+    on every use, with "missing 1 required positional argument: 'self'"."""
+    import sys
+
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-tides-cls", "soulframe_tides_cls", """
+        from soulframe import Section, hookimpl
+
+        class Tides:
+            @hookimpl
+            def register_prompt_sections(self):
+                return [Section(name="tides", order=8.6, render=lambda ctx: "## Tides")]
+    """)
+    (site / "soulframe_tides_cls-0.1.dist-info" / "entry_points.txt").write_text(
+        "[soulframe]\nsoulframe_tides_cls = soulframe_tides_cls:Tides\n")
+    monkeypatch.syspath_prepend(str(site))
+    request.addfinalizer(lambda: sys.modules.pop("soulframe_tides_cls", None))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pm = make_plugin_manager()
+    assert pm.get_plugin("soulframe_tides_cls") is None
+    assert [str(w.message) for w in caught if "tides" in str(w.message)] == [
+        "plugin 'soulframe_tides_cls' from distribution soulframe-tides-cls 0.1 could not be loaded and was "
+        "skipped: TypeError: the entry point 'soulframe_tides_cls:Tides' names the class Tides; name the module, "
+        "or an instance of the class (plugin = Tides()) (disable it with plugins.disabled = ['soulframe_tides_cls'])"]
+
+
 def test_blocked_plugins_are_never_imported(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         make_plugin_manager(["no_such_plugin"])
