@@ -58,6 +58,8 @@ class PluginManager(pluggy.PluginManager):
         self.hook_failures: list[str] = []
         #: one line per named registration a later plugin replaced
         self.overrides: list[str] = []
+        #: plugin name -> the commands it added (``tides``, ``memory tidy``), as the CLI was built
+        self.commands: dict[str, list[str]] = {}
 
     def warn(self, message: str, *, override: bool = False) -> None:
         kept = self.overrides if override else self.load_errors

@@ -65,6 +65,9 @@ def test_plugins_command_lists_defaults_and_example(cli) -> None:
     assert qh["dist"] == "soulframe-quiet-hours"
     assert "register_prompt_sections" in qh["hooks"]
     assert qh["registers"]["sections"] == ["quiet_hours"]
+    # and the commands each adds: its own, or a subcommand of a group another one owns
+    assert qh["registers"]["commands"] == ["quiet-hours"]
+    assert "memory flush" in by_name["soulframe_memory"]["registers"]["commands"]
     # without --all, JSON lists third-party plugins only (as `llm plugins` does)
     third = json.loads(cli("plugins", "--json", check=True).stdout)
     assert {r["name"] for r in third} == {r["name"] for r in rows if r["dist"] != "soulframe"}

@@ -166,9 +166,10 @@ def _add_plugin_commands(cli: click.Group, pm: PluginManager) -> None:
 
     owner = dict.fromkeys(cli.commands, "soulframe")
     before = dict(cli.commands)
+    shown = _command_names(cli)
 
     def keep_taken_names(plugin_name: str) -> None:
-        nonlocal before
+        nonlocal before, shown
         for name, command in list(cli.commands.items()):
             if name not in before:
                 owner[name] = plugin_name
@@ -178,8 +179,26 @@ def _add_plugin_commands(cli: click.Group, pm: PluginManager) -> None:
                               f"`soulframe {name}` is {owner[name]}'s already (give yours another "
                               f"name, or add a subcommand with soulframe.cli.command_group)")
         before = dict(cli.commands)
+        now = _command_names(cli)
+        new = [name for name in now if name not in shown]
+        # a new group stands for its subcommands; a subcommand added to a group another
+        # plugin (or the core) owns is shown as itself
+        added = [name for name in new if " " not in name or name.split(" ")[0] not in new]
+        if added:  # what `soulframe plugins` shows the plugin adds
+            pm.commands[plugin_name] = added
+        shown = now
 
     call_in_order(pm, "register_commands", after=keep_taken_names, cli=cli)
+
+
+def _command_names(cli: click.Group) -> list[str]:
+    """``memory`` and ``memory search`` alike: a plugin adds either."""
+    names = []
+    for name, command in cli.commands.items():
+        names.append(name)
+        if isinstance(command, click.Group):
+            names.extend(f"{name} {sub}" for sub in command.commands)
+    return names
 
 
 def _require_workspace(ctx: click.Context, workspace: str) -> None:
@@ -246,6 +265,8 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
     assert pm is not None
     infos = p.list_plugins(pm)
     registered, overrides, failures = p.what_each_registers(pm)
+    for name, commands in pm.commands.items():
+        registered.setdefault(name, {})["commands"] = commands
     for line in failures:
         click.secho(f"warning: {line}", fg="yellow", err=True)
     rows: list[dict[str, Any]] = []
