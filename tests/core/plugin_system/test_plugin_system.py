@@ -427,6 +427,19 @@ def test_a_plugin_command_cannot_take_a_name_that_is_taken(workspace: Path) -> N
     assert runner.invoke(cli, ["tides"]).output == "hijacked\n"
 
 
+def test_each_cli_built_holds_only_its_own_plugins_commands() -> None:
+    """The core's groups were module-level objects every build added to: a CLI built after
+    another one in the same process (a plugin's tests, a host) still had `memory flush`
+    with soulframe_memory disabled."""
+    from soulframe.cli import build_cli
+
+    everything = build_cli(make_plugin_manager())
+    without = build_cli(make_plugin_manager(["soulframe_memory"]))
+    assert "flush" in everything.commands["memory"].commands
+    assert "flush" not in without.commands["memory"].commands
+    assert "search" in without.commands["memory"].commands  # the core's own stay
+
+
 def test_command_group_is_shared_between_plugins() -> None:
     import click
     from soulframe.cli import command_group

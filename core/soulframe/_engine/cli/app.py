@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..model import SoulframeError
-from .state import State, echo_json, pass_state
+from .state import State, echo_json, own_copy, pass_state
 
 if TYPE_CHECKING:
     from ..plugins import PluginManager
@@ -145,9 +145,9 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
         ctx.call_on_close(state.close)
 
     cli.add_command(plugins_command)
-    cli.add_command(config_group)
+    cli.add_command(own_copy(config_group))
     cli.add_command(paths_command)
-    cli.add_command(keys_group)
+    cli.add_command(own_copy(keys_group))
     cli.add_command(install_command)
     cli.add_command(uninstall_command)
     _add_core_commands(cli)
@@ -233,10 +233,11 @@ def _add_core_commands(cli: click.Group) -> None:
     cli.add_command(doctor_command)
     cli.add_command(logs_command)
     cli.add_command(prompt_command)
-    memory_group.add_command(memory_eval)
-    cli.add_command(memory_group)
-    cli.add_command(skills_group)
-    cli.add_command(tools_group)
+    memory = own_copy(memory_group)
+    memory.add_command(memory_eval)
+    cli.add_command(memory)
+    cli.add_command(own_copy(skills_group))
+    cli.add_command(own_copy(tools_group))
     add_models_commands(cli)
 
 

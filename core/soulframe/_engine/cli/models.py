@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..model import ConfigError
-from .state import State, command_group, echo_json, pass_state
+from .state import State, command_group, echo_json, own_copy, pass_state
 
 
 def add_models_commands(cli: click.Group) -> None:
@@ -17,7 +17,7 @@ def add_models_commands(cli: click.Group) -> None:
                           "pick the default chat model.")
     group.add_command(list_command)
     group.add_command(default_command)
-    group.add_command(aliases_group)
+    group.add_command(own_copy(aliases_group))
 
 
 def _chat_rows(state: State) -> dict[str, Any]:

@@ -106,6 +106,17 @@ def command_group(cli: click.Group, name: str, help: str) -> click.Group:
     return group
 
 
+def own_copy(group: click.Group) -> click.Group:
+    """A module-level group, copied for one CLI: plugins add their subcommands to the group
+    the CLI holds (``soulframe memory flush``), and adding them to the module's own would
+    carry them into every CLI built later in the process, a disabled plugin's included."""
+    import copy
+
+    fresh = copy.copy(group)
+    fresh.commands = dict(group.commands)
+    return fresh
+
+
 def echo_json(data: Any) -> None:
     """Print data as JSON for scripts (stable key order, UTF-8, paths as strings)."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
