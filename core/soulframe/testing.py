@@ -151,7 +151,12 @@ class Provides:
     """A plugin object offering one registration from a test: ``Provides(stores=[reg])``,
     ``Provides(embedding_providers=[reg])`` or ``Provides(prompt_sections=[section])``."""
 
+    KINDS = ("stores", "embedding_providers", "prompt_sections")
+
     def __init__(self, name: str = "contract", **offers: list[Any]) -> None:
+        unknown = sorted(set(offers) - set(self.KINDS))
+        if unknown:  # a typo (store=...) would otherwise offer nothing, and the test pass on the default
+            raise TypeError(f"Provides offers {', '.join(self.KINDS)}, not {', '.join(unknown)}")
         self.__name__ = name
         self.offers = offers
 

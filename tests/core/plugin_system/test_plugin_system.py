@@ -73,6 +73,23 @@ def test_plugins_command_lists_defaults_and_example(cli) -> None:
     assert {r["name"] for r in third} == {r["name"] for r in rows if r["dist"] != "soulframe"}
 
 
+def test_plugins_filtered_by_a_misspelt_hook_is_an_error_with_a_hint(cli) -> None:
+    """It said "no third-party plugins installed", sending the author to reinstall."""
+    out = cli("plugins", "--hook", "register_prompt_section")
+    assert out.returncode == 2
+    assert "no hook is named 'register_prompt_section' (did you mean 'register_prompt_sections'?)" in out.stderr
+    rows = json.loads(cli("plugins", "--json", "--hook", "register_prompt_sections", check=True).stdout)
+    assert "soulframe_quiet_hours" in {r["name"] for r in rows}
+
+
+def test_provides_refuses_what_it_cannot_offer() -> None:
+    """A typo (store=) offered nothing: a contract test then ran against the default store."""
+    from soulframe.testing import Provides
+
+    with pytest.raises(TypeError, match="Provides offers stores, embedding_providers, prompt_sections, not store"):
+        Provides(store=[Registration("mine", factory=lambda agent: None)])
+
+
 def test_disabled_in_config_removes_the_plugin(cli, workspace: Path) -> None:
     (workspace / "soulframe.toml").write_text('[plugins]\ndisabled = ["soulframe_quiet_hours"]\n')
     rows = json.loads(cli("-w", str(workspace), "plugins", "--json", check=True).stdout)

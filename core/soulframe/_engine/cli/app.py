@@ -260,8 +260,17 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
       soulframe plugins
       soulframe plugins --all --hook register_prompt_sections
     """
+    from soulframe.hookspecs import HOOK_NAMES
+
     from .. import plugins as p
 
+    if hook_filter is not None and hook_filter not in HOOK_NAMES:
+        import difflib  # only for a "did you mean": kept off the start-up path
+
+        hint = difflib.get_close_matches(hook_filter, HOOK_NAMES, n=1)
+        raise click.BadParameter(f"no hook is named {hook_filter!r}"
+                                 + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                                 + "; see docs/plugins/hooks.md", param_hint="--hook")
     pm = state.pm
     assert pm is not None
     infos = p.list_plugins(pm)
