@@ -199,6 +199,13 @@ def make_plugin_manager(
             continue
         pm.dists[ep.name] = (dist, version)
         log.debug("loaded plugin %s from %s %s", ep.name, dist, version)
+        if not own and not pm.get_hookcallers(plugin):
+            # pluggy takes only functions carrying soulframe's marker: without it, a plugin
+            # does nothing and nothing says why
+            unmarked = [n for n in hookspecs.HOOK_NAMES if callable(getattr(plugin, n, None))]
+            pm.warn(f"plugin {ep.name!r} from distribution {dist} {version} implements no hook"
+                    + (f": {', '.join(unmarked)} needs the @soulframe.hookimpl decorator" if unmarked
+                       else " (decorate each hook function with @soulframe.hookimpl)"))
 
     for plugin in plugins:
         name = getattr(plugin, "__name__", None) or type(plugin).__name__

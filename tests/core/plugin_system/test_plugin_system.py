@@ -342,6 +342,29 @@ def test_an_entry_point_naming_a_class_says_to_name_an_instance(tmp_path: Path, 
         "or an instance of the class (plugin = Tides()) (disable it with plugins.disabled = ['soulframe_tides_cls'])"]
 
 
+def test_a_plugin_whose_hooks_lack_the_marker_is_told_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         request: pytest.FixtureRequest) -> None:
+    """Without @soulframe.hookimpl pluggy ignores a function, even one named like a hook: the
+    plugin was listed with no hooks, did nothing, and nothing said why."""
+    import sys
+
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-unmarked", "soulframe_unmarked", """
+        from soulframe import Section
+
+        def register_prompt_sections():
+            return [Section(name="tides", order=8.6, render=lambda ctx: "## Tides")]
+    """)
+    monkeypatch.syspath_prepend(str(site))
+    request.addfinalizer(lambda: sys.modules.pop("soulframe_unmarked", None))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_plugin_manager()
+    assert [str(w.message) for w in caught if "unmarked" in str(w.message)] == [
+        "plugin 'soulframe_unmarked' from distribution soulframe-unmarked 0.1 implements no hook: "
+        "register_prompt_sections needs the @soulframe.hookimpl decorator"]
+
+
 def test_blocked_plugins_are_never_imported(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         make_plugin_manager(["no_such_plugin"])

@@ -312,7 +312,7 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
     if hidden:
         click.echo(f"({hidden} of soulframe's own default plugins not shown: --all lists them)")
     for line in pm.load_errors:
-        click.echo(f"not loaded: {line}")
+        click.echo(f"problem: {line}")
 
 
 # --------------------------------------------------------------------------- config
