@@ -981,6 +981,32 @@ def test_a_truncation_policy_that_fails_is_named_with_its_plugin(workspace: Path
     assert str(err.value).startswith(f"truncation policy 'fussy' (plugin fussy_plugin): {said}")
 
 
+@pytest.mark.parametrize(("returned", "said"), [
+    (lambda files: [f.name for f in files], "returned a list holding a str, expected ContextFile objects"),
+    (lambda files: {f.name: f for f in files}, "returned dict, expected a list of ContextFile or None"),
+], ids=["names", "a dict"])
+def test_a_transform_that_returns_the_wrong_thing_leaves_the_files_as_they_were(workspace: Path, returned,
+                                                                               said: str) -> None:
+    """Both were a traceback from every prompt."""
+    from soulframe import Session
+    from soulframe.testing import make_agent
+
+    class Renamer:
+        __name__ = "renamer"
+
+        @hookimpl
+        def transform_context_files(self, files):
+            return returned(files)
+
+    (workspace / "SOUL.md").write_text("# Soul\nCalm and kind.\n")
+    with make_agent(workspace, plugins=[Renamer()], seed=False) as agent, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert "Calm and kind." in agent.system_prompt(Session.main()).text
+    assert f"transform_context_files in plugin 'renamer' failed; its change was skipped: TypeError: {said}" in {
+        str(w.message) for w in caught}
+
+
 def test_a_context_source_that_fails_to_build_is_skipped_with_one_warning(workspace: Path) -> None:
     from soulframe import Session
     from soulframe.testing import make_agent

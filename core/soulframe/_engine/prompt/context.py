@@ -21,8 +21,8 @@ import datetime as _dt
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -332,9 +332,15 @@ def apply_transforms(agent: AgentLike, session: Session, files: list[ContextFile
             continue
         kwargs = {"agent": agent, "session": session, "files": list(files)}
         try:
-            # the hookspec's promise (a list of ContextFile, or None to leave them as they are)
-            out = cast("Iterable[ContextFile] | None",
-                       impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
+            # the hookspec's promise: a list of ContextFile, or None to leave them as they are
+            out = impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs})
+            if out is not None:
+                if isinstance(out, (str, bytes, Mapping)) or not isinstance(out, Iterable):
+                    raise TypeError(f"returned {type(out).__name__}, expected a list of ContextFile or None")
+                out = list(out)
+                wrong = next((f for f in out if not isinstance(f, ContextFile)), None)
+                if wrong is not None:
+                    raise TypeError(f"returned a list holding a {type(wrong).__name__}, expected ContextFile objects")
         except SoulframeError:
             raise
         except Exception as exc:
