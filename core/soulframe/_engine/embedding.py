@@ -158,24 +158,58 @@ class EmbeddingCache:
         model_id = provider.model_id
         found = dict(self.backend.get_many(model_id, list(unique)))
         dims = int(provider.dimensions or 0)
-        if dims:
-            found = {h: v for h, v in found.items() if len(v) == dims}
+        # a vector of another size, or one a broken provider cached before it was refused
+        # (NaN), is a miss: embedded again rather than served into the index
+        found = {h: v for h, v in found.items() if (not dims or len(v) == dims) and np.isfinite(v).all()}
         missing = [h for h in unique if h not in found]
         self.stats.hits += len(unique) - len(missing)
         self.stats.misses += len(missing)
         if missing:
-            fresh = np.asarray(provider.embed_documents([unique[h] for h in missing]), dtype=np.float32)
-            if fresh.shape[0] != len(missing):
-                raise EmbeddingError(
-                    f"embedding provider {provider.name!r} returned {fresh.shape[0]} vectors "
-                    f"for {len(missing)} texts"
-                )
+            fresh = checked_vectors(provider, provider.embed_documents([unique[h] for h in missing]),
+                                    len(missing))
             new = {h: fresh[i] for i, h in enumerate(missing)}
             self.backend.put_many(model_id, new)
             found.update(new)
         if not texts:
             return np.zeros((0, dims), dtype=np.float32)
         return np.stack([np.asarray(found[h], dtype=np.float32) for h in hashes])
+
+
+def checked_vectors(provider: EmbeddingProvider, vectors: Any, count: int) -> Any:
+    """What ``embed_documents`` returned, as a float32 matrix: ``count`` rows of the
+    provider's declared ``dimensions``, every value finite. The vectors go into the index and
+    its cache for good (the cache is keyed by ``model_id``, so re-indexing serves them again):
+    a broken provider's NaN rows or wrong sizes are refused here, where they are returned."""
+    import numpy as np
+
+    who = f"embedding provider {provider.name!r}"
+    try:
+        mat = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"{who} returned what is not a matrix of numbers: {exc}") from exc
+    if mat.ndim != 2 or mat.shape[0] != count:
+        raise EmbeddingError(f"{who} returned {mat.shape[0] if mat.ndim else 0} vectors for {count} texts")
+    dims = int(provider.dimensions or 0)
+    if dims and count and mat.shape[1] != dims:
+        raise EmbeddingError(f"{who} returned vectors of {mat.shape[1]} dimensions; it declares {dims}")
+    if not np.isfinite(mat).all():
+        raise EmbeddingError(f"{who} returned a vector holding NaN or infinity")
+    return mat
+
+
+def checked_query_vector(provider: EmbeddingProvider, vector: Any) -> Any:
+    """What ``embed_query`` returned, checked as :func:`checked_vectors` checks a batch."""
+    import numpy as np
+
+    try:
+        one = np.asarray(vector, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"embedding provider {provider.name!r} returned a query vector that is "
+                             f"not numbers: {exc}") from exc
+    if one.ndim != 1:
+        raise EmbeddingError(f"embedding provider {provider.name!r} returned a query vector of shape "
+                             f"{one.shape}, expected one vector")
+    return checked_vectors(provider, one[None, :], 1)[0]
 
 
 # --------------------------------------------------------------------------- choosing

@@ -5,6 +5,7 @@ actually reaches the API, and the offline model is the real one."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,67 @@ def test_explain_providers_reports_each_one(registry: dict[str, Any]) -> None:
     assert rows["local"]["weights"].endswith("model")
     assert rows["openai"]["available"] is False and "OPENAI_API_KEY" in rows["openai"]["reason"]
     assert rows["none"]["available"] is False
+
+
+class Broken:
+    """A third-party provider gone wrong in one way: NaN rows, or vectors of another size
+    than it declares."""
+
+    name = "broken"
+    model_id = "broken-1"
+    dimensions = 4
+
+    def __init__(self, wrong: str = "") -> None:
+        self.wrong = wrong
+
+    def available(self) -> bool:
+        return True
+
+    def embed_documents(self, texts):
+        if self.wrong == "nan":
+            return np.full((len(texts), 4), np.nan, dtype=np.float32)
+        if self.wrong == "size":
+            return np.full((len(texts), 3), 3 ** -0.5, dtype=np.float32)
+        return np.full((len(texts), 4), 0.5, dtype=np.float32)
+
+    def embed_query(self, text):
+        return self.embed_documents([text])[0]
+
+
+@pytest.mark.parametrize(("wrong", "said"), [
+    ("nan", "embedding provider 'broken' returned a vector holding NaN or infinity"),
+    ("size", "embedding provider 'broken' returned vectors of 3 dimensions; it declares 4"),
+])
+def test_a_broken_providers_vectors_are_refused_not_cached(wrong: str, said: str) -> None:
+    """NaN vectors went into the index and into the cache, keyed by the model id: fixing the
+    provider (same model id) still served them, every re-index."""
+    from soulframe._engine.embedding import EmbeddingError
+
+    backend = InMemoryCacheBackend()
+    with pytest.raises(EmbeddingError, match=re.escape(said)):
+        EmbeddingCache(backend).embed_documents(Broken(wrong), ["the heron"])
+    assert len(backend) == 0
+
+
+def test_a_vector_a_broken_provider_cached_before_is_embedded_again() -> None:
+    backend = InMemoryCacheBackend()
+    backend.put_many("broken-1", {text_hash("the heron"): np.full(4, np.nan, dtype=np.float32)})
+    cache = EmbeddingCache(backend)
+    vectors = cache.embed_documents(Broken(), ["the heron"])
+    assert np.isfinite(vectors).all() and cache.stats.misses == 1
+
+
+def test_a_broken_query_vector_leaves_search_keyword_only_and_says_why(workspace: Path) -> None:
+    from soulframe import Registration
+    from soulframe.testing import Provides, make_agent
+
+    (workspace / "MEMORY.md").write_text("# Memory\n- The heron visits the pond.\n")
+    provider = Broken()
+    offered = Provides(embedding_providers=[Registration("broken", lambda agent: provider)])
+    with make_agent(workspace, plugins=[offered], seed=False, embedding__provider="broken",
+                    memory__min_score=0.0) as agent:
+        agent.memory.sync()
+        provider.wrong = "size"  # the documents were fine; the question's vector is not
+        hits = agent.memory.search("heron")
+    assert [h.path for h in hits] == ["MEMORY.md"]
+    assert "embedding provider 'broken' returned vectors of 3 dimensions; it declares 4" in hits.notice

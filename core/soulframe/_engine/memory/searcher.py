@@ -59,7 +59,9 @@ class Searcher:
         key = (model_key, query)
         qv = self._query_vectors.get(key)
         if qv is None:
-            qv = provider.embed_query(query)
+            from ..embedding import checked_query_vector
+
+            qv = checked_query_vector(provider, provider.embed_query(query))
             if len(self._query_vectors) >= QUERY_VECTORS:
                 self._query_vectors.pop(next(iter(self._query_vectors)))
             self._query_vectors[key] = qv
