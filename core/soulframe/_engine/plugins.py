@@ -36,6 +36,12 @@ class PluginWarning(UserWarning):
     """A plugin could not be loaded, or one plugin overrode another's registration."""
 
 
+class PluginError(SoulframeError):
+    """A plugin's factory raised, or built an object lacking part of its protocol
+    (:func:`build`): the plugin's fault, where a :class:`SoulframeError` it raises itself is
+    about the user's setup (a bad option, a driver to install)."""
+
+
 @attrs.frozen
 class PluginInfo:
     name: str
@@ -259,7 +265,7 @@ def protocol_gaps(obj: object, protocol: type) -> list[str]:
 
 
 def build(agent: Any, which: Registry[Any], reg: Registration[T], protocol: type | None = None, *,
-          error: Callable[[str], Exception] = SoulframeError) -> T:
+          error: Callable[[str], Exception] = PluginError) -> T:
     """``reg.factory(agent)``, checked where it is built: a factory that raises, or builds an
     object lacking part of ``protocol`` (``None``: an object that is not callable), is an
     ``error`` naming the registration, its plugin and what is wrong, not a traceback from

@@ -289,13 +289,13 @@ def sources(agent: AgentLike) -> list[ContextSource]:
     cache = cache_of(agent).context_sources
     if cache is not None:
         return list(cache)
-    from ..plugins import build, plugin_failed
+    from ..plugins import PluginError, build, plugin_failed
 
     built = []
     for reg in agent.registry(CONTEXT_SOURCES).values():
         try:
             built.append(build(agent, CONTEXT_SOURCES, reg, ContextSource))
-        except SoulframeError as exc:  # every source is used: a broken one must not hide the others
+        except PluginError as exc:  # every source is used: a broken one must not hide the others
             plugin_failed(agent.pm, reg.plugin, CONTEXT_SOURCES.hook, str(exc), exc)
     cache_of(agent).context_sources = built
     return list(built)
