@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from soulframe import ContextFile, Session
+from soulframe import ContextFile, Session, SoulframeError
 from soulframe.kit import visible_in_session
 from soulframe.memorykit import (
     BOOTSTRAP,
@@ -55,6 +55,21 @@ class StoreContextSource:
         managed = is_managed(agent)
         if not user_id and not managed:
             return []  # standalone without a user: the workspace source has everything
+        try:
+            return self._load(agent, session, user_id, managed)
+        except SoulframeError:
+            raise
+        except Exception as exc:
+            # fail closed: a source that fails is left out of the merge, and the workspace's
+            # files would show in place of these: the owner's USER.md in another user's
+            # prompt, a predefined agent's files from whatever disk this process has
+            whose = f"user {user_id!r}" if user_id else f"agent {agent.id!r}"
+            raise SoulframeError(
+                f"the context files of {whose} could not be read from the store "
+                f"({type(exc).__name__}: {exc}); no prompt is built without them, as the "
+                "workspace's own (the owner's USER.md) would show in their place") from exc
+
+    def _load(self, agent: AgentLike, session: Session, user_id: str | None, managed: bool) -> list[ContextFile]:
         store = context_store(agent)
         out: list[ContextFile] = []
         if store.managed:

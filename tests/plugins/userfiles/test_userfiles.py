@@ -177,3 +177,21 @@ def test_the_owner_of_a_standalone_workspace_sees_the_workspace_itself(workspace
     # anyone else still gets a USER.md of their own, never the owner's
     guest = agent.system_prompt(Session.main(user_id="guest")).text
     assert "Priya, the owner" not in guest
+
+
+def test_a_store_that_cannot_be_read_never_shows_the_owners_files_to_a_user(workspace):
+    """The per-user source failing (the SQLite file corrupt, or locked by another process)
+    was skipped with a warning, and the merge then showed the workspace's USER.md - the
+    owner's - in alice's prompt. It fails closed now."""
+    with make_agent(workspace) as agent:
+        (workspace / "USER.md").write_text("# USER.md\n- Owner's bank: Nordbank, account 4471\n")
+        assert "Nordbank" not in agent.system_prompt(Session.main(user_id="alice")).text
+    state = workspace.parent / f"{workspace.name}-state"
+    for journal in state.glob("agents.sqlite-*"):
+        journal.unlink()
+    (state / "agents.sqlite").write_bytes(b"\xff" * 8192)  # damaged beyond reading
+    with make_agent(workspace, seed=False) as agent:
+        with pytest.raises(SoulframeError) as err:
+            agent.system_prompt(Session.main(user_id="alice"))
+        assert str(err.value).startswith("the context files of user 'alice' could not be read from the store")
+        assert "Nordbank" in agent.system_prompt(Session.main()).text  # the owner's own session
