@@ -36,6 +36,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("_engine/skills/watch.py", "getattr(event, 'dest_path', '')"): "watchdog: only move events carry dest_path",
     ("_engine/plugins.py", "getattr(pm.hook, hook_name)"): "pluggy: the hook caller named by a string",
     ("_engine/plugins.py", "getattr(plugin, '__name__', None)"): "pluggy: a plugin module's name, or its class's for an object",
+    ("_engine/plugins.py", "getattr(plugin, n, None)"):
+        "a plugin implementing no hook: which of its functions are named like hooks but lack the marker, for the warning",
     ("_engine/plugins.py", "getattr(item, 'name', None)"):
         "`soulframe plugins` lists what each plugin registered and skips a malformed item instead of crashing",
     ("_engine/skills/loader.py", "getattr(yaml, 'CSafeLoader', yaml.SafeLoader)"): "PyYAML built without libyaml lacks it",

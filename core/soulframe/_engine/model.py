@@ -231,7 +231,8 @@ def _plugin_field(kind: str, ok: Callable[[Any], bool], expected: str) -> Callab
 
     def check(obj: Any, attribute: Any, value: Any) -> None:
         if not ok(value):
-            raise TypeError(f"{kind} {getattr(obj, 'name', '?')!r}: {attribute.name} must be "
+            # attrs runs validators once every field is set: `name` is there, checked or not
+            raise TypeError(f"{kind} {obj.name!r}: {attribute.name} must be "
                             f"{expected}, not {value!r}")
 
     return check

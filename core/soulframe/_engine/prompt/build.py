@@ -257,7 +257,7 @@ def _fit(
         for _ in range(6):  # the note grows with each cut, so a few rounds may be needed
             kept, cut = list(rendered), list[TruncationNotice]()
             if sum(r.tokens for r in kept) > target:
-                kept, cut = checked_cut(agent, truncation_policy(agent).enforce_budget,
+                kept, cut = checked_cut(agent, "enforce_budget", truncation_policy(agent).enforce_budget,
                                         (kept, target, estimate), RenderedSection)
             if target != budget:
                 # the policy names the budget it was given; the user knows the configured one

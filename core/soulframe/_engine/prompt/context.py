@@ -373,15 +373,15 @@ def truncation_policy(agent: AgentLike) -> TruncationPolicy:
 Kept = TypeVar("Kept", ContextFile, RenderedSection)
 
 
-def checked_cut(agent: AgentLike, method: Callable[..., Any], args: tuple[Any, ...],
+def checked_cut(agent: AgentLike, name: str, method: Callable[..., Any], args: tuple[Any, ...],
                 kept: type[Kept]) -> tuple[list[Kept], list[TruncationNotice]]:
-    """``method(*args)``, a method of the selected truncation policy: what it kept and what
-    it says it cut. A third-party policy that raises, or answers in another shape, is one
-    error naming it and its plugin, not a traceback from the middle of a prompt."""
+    """``method(*args)``, the method ``name`` of the selected truncation policy: what it kept
+    and what it says it cut. A third-party policy that raises, or answers in another shape,
+    is one error naming it and its plugin, not a traceback from the middle of a prompt."""
 
     def who() -> str:  # only when something is wrong: a prompt build runs this every time
         reg = agent.select(TRUNCATION_POLICIES)
-        return f"truncation policy {reg.name!r} (plugin {reg.plugin or '?'}): {getattr(method, '__name__', '?')}"
+        return f"truncation policy {reg.name!r} (plugin {reg.plugin or '?'}): {name}"
 
     try:
         out, notices = method(*args)
@@ -427,7 +427,8 @@ def collect_context(agent: AgentLike, session: Session, mode: str | None = None)
                 files, mode, lambda n: visible_in_session(n, session, agent.config)
             )
         policy = truncation_policy(agent)
-        files, notices = checked_cut(agent, policy.truncate_files, (files, agent.config), ContextFile)
+        files, notices = checked_cut(agent, "truncate_files", policy.truncate_files, (files, agent.config),
+                                     ContextFile)
     messages: list[str] = []
     for w in caught:
         messages.append(str(w.message))
