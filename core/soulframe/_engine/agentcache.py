@@ -51,8 +51,8 @@ class AgentCache:
     token_memo: tuple[Callable[[str], int], dict[str, int]] | None = None
     #: prompt.build: ((scope, IDENTITY.md content), the identity resolved from it)
     identity: tuple[tuple[str, str] | None, Identity] | None = None
-    #: prompt.context: the context sources, built once from their registrations
-    context_sources: list[ContextSource] | None = None
+    #: prompt.context: (plugin, context source) pairs, built once from their registrations
+    context_sources: list[tuple[str, ContextSource]] | None = None
     #: prompt.context: (bootstrap.truncation, the policy it names)
     truncation_policy: tuple[str, TruncationPolicy] | None = None
     #: agentstore: the selected store's context files

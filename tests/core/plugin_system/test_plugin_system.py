@@ -1016,8 +1016,8 @@ def test_a_context_source_that_fails_to_build_is_skipped_with_one_warning(worksp
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert "Calm and kind." in agent.system_prompt(Session.main()).text
-    assert ["context source 'strings' failed and was skipped: TypeError: load returned a str, expected "
-            "ContextFile objects"] == [str(w.message) for w in caught if "'strings'" in str(w.message)]
+    assert ["context source 'strings' from plugin 'factories' failed and was skipped: TypeError: load returned "
+            "a str, expected ContextFile objects"] == [str(w.message) for w in caught if "'strings'" in str(w.message)]
     said = sorted(str(w.message) for w in caught if issubclass(w.category, PluginWarning))
     assert said == [
         "plugin 'factories': register_context_sources failed and what it registers was skipped: context source "

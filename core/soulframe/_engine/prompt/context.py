@@ -286,6 +286,11 @@ def daily_log_names(agent: AgentLike, session: Session) -> list[str]:
 def sources(agent: AgentLike) -> list[ContextSource]:
     """The context sources every registered ``register_context_sources`` factory builds,
     in plugin order (built once per agent)."""
+    return [src for _, src in _sources_by_plugin(agent)]
+
+
+def _sources_by_plugin(agent: AgentLike) -> list[tuple[str, ContextSource]]:
+    """(plugin, source) pairs: a warning about a source names the plugin to disable."""
     cache = cache_of(agent).context_sources
     if cache is not None:
         return list(cache)
@@ -294,7 +299,7 @@ def sources(agent: AgentLike) -> list[ContextSource]:
     built = []
     for reg in agent.registry(CONTEXT_SOURCES).values():
         try:
-            built.append(build(agent, CONTEXT_SOURCES, reg, ContextSource))
+            built.append((reg.plugin, build(agent, CONTEXT_SOURCES, reg, ContextSource)))
         except PluginError as exc:  # every source is used: a broken one must not hide the others
             plugin_failed(agent.pm, reg.plugin, CONTEXT_SOURCES.hook, str(exc), exc)
     cache_of(agent).context_sources = built
@@ -305,7 +310,7 @@ def load_merged(agent: AgentLike, session: Session) -> list[ContextFile]:
     """Steps 1–2: every source's files, merged. No transform, filter or truncation: what
     is on disk (and in stores), for ``doctor`` and ``identity``."""
     groups = []
-    for src in sources(agent):
+    for plugin, src in _sources_by_plugin(agent):
         try:
             files = list(src.load(agent, session))
             wrong = next((f for f in files if not isinstance(f, ContextFile)), None)
@@ -316,7 +321,7 @@ def load_merged(agent: AgentLike, session: Session) -> list[ContextFile]:
             raise
         except Exception as exc:  # one broken source must not hide the others
             warnings.warn(
-                f"context source {src.name!r} failed and was skipped: "
+                f"context source {src.name!r} from plugin {plugin!r} failed and was skipped: "
                 f"{type(exc).__name__}: {exc}",
                 ContextWarning,
                 stacklevel=2,
