@@ -51,7 +51,9 @@ def _agent(state: State, agent_id: str | None) -> Any:
     default=None,
     help="Seconds for the model call (default 180).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {agent, workspace, source, written, kept, unchanged, "
+                   "fallback_reason, target, chars}.")
 @model_option
 @pass_state
 def summon_command(
@@ -67,6 +69,7 @@ def summon_command(
     \b
     Example:
       soulframe agents summon "sarcastic Rust reviewer"
+      soulframe --agent devbot agents summon "terse release manager" --force --json
 
     The model writes SOUL.md, IDENTITY.md, AGENTS.md, TOOLS.md and HEARTBEAT.md. If no
     model is configured, the call fails or the reply is not the expected XML, the
@@ -106,7 +109,9 @@ def summon_command(
 
 
 @click.command("heartbeat")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {status, ok, exit_code, reply, error, detail, logged_to, "
+                   "elapsed_s, consolidation}.")
 @click.option("--force", is_flag=True, help="Call the model even if HEARTBEAT.md has no tasks.")
 @click.option(
     "--timeout", type=click.FloatRange(min=1), default=None, help="Seconds for the model call."
@@ -124,6 +129,8 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
     a failed run is not logged, only reported on stderr and by the exit status.
 
     \b
+      soulframe -w ~/agent heartbeat
+      soulframe -w ~/agent heartbeat --force --json
     From cron:
       */30 * * * * soulframe -w ~/agent heartbeat || notify-send "agent needs attention"
     """
@@ -143,7 +150,9 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
 
 
 @click.command("boot")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {status, ok, exit_code, summary, reply, error, detail, stopped, "
+                   "iterations, tool_calls: [{tool, arguments, ok, result}], logged_to, elapsed_s}.")
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),
@@ -166,12 +175,15 @@ def boot_command(
     The agent gets BOOT.md as its instruction in a main session, with its own system
     prompt and tools, and replies with a summary starting BOOT_OK (or BOOT_FAILED).
     BOOT.md is optional and never part of an ordinary prompt. Exit codes: 0 BOOT_OK (or
-    nothing to do: no BOOT.md, or only headings and empty items — no model call), 1 the
+    nothing to do: no BOOT.md, or only headings and empty items — no model call, though
+    one must be configured), 1 the
     agent reported a problem (BOOT_FAILED, no BOOT_OK, or out of model calls), 2 the boot
     could not run (no model configured, no key, HTTP error, timeout, unreadable BOOT.md).
     Each run is logged as a line in memory/YYYY-MM-DD.md.
 
     \b
+      soulframe -w ~/agent boot
+      soulframe -w ~/agent boot --max-iterations 5 --timeout 60 --json
     From systemd, after the gateway starts:
       ExecStartPost=/usr/bin/soulframe -w /home/me/agent boot
     """

@@ -35,7 +35,12 @@ def add_commands(cli: click.Group) -> None:
 @pass_state
 def agents_list(state: State, as_json: bool) -> None:
     """Every configured agent ([[agents]] in soulframe.toml): its workspace, whether it is
-    initialised, its resolved identity and its memory index. Builds nothing."""
+    initialised, its resolved identity and its memory index. Builds nothing.
+
+    \b
+      soulframe agents list
+      soulframe --config ~/agents/soulframe.toml agents list --json
+    """
     from .agents import describe_agents
 
     cfg = state.config()
@@ -87,7 +92,8 @@ def _memory_text(mem: dict[str, Any]) -> str:
 @click.option("--name", help="Display name (identity.name; wins over IDENTITY.md).")
 @click.option("--emoji", help="Emoji (identity.emoji).")
 @click.option("--no-seed", is_flag=True, help="Only edit the config; do not create the workspace files.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {id, workspace, type, config, created_config, wrote_default, seeded}.")
 @pass_state
 def agents_add(state: State, agent_id: str, workspace_dir: str | None, agent_type: str | None,
                name: str | None, emoji: str | None, no_seed: bool, as_json: bool) -> None:
@@ -164,11 +170,17 @@ def _backup_root(state: State) -> Path:
 @click.option("--exclude-daily", is_flag=True,
               help="Keep the daily logs (memory/*.md and memory/archive/) out of git.")
 @click.option("--no-commit", is_flag=True, help="Do not make the initial commit.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {workspace, created_repo, parent_repo, gitignore_added, commit, notes}.")
 @pass_state
 def backup_init(state: State, exclude_daily: bool, no_commit: bool, as_json: bool) -> None:
     """Make the workspace a git repository (if it is in none), add a .gitignore that keeps
-    indexes, databases and temporary files out, and commit everything ("initial workspace")."""
+    indexes, databases and temporary files out, and commit everything ("initial workspace").
+
+    \b
+      soulframe -w ~/agent backup init
+      soulframe -w ~/agent backup init --exclude-daily --no-commit
+    """
     from . import backup
 
     root = _backup_root(state)
@@ -199,11 +211,16 @@ def backup_init(state: State, exclude_daily: bool, no_commit: bool, as_json: boo
 
 @backup_group.command("commit")
 @click.option("-m", "--message", help='Commit message (default: "memory update YYYY-MM-DD").')
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {committed, message, sha, files}.")
 @pass_state
 def backup_commit(state: State, message: str | None, as_json: bool) -> None:
     """Commit every change in the workspace (git add -A + commit). Nothing to commit is not
-    an error."""
+    an error.
+
+    \b
+      soulframe -w ~/agent backup commit
+      soulframe -w ~/agent backup commit -m "new skill: triage" --json
+    """
     from soulframe.kit import agent_timezone
 
     from . import backup
@@ -223,11 +240,18 @@ def backup_commit(state: State, message: str | None, as_json: bool) -> None:
 
 
 @backup_group.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {workspace, repo, inside, branch, dirty: [{status, path}], "
+                   "last_commit: {sha, date, message}, remotes: [{name, url}], upstream, ahead; problem if the workspace is missing}.")
 @pass_state
 def backup_status(state: State, as_json: bool) -> None:
     """Is the workspace in a git repository, what is uncommitted, the last commit, the
-    remotes (without passwords) and commits not pushed yet."""
+    remotes (without passwords) and commits not pushed yet.
+
+    \b
+      soulframe -w ~/agent backup status
+      soulframe -w ~/agent backup status --json
+    """
     from . import backup
 
     st = backup.status(_backup_root(state))
@@ -266,11 +290,16 @@ def backup_status(state: State, as_json: bool) -> None:
 @backup_group.command("restore")
 @click.argument("source")
 @click.argument("directory", required=False, type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {workspace, missing}.")
 @pass_state
 def backup_restore(state: State, source: str, directory: str | None, as_json: bool) -> None:
     """Clone a workspace backup (SOURCE: any git URL or path) into DIRECTORY (default: the
-    configured workspace, which must not exist yet or be empty), made private again."""
+    configured workspace, which must not exist yet or be empty), made private again.
+
+    \b
+      soulframe backup restore git@github.com:you/agent-workspace.git ~/agent
+      soulframe backup restore /mnt/usb/agent-workspace   # into the configured workspace
+    """
     from . import backup
 
     dest = Path(directory).expanduser() if directory else Path(state.config().agent(state.agent_id).workspace)
