@@ -54,7 +54,9 @@ def load_transcript(path: str, limits: Limits | None = None) -> Any:
     type=click.Path(dir_okay=False, allow_dash=True),
     help="The conversation: JSON list (or JSON Lines) of {role, content}, or plain text; - for stdin.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {ran, status, daily_file, iterations, written, refused, show, error, "
+                   "elapsed_s, tool_calls: [{tool, arguments, ok, result}]}.")
 @model_option
 @pass_state
 def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
@@ -64,6 +66,10 @@ def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
     MEMORY.md and memory/*.md (today's file is memory/YYYY-MM-DD.md in the agent's
     timezone), within flush.max_iterations model calls and flush.timeout_s seconds.
     Exits 1 if the model failed or timed out.
+
+    \b
+      soulframe -w ~/agent memory flush --transcript chat.json
+      soulframe -w ~/agent memory flush --transcript - --json < chat.jsonl
     """
     from soulframe.kit import chat_model_for
     from soulframe.memorykit import SessionLimits as Limits
@@ -107,7 +113,12 @@ def flush_command(state: State, transcript_path: str, as_json: bool) -> None:
               help="Print a JSON list of {path, date, bytes, chars, lines, archived, at_bootstrap}.")
 @pass_state
 def memory_logs(state: State, include_archived: bool, as_json: bool) -> None:
-    """List the daily logs (memory/YYYY-MM-DD.md): date, size and line count, oldest first."""
+    """List the daily logs (memory/YYYY-MM-DD.md): date, size and line count, oldest first.
+
+    \b
+      soulframe -w ~/agent memory logs
+      soulframe -w ~/agent memory logs --all --json
+    """
     from .daily import bootstrap_logs, list_logs
 
     agent = state.agent()
@@ -138,12 +149,17 @@ def memory_logs(state: State, include_archived: bool, as_json: bool) -> None:
 @click.option("--before", required=True, type=click.DateTime(formats=["%Y-%m-%d"]),
               metavar="YYYY-MM-DD", help="Archive the logs dated before this day.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be moved.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: {dry_run, moved, kept}.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {dry_run, moved: [{from, to}], kept: [{path, reason}]}.")
 @pass_state
 def memory_prune(state: State, before: _dt.datetime, dry_run: bool, as_json: bool) -> None:
     """Move old daily logs into memory/archive/ — never deletes. Archived logs stay
     searchable (memory search covers memory/**) but are out of memory/'s listing; today's
-    and yesterday's logs, loaded at bootstrap, are never moved."""
+    and yesterday's logs, loaded at bootstrap, are never moved.
+
+    \b
+      soulframe -w ~/agent memory prune --before 2026-01-01 --dry-run
+      soulframe -w ~/agent memory prune --before 2026-01-01
+    """
     from .daily import prune
 
     result = prune(state.agent(), before.date(), dry_run=dry_run)

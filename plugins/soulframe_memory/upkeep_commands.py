@@ -41,10 +41,16 @@ def _quarantine(state: State) -> Any:
 
 
 @quarantine_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (without the texts).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {id, at, agent, target, via, action, findings: [{kind, name, preview}], "
+                   "workspace} (without the texts).")
 @pass_state
 def quarantine_list(state: State, as_json: bool) -> None:
-    """The quarantined writes: id, when, where it was going, what was found."""
+    """The quarantined writes: id, when, where it was going, what was found.
+
+    \b
+      soulframe -w ~/agent memory quarantine list
+      soulframe -w ~/agent memory quarantine list --json
+    """
     q = _quarantine(state)
     entries = q.mine()
     if as_json:
@@ -60,10 +66,16 @@ def quarantine_list(state: State, as_json: bool) -> None:
 
 @quarantine_group.command("show")
 @click.argument("entry_id")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {id, at, agent, target, via, action, findings, text, workspace}.")
 @pass_state
 def quarantine_show(state: State, entry_id: str, as_json: bool) -> None:
-    """Print a quarantined text (it may hold a secret: mind where you print it)."""
+    """Print a quarantined text (it may hold a secret: mind where you print it).
+
+    \b
+      soulframe -w ~/agent memory quarantine show q20261121-101500-a1b2c3
+      soulframe -w ~/agent memory quarantine show q20261121-101500-a1b2c3 --json
+    """
     e = _quarantine(state).get(entry_id)
     if as_json:
         echo_json(e.to_dict())
@@ -80,6 +92,9 @@ def quarantine_release(state: State, entry_id: str, as_json: bool) -> None:
 
     Works for the agent's memory files (MEMORY.md, memory/*.md): the text is appended.
     A context file or a user's memory is yours to edit: `quarantine show` prints the text.
+
+    \b
+      soulframe -w ~/agent memory quarantine release q20261121-101500-a1b2c3
     """
     from soulframe.memorykit import release
 
@@ -93,10 +108,15 @@ def quarantine_release(state: State, entry_id: str, as_json: bool) -> None:
 
 @quarantine_group.command("drop")
 @click.argument("entry_id")
-@click.option("--json", "as_json", is_flag=True, help="Print the dropped entry (without its text) as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the dropped entry as JSON: {id, at, agent, target, via, action, findings, "
+                   "workspace} (without its text).")
 @pass_state
 def quarantine_drop(state: State, entry_id: str, as_json: bool) -> None:
-    """Delete a quarantined text for good."""
+    """Delete a quarantined text for good.
+
+    \b
+      soulframe -w ~/agent memory quarantine drop q20261121-101500-a1b2c3
+    """
     e = _quarantine(state).drop(entry_id)
     if as_json:
         echo_json(e.to_dict(with_text=False))
@@ -117,7 +137,8 @@ def quarantine_drop(state: State, entry_id: str, as_json: bool) -> None:
               help="The kind of session the conversation was: only a group's is public memory.")
 @click.option("--user", "user_id", metavar="ID",
               help="The user it was with: kept in that user's own memory unless they own the workspace.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {path, model, turns, chars, warnings, private, user}.")
 @model_option
 @pass_state
 def save_session_command(state: State, transcript_path: str, slug: str | None, no_model: bool,
@@ -164,7 +185,9 @@ def save_session_command(state: State, transcript_path: str, slug: str | None, n
 @click.option("--dry-run", is_flag=True, help="Print the diff; change nothing (with --undo: what it would restore).")
 @click.option("--undo", is_flag=True, help="Restore MEMORY.md as it was before the last applied run.")
 @click.option("--no-model", is_flag=True, help="Only remove entries that repeat an earlier one word for word.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {status, diff, operations, candidates, messages, refused, model, diary, "
+                   "base_sha256}.")
 @model_option
 @pass_state
 def consolidate_command(state: State, dry_run: bool, undo: bool, no_model: bool, as_json: bool) -> None:
