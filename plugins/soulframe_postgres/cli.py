@@ -78,13 +78,18 @@ def _data_dir(state: Any, data_dir: str | None) -> Path:
               "(default: <state_dir>/postgres). Created on first start.")
 @click.option("--port", type=click.IntRange(1, 65535), help="Also listen on 127.0.0.1:PORT "
               "(password in a 0600 passfile the DSN names); default: a Unix socket only.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {data_dir, pid, port, dsn, socket_dsn, already_running}.")
 @click.pass_context
 def db_start(ctx: click.Context, data_dir: str | None, port: int | None, as_json: bool) -> None:
     """Start a local PostgreSQL with pgvector and print the DSN to configure.
 
     The server keeps running after this command returns; it survives until `soulframe db
     stop` (or a reboot: run `db start` again, the data is kept).
+
+    \b
+      soulframe db start
+      soulframe db start --port 5433 --json
     """
     from . import server
 
@@ -114,7 +119,12 @@ def db_start(ctx: click.Context, data_dir: str | None, port: int | None, as_json
 @click.option("--data-dir", type=click.Path(file_okay=False), help="(default: <state_dir>/postgres)")
 @click.pass_context
 def db_stop(ctx: click.Context, data_dir: str | None) -> None:
-    """Stop the local server (a fast shutdown: running transactions are rolled back)."""
+    """Stop the local server (a fast shutdown: running transactions are rolled back).
+
+    \b
+      soulframe db stop
+      soulframe db stop --data-dir ~/pg-agents
+    """
     from . import server
 
     target = _data_dir(_state(ctx), data_dir)
@@ -127,11 +137,18 @@ def db_stop(ctx: click.Context, data_dir: str | None) -> None:
 @db_group.command("status")
 @click.option("--data-dir", type=click.Path(file_okay=False), help="(default: <state_dir>/postgres)")
 @click.option("--dsn", help="Check this server instead of the configured store.dsn.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {local: {data_dir, pid, port, dsn}, configured: {location, ok, "
+                   "error | server, schema_version, latest, agents}} (null when none).")
 @click.pass_context
 def db_status(ctx: click.Context, data_dir: str | None, dsn: str | None, as_json: bool) -> None:
     """The local server (running? its DSN) and the configured database (reachable? schema
-    version, agents). Exits 1 when neither is up."""
+    version, agents). Exits 1 when neither is up.
+
+    \b
+      soulframe db status
+      soulframe db status --dsn postgresql://agents@db.internal/soulframe --json
+    """
     from . import server
 
     state = _state(ctx)
@@ -183,7 +200,9 @@ def db_status(ctx: click.Context, data_dir: str | None, dsn: str | None, as_json
 @click.option("--dsn", help="Target server (default: store.dsn / $SOULFRAME_DSN).")
 @click.option("--overwrite", is_flag=True, help="Replace per-user files that already have "
               "content in PostgreSQL (default: only fill missing or empty ones).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list, one per agent, of {agent, source, target, documents, chunks, "
+                   "vectors, cached_embeddings, users, user_files, agent_files, indexed_dimensions}.")
 @click.pass_context
 def db_migrate(ctx: click.Context, agent_id: str | None, all_agents: bool, dsn: str | None,
                overwrite: bool, as_json: bool) -> None:
@@ -193,6 +212,10 @@ def db_migrate(ctx: click.Context, agent_id: str | None, all_agents: bool, dsn: 
     One transaction per document; safe to run again (documents are replaced, files are
     only filled where missing unless --overwrite). Predefined agents' shared files are
     copied from the workspace into the database too. The SQLite files are not changed.
+
+    \b
+      soulframe -w ~/agent db migrate-from-sqlite
+      soulframe --config ~/agents/soulframe.toml db migrate-from-sqlite --all --json
     """
     from soulframe import Agent
 
@@ -265,6 +288,10 @@ def _add_skill_commands(group: click.Group) -> None:
         """Publish a skill directory (SKILL.md and its text files) to managed mode.
 
         Publishing changed content adds a version; agents pinned to an older version keep it.
+
+        \b
+          soulframe skills publish ./skills/triage --visibility public
+          soulframe skills publish ./skills/notes --owner alice --by alice
         """
         state = _state(ctx)
         api = _skills_api(state, dsn)
@@ -295,7 +322,12 @@ def _add_skill_commands(group: click.Group) -> None:
     @click.pass_context
     def grant(ctx: click.Context, skill: str, agent: str | None, user: str | None,
               pin: int | None, granted_by: str | None, dsn: str | None) -> None:
-        """Grant a managed skill to an agent (optionally pinned to a version) or a user."""
+        """Grant a managed skill to an agent (optionally pinned to a version) or a user.
+
+        \b
+          soulframe skills grant triage --agent devbot --pin 2
+          soulframe skills grant triage --user alice --by admin
+        """
         if bool(agent) == bool(user):
             raise click.UsageError("give exactly one of --agent ID or --user ID")
         if pin is not None and not agent:
@@ -320,7 +352,12 @@ def _add_skill_commands(group: click.Group) -> None:
     @click.pass_context
     def revoke(ctx: click.Context, skill: str, agent: str | None, user: str | None,
                dsn: str | None) -> None:
-        """Revoke a grant of a managed skill."""
+        """Revoke a grant of a managed skill.
+
+        \b
+          soulframe skills revoke triage --agent devbot
+          soulframe skills revoke triage --user alice
+        """
         if bool(agent) == bool(user):
             raise click.UsageError("give exactly one of --agent ID or --user ID")
         api = _skills_api(_state(ctx), dsn)
@@ -333,7 +370,9 @@ def _add_skill_commands(group: click.Group) -> None:
                   help="Agent key or uuid (default: the selected agent, under the key its "
                   "workspace runs as: `memory status --json` state_key).")
     @click.option("--user", "user", metavar="ID", help="As seen by this user.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @click.option("--json", "as_json", is_flag=True,
+                  help="Print a JSON list of {slug, name, visibility, version, latest_version, "
+                       "pinned, owner}.")
     @dsn_option
     @click.pass_context
     def accessible(ctx: click.Context, agent: str | None, user: str | None, as_json: bool,
@@ -343,6 +382,10 @@ def _add_skill_commands(group: click.Group) -> None:
         Without --agent: what this workspace's agent loads (`skills list`). A workspace other
         than the one the config names runs under its own key (the agent id plus a hash of
         the path), so grants to the plain id do not reach it.
+
+        \b
+          soulframe -w ~/agent skills accessible
+          soulframe skills accessible --agent devbot --user alice --json
         """
         from .skills import SkillGrantError
 
@@ -364,11 +407,18 @@ def _add_skill_commands(group: click.Group) -> None:
 
     @group.command("grants")
     @click.argument("skill")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @click.option("--json", "as_json", is_flag=True,
+                  help="Print JSON: {agents: [{agent, pinned_version, granted_by}], "
+                       "users: [{user, granted_by}]}.")
     @dsn_option
     @click.pass_context
     def grants(ctx: click.Context, skill: str, as_json: bool, dsn: str | None) -> None:
-        """Who a managed skill is granted to."""
+        """Who a managed skill is granted to.
+
+        \b
+          soulframe skills grants triage
+          soulframe skills grants triage --json
+        """
         data = _skills_api(_state(ctx), dsn).grants(skill)
         lines = [f"agent {g['agent']}" + (f" (pinned v{g['pinned_version']})" if g["pinned_version"] else "")
                  for g in data["agents"]] + [f"user {g['user']}" for g in data["users"]]
