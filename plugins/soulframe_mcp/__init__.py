@@ -55,6 +55,11 @@ def register_commands(cli: click.Group) -> None:
         refused, on every bind address.
 
         \b
+          soulframe -w ~/agent serve
+          soulframe -w ~/agent serve --http 8765 --read-only
+          soulframe -w ~/agent serve --session group --user alice --no-remember
+
+        \b
         Claude Desktop / Claude Code / Cursor: run it as a stdio server, e.g.
           {"command": "soulframe", "args": ["-w", "/path/to/agent", "serve"]}
         """

@@ -8,16 +8,28 @@ from soulframe.cli import State, echo_json, pass_state
 
 @click.group("soul-evil")
 def soul_evil_group() -> None:
-    """The alternate persona (SOUL_EVIL.md): its schedule and every recorded swap."""
+    """The alternate persona (SOUL_EVIL.md): its schedule and every recorded swap.
+
+    \b
+      soulframe -w ~/agent soul-evil status
+      soulframe -w ~/agent soul-evil log --limit 5
+    """
 
 
 @soul_evil_group.command("log")
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
               help="Show the last N swaps (0: none).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list, oldest first, of {time, agent, session_kind, session_key, "
+                   "user_id, persona, reason}.")
 @pass_state
 def log_command(state: State, limit: int, as_json: bool) -> None:
-    """Every time SOUL_EVIL.md replaced SOUL.md: when, for which session, and why."""
+    """Every time SOUL_EVIL.md replaced SOUL.md: when, for which session, and why.
+
+    \b
+      soulframe -w ~/agent soul-evil log
+      soulframe -w ~/agent soul-evil log --limit 100 --json
+    """
     from .audit import audit_path, read
 
     agent = state.agent()
@@ -38,10 +50,16 @@ def log_command(state: State, limit: int, as_json: bool) -> None:
 
 
 @soul_evil_group.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {enabled, file, file_exists, now, active_window, next_window, chance}.")
 @pass_state
 def status_command(state: State, as_json: bool) -> None:
-    """Whether the alternate persona is configured, active now, and when it is next."""
+    """Whether the alternate persona is configured, active now, and when it is next.
+
+    \b
+      soulframe -w ~/agent soul-evil status
+      soulframe -w ~/agent soul-evil status --json
+    """
     from soulframe import Session
     from soulframe.kit import session_now
 

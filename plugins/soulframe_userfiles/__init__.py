@@ -174,7 +174,12 @@ def register_commands(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print JSON: {name, user, content}.")
     @click.pass_obj
     def show(state: Any, name: str, user_id: str | None, as_json: bool) -> None:
-        """Print context file NAME as the agent sees it."""
+        """Print context file NAME as the agent sees it.
+
+        \b
+          soulframe -w ~/agent context show SOUL.md
+          soulframe -w ~/agent context show USER.md --user alice --json
+        """
         from soulframe.cli import echo_json
 
         from .rules import read_context_file
@@ -198,6 +203,10 @@ def register_commands(cli: click.Group) -> None:
 
         Unlike the agent's context_write tool, this may change a predefined agent's shared
         files (SOUL.md, AGENTS.md, ...), in the store in managed mode.
+
+        \b
+          soulframe -w ~/agent context set USER.md --user alice --from alice-profile.md
+          soulframe -w ~/agent context set TOOLS.md --from - < tools.md
         """
         from .rules import write_context_file
 

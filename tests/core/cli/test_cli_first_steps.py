@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
@@ -196,6 +198,47 @@ def test_the_everyday_commands_help_shows_an_example(command: list[str]) -> None
     examples = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(f"soulframe {command[0]} ")]
     assert examples, out
     assert "Print JSON." not in out, out
+
+
+def _leaf_commands(group: Any, ctx: Any, path: list[str]) -> Iterator[list[str]]:
+    import click
+
+    for name in group.list_commands(ctx):
+        sub = group.get_command(ctx, name)
+        if sub is None or sub.hidden:
+            continue
+        if isinstance(sub, click.Group):
+            yield from _leaf_commands(sub, ctx, [*path, name])
+        else:
+            yield [*path, name]
+
+
+def test_every_commands_help_shows_an_example_and_what_json_prints() -> None:
+    """Each command's --help, core and plugin alike (built with the installed plugins, as
+    `soulframe` itself is), teaches by example (a line starting `soulframe `), and a --json
+    option says what it prints rather than 'Print JSON.'."""
+    import click
+    from click.testing import CliRunner
+    from soulframe._engine.cli.app import build_cli
+    from soulframe._engine.plugins import make_plugin_manager
+
+    root = build_cli(make_plugin_manager())
+    runner = CliRunner()
+    paths = list(_leaf_commands(root, click.Context(root), []))
+    # the plugin commands are there, not only the core ones
+    assert {"serve", "heartbeat", "quiet-hours", "memory quarantine list", "db status",
+            "skills grant", "backup status"} <= {" ".join(p) for p in paths}
+    lacking = []
+    for path in paths:
+        out = runner.invoke(root, [*path, "--help"]).output
+        if not any(ln.strip().startswith("soulframe ") for ln in out.splitlines()) or any(
+                vague in out for vague in _VAGUE_JSON_HELP):
+            lacking.append(" ".join(path))
+    assert not lacking, f"--help without an example or with a vague --json: {lacking}"
+
+
+# what a --json option's help said before it named the fields it prints
+_VAGUE_JSON_HELP = ("Print JSON.", "Print JSON (without the texts).", "Print the result as JSON.")
 
 
 @pytest.mark.parametrize("value", ["2", "-0.5", "35"])

@@ -74,7 +74,11 @@ def register_commands(cli: click.Group) -> None:
     @cli.command("quiet-hours")
     @click.pass_context
     def quiet_hours(ctx: click.Context) -> None:
-        """Say whether quiet hours are on right now."""
+        """Say whether quiet hours are on right now, by the agent's clock.
+
+        \b
+          soulframe -w ~/agent quiet-hours
+        """
         agent = ctx.obj.agent()
         start, end = window(agent.config.plugin_config(PLUGIN))
         # the agent's clock (its timezone), as the prompt section reads it
