@@ -238,7 +238,8 @@ def test_every_commands_help_shows_an_example_and_what_json_prints() -> None:
 
 
 # what a --json option's help said before it named the fields it prints
-_VAGUE_JSON_HELP = ("Print JSON.", "Print JSON (without the texts).", "Print the result as JSON.")
+_VAGUE_JSON_HELP = ("Print JSON.", "Print JSON (without the texts).", "Print the result as JSON.",
+                    "Print the sync report as JSON.")
 
 
 @pytest.mark.parametrize("value", ["2", "-0.5", "35"])

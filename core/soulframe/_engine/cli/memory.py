@@ -104,7 +104,8 @@ def _print_report(report: SyncReport, *, verbose: bool = True) -> None:
 
 @memory_group.command("index")
 @click.option("--force", is_flag=True, help="Re-read and re-chunk every file (embeddings come from the cache).")
-@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON: {files, added, changed, removed, unchanged, "
+              "chunks, embedded, cached, skipped, warnings, seconds, model, ...}.")
 @pass_state
 def memory_index(state: State, force: bool, as_json: bool) -> None:
     """Bring the index up to date with the memory files (only changed files are read).
@@ -128,7 +129,8 @@ def memory_index(state: State, force: bool, as_json: bool) -> None:
 
 
 @memory_group.command("rebuild")
-@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the sync report as JSON: {files, added, changed, removed, unchanged, "
+              "chunks, embedded, cached, skipped, warnings, seconds, model, ...}.")
 @pass_state
 def memory_rebuild(state: State, as_json: bool) -> None:
     """Drop the index and rebuild it from the Markdown files.
