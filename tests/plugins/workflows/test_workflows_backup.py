@@ -210,6 +210,20 @@ def test_restore_clones_and_makes_the_copy_private(ws: Path, tmp_path: Path, cli
     assert "Traceback" not in out.stderr
 
 
+def test_restore_into_the_workspace_named_with_w_on_a_new_machine(ws: Path, tmp_path: Path, cli: Any) -> None:
+    """On a new machine the workspace does not exist yet: restoring is what creates it, so
+    `-w` naming it is not refused as a typo (every other command still is)."""
+    assert run(cli, ws, "backup", "init").returncode == 0
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(ws), str(origin))
+    dest = tmp_path / "new-machine" / "agent"
+    status = cli("-w", str(dest), "backup", "status")
+    assert status.returncode == 2 and "does not exist" in status.stderr
+    out = cli("-w", str(dest), "backup", "restore", str(origin))
+    assert out.returncode == 0, out.stderr
+    assert (dest / "memory" / "2026-01-02.md").read_text() == "# 2026-01-02\n- chose Postgres\n"
+
+
 def test_git_missing_is_a_clear_error(ws: Path, tmp_path: Path, cli: Any) -> None:
     empty = tmp_path / "empty-bin"
     empty.mkdir()

@@ -38,6 +38,12 @@ class SoulframeGroup(click.Group):
     traceback; Ctrl-C into exit status 130 (click's own "Aborted!" exits 1, as a failure
     does, so a script could not tell a stopped run from a failed one)."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # kept for the workspace check, which must know a subcommand's subcommand (`backup
+        # restore` creates the workspace) before click has resolved it
+        ctx.meta["soulframe.args"] = list(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         from ..workspace import StorageFullError, storage_full
 
@@ -137,7 +143,7 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
             from ..logs import configure
 
             configure(verbose)
-        if workspace is not None and ctx.invoked_subcommand not in (None, "init"):
+        if workspace is not None and not _creates_workspace(ctx):
             _require_workspace(ctx, workspace)
         state = State(workspace, agent_id, config_path)
         state.pm = pm
@@ -201,10 +207,24 @@ def _command_names(cli: click.Group) -> list[str]:
     return names
 
 
+#: the commands that make the workspace, so it need not exist before they run
+CREATES_WORKSPACE: tuple[tuple[str, ...], ...] = (("init",), ("backup", "restore"))
+
+
+def _creates_workspace(ctx: click.Context) -> bool:
+    sub = ctx.invoked_subcommand
+    if sub is None:
+        return True
+    args: list[str] = ctx.meta.get("soulframe.args", [])
+    after = args[args.index(sub) + 1:] if sub in args else []
+    nxt = next((a for a in after if not a.startswith("-")), None)
+    return (sub,) in CREATES_WORKSPACE or (sub, nxt) in CREATES_WORKSPACE
+
+
 def _require_workspace(ctx: click.Context, workspace: str) -> None:
     """A workspace named with ``-w`` (or $SOULFRAME_WORKSPACE) must exist: a typo would
     otherwise print a generic prompt, search nothing, or create the directory on the first
-    write. ``init`` is the one command that creates it."""
+    write. ``init`` and ``backup restore`` create it (:data:`CREATES_WORKSPACE`)."""
     from pathlib import Path
 
     path = Path(workspace).expanduser()
