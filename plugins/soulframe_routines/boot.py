@@ -280,7 +280,7 @@ def run_boot(
     if not log or not ws.root.is_dir():  # no workspace yet: nowhere to log, and not ours to create
         return result
     try:
-        logged = log_run(agent, agent_now(timezone, now), entry)
+        logged = log_run(agent, agent_now(timezone, now), entry, via="boot")
     except (SoulframeError, OSError):  # a boot that ran must not be reported failed by its log
         logged = None
     return attrs.evolve(result, logged_to=logged)

@@ -110,22 +110,23 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def log_run(agent: AgentLike, moment: dt.datetime, entry: str) -> str | None:
+def log_run(agent: AgentLike, moment: dt.datetime, entry: str, via: str = "heartbeat") -> str | None:
     """Append ``- HH:MM entry`` to the daily log through the core's memory API (locked,
-    fsynced, ``# YYYY-MM-DD`` heading on a new file). Returns the workspace-relative path,
-    or None when memory is disabled (``memory.enabled = false``): then nothing is written."""
+    fsynced, ``# YYYY-MM-DD`` heading on a new file), its provenance naming the routine
+    (``via``). Returns the workspace-relative path, or None when memory is disabled
+    (``memory.enabled = false``): then nothing is written."""
     from soulframe.memorykit import UnsafeWriteError
 
     try:
-        path = agent.memory.append_daily(f"{moment:%H:%M} {entry}", when=moment, via="heartbeat")
+        path = agent.memory.append_daily(f"{moment:%H:%M} {entry}", when=moment, via=via)
     except UnsafeWriteError as exc:
         # the reply waits in quarantine; the log still says the run happened, and why the
         # reply is not there
         warnings.warn(f"the reply was not written to the daily log: {exc}", stacklevel=2)
         try:
             path = agent.memory.append_daily(
-                f"{moment:%H:%M} heartbeat: needs attention (the reply was withheld by the "
-                "write-time checks; `soulframe memory quarantine` shows it)", when=moment, via="heartbeat")
+                f"{moment:%H:%M} {via}: needs attention (the reply was withheld by the "
+                "write-time checks; `soulframe memory quarantine` shows it)", when=moment, via=via)
         except SoulframeError:
             return None
     except SoulframeError:

@@ -168,6 +168,9 @@ def test_the_run_is_logged_at_the_agent_time(workspace: Path) -> None:
         result = run_boot(agent_at(workspace, srv), now=NOW)
     assert result.line().startswith("BOOT_OK (")
     assert daily(workspace, NOW.date()) == "# 2026-03-01\n\n- 07:05 boot: OK\n"
+    # its provenance names the routine that wrote it, not the heartbeat
+    raw = (workspace / "memory" / "2026-03-01.md").read_text()
+    assert "via=boot" in raw and "via=heartbeat" not in raw
 
 
 def test_tool_arguments_are_checked_and_a_refusal_goes_back_to_the_model(workspace: Path) -> None:
