@@ -739,10 +739,13 @@ class EmbeddingProviderContract:
 class SectionContract:
     """The prompt-section contract. Provide a ``section`` fixture returning the
     :class:`soulframe.Section` a plugin registers; set ``expected`` to a text the section
-    shows in a main session's full prompt."""
+    shows in a main session's full prompt, and ``shown_in`` to another session when the
+    section is for that kind only (a group chat's, a heartbeat's)."""
 
-    #: a text the section renders into a main session's full prompt
+    #: a text the section renders into the prompt of ``shown_in``
     expected: str = ""
+    #: a session whose prompt shows the section (default: the owner's main session)
+    shown_in: Session | None = None
 
     @pytest.fixture
     def section(self) -> Section:  # pragma: no cover - overridden
@@ -757,9 +760,10 @@ class SectionContract:
         assert section.modes and section.zone in ("stable", "dynamic")
 
     def test_renders_in_a_main_prompt(self, agent: Agent, section: Section) -> None:
-        prompt = agent.system_prompt(Session.main())
+        session = self.shown_in or Session.main()
+        prompt = agent.system_prompt(session)
         shown = [s for s in prompt.sections if s.name == section.name]
-        assert shown, f"section {section.name!r} is not in a main session's prompt"
+        assert shown, f"section {section.name!r} is not in a {session.kind} session's prompt"
         assert shown[0].plugin == "contract"
         if self.expected:
             assert self.expected in shown[0].text and self.expected in prompt.text
