@@ -39,14 +39,17 @@ def test_a_query_keeps_a_one_character_chinese_word_but_not_a_latin_letter() -> 
     assert query_terms("猫 and a dog") == ["猫", "dog"]
 
 
-def _old_sqlite_index(path: Path) -> None:
-    """An index as soulframe 0.2 wrote it: schema 2, one Chinese chunk."""
+def _old_sqlite_index(path: Path, schema: int = 2, text: str = ZH) -> None:
+    """An index as an older soulframe wrote it: ``schema`` (2: soulframe 0.2), one chunk
+    holding ``text``."""
+    from soulframe.kit import index_grams
     from soulframe_sqlite.schema import MIGRATIONS
     from soulframe_sqlite.store import _statements
 
     conn = sqlite3.connect(path, isolation_level=None)
+    conn.create_function("soulframe_grams", 1, index_grams, deterministic=True)
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    for number, sql in MIGRATIONS[:2]:
+    for number, sql in MIGRATIONS[:schema]:
         for statement in _statements(sql):
             if not statement.strip().upper().startswith("CREATE TABLE IF NOT EXISTS META"):
                 conn.execute(statement)
@@ -54,7 +57,7 @@ def _old_sqlite_index(path: Path) -> None:
     conn.execute("INSERT INTO files(id, path, hash, mtime_ns, size, indexed_at) "
                  "VALUES (1, 'memory/2026-01-02.md', 'h', 1, 1, 0)")
     conn.execute("INSERT INTO chunks(file_id, start_line, end_line, hash, text) "
-                 "VALUES (1, 3, 3, 'c', ?)", (ZH,))
+                 "VALUES (1, 3, 3, 'c', ?)", (text,))
     conn.close()
 
 
@@ -276,23 +279,11 @@ def test_a_word_is_found_in_its_plain_spelling_in_greek_arabic_hebrew_german_tur
 
 def test_an_sqlite_index_from_schema_3_gets_the_plain_spellings(tmp_path: Path) -> None:
     """Chunks indexed before the plain spellings were stored get them on upgrade."""
-    from soulframe_sqlite.schema import LATEST, MIGRATIONS
-    from soulframe_sqlite.store import SqliteStore, _statements
+    from soulframe_sqlite.schema import LATEST
+    from soulframe_sqlite.store import SqliteStore
 
     path = tmp_path / "old.sqlite"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.create_function("soulframe_grams", 1, index_grams, deterministic=True)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    for number, sql in MIGRATIONS[:3]:
-        for statement in _statements(sql):
-            if not statement.strip().upper().startswith("CREATE TABLE IF NOT EXISTS META"):
-                conn.execute(statement)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(number),))
-    conn.execute("INSERT INTO files(id, path, hash, mtime_ns, size, indexed_at) "
-                 "VALUES (1, 'memory/2026-01-02.md', 'h', 1, 1, 0)")
-    conn.execute("INSERT INTO chunks(file_id, start_line, end_line, hash, text, grams) "
-                 "VALUES (1, 3, 3, 'c', 'Συνάντηση στην Αθήνα', '')")
-    conn.close()
+    _old_sqlite_index(path, schema=3, text="Συνάντηση στην Αθήνα")
     store = SqliteStore(path)
     try:
         assert store.get_meta("schema_version") == str(LATEST)
