@@ -155,3 +155,16 @@ def test_an_mcp_server_for_a_user_serves_their_own_curated_memory(ws: Path, adve
                 assert BOB in body
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("user", ["", "\x00", "x" * 257])
+def test_an_empty_user_id_is_refused_not_read_as_the_owner(tmp_path: Path, user: str) -> None:
+    """A host filling ``user_id`` from a message that lacks a sender (``msg.get("from", "")``)
+    must not hand that stranger the owner's MEMORY.md: "" is not "no user"."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text(f"# Memory\n- The owner's safe code is {OWNER}\n")
+    with Agent.open(ws, embedding__provider="none") as agent:
+        assert OWNER in agent.system_prompt(Session.main()).text  # the owner still sees it
+        with pytest.raises(SoulframeError, match=r"Session: user id .* expected 1 to 256 characters"):
+            agent.system_prompt(Session.main(user_id=user))

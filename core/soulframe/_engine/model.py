@@ -72,6 +72,17 @@ class PathEscapeError(SoulframeError):
 # --------------------------------------------------------------------------- sessions
 
 
+def _check_session_user(_session: object, _attribute: object, user_id: str | None) -> None:
+    if user_id is None:
+        return
+    from .agentstore import check_user
+
+    try:
+        check_user(user_id)  # a numeric id passes as its digits and is kept as the host gave it
+    except SoulframeError as exc:
+        raise SoulframeError(f"Session: {exc} (None for the agent's owner)") from None
+
+
 @attrs.frozen
 class Session:
     """One conversation the prompt is built for.
@@ -83,7 +94,9 @@ class Session:
 
     #: one of SESSION_KINDS: an unknown kind would see what the code's defaults let through
     kind: SessionKind = attrs.field(default="main", validator=attrs.validators.in_(SESSION_KINDS))
-    user_id: str | None = None
+    #: ``None`` is the agent's owner; an empty id is refused here, where it is made: read as
+    #: "no user" it would show an unknown sender the owner's MEMORY.md
+    user_id: str | None = attrs.field(default=None, validator=_check_session_user)
     channel: str | None = None
     #: display name of a group chat; untrusted, sanitised before it reaches the prompt
     chat_title: str | None = None
