@@ -292,6 +292,21 @@ def _usage_value(usage: Any, *names: str) -> Any:
     return None
 
 
+def _usage_count(usage: Any, *names: str) -> int | None:
+    """A token or compaction count from the host's ``usage``, ``None`` when it gives none. A
+    value that is not a whole number is refused naming the key: read as 0 (or ignored) it
+    would keep the flush from ever running, and the host would never hear why."""
+    value = _usage_value(usage, *names)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SoulframeError(f"before_compaction: usage[{names[0]!r}] = {value!r} — expected a whole "
+                             "number, 0 or more")
+    return value
+
+
 def maybe_flush(
     agent: AgentLike,
     session: Session | None,
@@ -315,9 +330,13 @@ def maybe_flush(
     access = workspace_access(agent)
     if access != "rw":  # a flush only writes memory files; the sandbox forbids that
         return FlushResult(False, read_only_reason(access))
-    total = int(_usage_value(usage, "total_tokens", "tokens") or 0)
-    window = int(_usage_value(usage, "context_window") or settings.context_window)
-    count = _usage_value(usage, "compaction_count", "compactions")
+    total = _usage_count(usage, "total_tokens", "tokens")
+    if total is None:
+        raise SoulframeError(
+            f"before_compaction: usage has no 'total_tokens' (got {type(usage).__name__}); pass "
+            "usage={'total_tokens': ..., 'messages': [...]} so the flush can tell when it is due")
+    window = _usage_count(usage, "context_window") or settings.context_window
+    count = _usage_count(usage, "compaction_count", "compactions")
     transcript = _usage_value(usage, "messages", "transcript")
     threshold = flush_threshold(
         window, settings.reserve_tokens_floor, settings.soft_threshold_tokens
@@ -328,7 +347,7 @@ def maybe_flush(
         if not locked:
             return FlushResult(False, "another flush of this session is running")
         before = store.load(key)
-        state = advance_cycle(before, total, threshold, count if isinstance(count, int) else None)
+        state = advance_cycle(before, total, threshold, count)
         due = should_flush(
             total, window, settings.reserve_tokens_floor, settings.soft_threshold_tokens, state
         )

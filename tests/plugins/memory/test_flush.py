@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -356,6 +357,23 @@ def test_flush_disabled_or_without_messages_does_nothing(workspace, tmp_path):
         )
     assert srv.requests == []
     assert result.status == "no messages" and not result.ran
+
+
+@pytest.mark.parametrize(("bad", "said"), [
+    (181_000, "usage has no 'total_tokens' (got int)"),               # the count alone
+    (None, "usage has no 'total_tokens' (got NoneType)"),
+    ({"total_tokens": "181k", "messages": CONVERSATION}, "usage['total_tokens'] = '181k' — expected a whole number"),
+    ({"total_tokens": 181_000, "compaction_count": "3", "messages": CONVERSATION}, "usage['compaction_count'] = '3'"),
+])
+def test_a_usage_the_flush_cannot_read_is_a_warning_naming_the_key(workspace, tmp_path, bad, said):
+    """A host passing the token count alone, or a count as a string, used to get no flush
+    and no word (read as 0 tokens) or a bare ValueError in its compaction path."""
+    with FakeLLMServer() as srv:
+        agent = make_agent(workspace, seed=False, state_dir=tmp_path / "state", **chat_model(srv))
+        with pytest.warns(UserWarning, match=re.escape(f"memory flush skipped: before_compaction: {said}")):
+            agent.before_compaction(Session.main(), bad)
+        agent.before_compaction(Session.main(), {"total_tokens": 181_000.0})  # a float count is fine
+    assert srv.requests == []
 
 
 def test_no_model_configured_is_a_warning_not_a_crash(workspace, tmp_path):
