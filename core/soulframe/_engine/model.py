@@ -319,6 +319,30 @@ class SystemPrompt:
     def tokens(self) -> int:
         return sum(s.tokens for s in self.sections)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The prompt as JSON-able data (what ``soulframe prompt --json`` prints), for a host
+        that sends it over the wire: the text, its cacheable prefix, the sections and what
+        was cut."""
+        return {
+            "text": self.text,
+            "stable_prefix": self.stable_prefix,
+            "dynamic_suffix": self.dynamic_suffix,
+            "mode": self.mode,
+            "session": self.session.kind,
+            "budget_tokens": self.budget_tokens,
+            "tokens": self.tokens,
+            "sections": [
+                {"name": s.name, "order": s.order, "zone": s.zone, "plugin": s.plugin,
+                 "chars": s.chars, "tokens": s.tokens, "truncated": s.truncated}
+                for s in self.sections
+            ],
+            "notices": [
+                {"name": n.name, "original_chars": n.original_chars, "kept_chars": n.kept_chars,
+                 "hint": n.hint}
+                for n in self.notices
+            ],
+        }
+
 
 @attrs.define
 class PromptContext:

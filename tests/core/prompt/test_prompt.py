@@ -324,3 +324,18 @@ def test_a_session_of_an_unknown_kind_is_refused_when_made() -> None:
 
     with pytest.raises(ValueError, match=r"'kind' must be in \('main', 'subagent', 'cron', 'heartbeat', 'group'\)"):
         Session(kind="gruop")  # type: ignore[arg-type]
+
+
+def test_a_host_can_send_the_prompt_over_the_wire_as_the_cli_prints_it(tmp_path: Path) -> None:
+    """``SystemPrompt.to_dict()`` is JSON-able (``attrs.asdict`` is not: it holds paths) and is
+    what ``soulframe prompt --json`` prints, so a host and a script read one shape."""
+    import json
+
+    agent = example_agent(tmp_path)
+    prompt = agent.system_prompt(Session.main(now=NOW), budget_tokens=1_500)
+    data = json.loads(json.dumps(prompt.to_dict()))
+    assert data["text"] == prompt.text
+    assert data["text"] == data["stable_prefix"] + "\n\n<!-- SOULFRAME_CACHE_BOUNDARY -->\n\n" + data["dynamic_suffix"]
+    assert data["session"] == "main" and data["budget_tokens"] == 1_500
+    assert [s["name"] for s in data["sections"]] == [s.name for s in prompt.sections]
+    assert data["notices"] and data["notices"][0]["name"] == prompt.notices[0].name  # what was cut

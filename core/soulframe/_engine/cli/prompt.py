@@ -60,7 +60,7 @@ def prompt_command(
         if n.name == "(prompt)":  # the text is for a model; the user must hear it is over
             click.echo(f"warning: the prompt is ~{prompt.tokens:,} tokens, {n.hint}", err=True)
     if as_json:
-        echo_json(prompt_json(prompt))
+        echo_json(prompt.to_dict())
     elif explain:
         from ..prompt.build import section_table
 
@@ -68,28 +68,6 @@ def prompt_command(
         click.echo(explain_table(prompt, known))
     else:
         click.echo(prompt.text)
-
-
-def prompt_json(prompt: SystemPrompt) -> dict[str, Any]:
-    return {
-        "text": prompt.text,
-        "stable_prefix": prompt.stable_prefix,
-        "dynamic_suffix": prompt.dynamic_suffix,
-        "mode": prompt.mode,
-        "session": prompt.session.kind,
-        "budget_tokens": prompt.budget_tokens,
-        "tokens": prompt.tokens,
-        "sections": [
-            {"name": s.name, "order": s.order, "zone": s.zone, "plugin": s.plugin,
-             "chars": s.chars, "tokens": s.tokens, "truncated": s.truncated}
-            for s in prompt.sections
-        ],
-        "notices": [
-            {"name": n.name, "original_chars": n.original_chars, "kept_chars": n.kept_chars,
-             "hint": n.hint}
-            for n in prompt.notices
-        ],
-    }
 
 
 def explain_table(prompt: SystemPrompt, known: Mapping[str, Section] | None = None) -> str:
