@@ -30,6 +30,7 @@ from soulframe import (
     Registration,
     Session,
     SoulframeError,
+    SoulframeWarning,
     ToolSpec,
     hookimpl,
 )
@@ -84,7 +85,7 @@ def before_compaction(agent: AgentLike, session: Session, usage: Any) -> None:
     try:
         result = maybe_flush(agent, session, usage)
     except (SoulframeError, OSError) as exc:  # e.g. no model configured, state dir unwritable
-        warnings.warn(f"memory flush skipped: {exc}", stacklevel=2)
+        warnings.warn(f"memory flush skipped: {exc}", SoulframeWarning, stacklevel=2)
         return
     if result.ran:
         log.info(
@@ -94,7 +95,7 @@ def before_compaction(agent: AgentLike, session: Session, usage: Any) -> None:
             ", ".join(result.written) or "nothing",
         )
         if result.error:
-            warnings.warn(f"memory flush: {result.error}", stacklevel=2)
+            warnings.warn(f"memory flush: {result.error}", SoulframeWarning, stacklevel=2)
 
 
 @hookimpl(trylast=True)

@@ -20,7 +20,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from soulframe import ChatModel, Session, SoulframeError
+from soulframe import ChatModel, Session, SoulframeError, SoulframeWarning
 from soulframe.kit import ChatModelError, agent_now, chat_model_for, system_message, user_message
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def log_run(agent: AgentLike, moment: dt.datetime, entry: str, via: str = "heart
     except UnsafeWriteError as exc:
         # the reply waits in quarantine; the log still says the run happened, and why the
         # reply is not there
-        warnings.warn(f"the reply was not written to the daily log: {exc}", stacklevel=2)
+        warnings.warn(f"the reply was not written to the daily log: {exc}", SoulframeWarning, stacklevel=2)
         try:
             path = agent.memory.append_daily(
                 f"{moment:%H:%M} {via}: needs attention (the reply was withheld by the "

@@ -18,13 +18,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import click
-from soulframe import ContextFile, DoctorCheck, Finding, K, Key, Session, hookimpl
+from soulframe import ContextFile, DoctorCheck, Finding, K, Key, Session, SoulframeWarning, hookimpl
 
 if TYPE_CHECKING:
     from soulframe import AgentLike
 
 
-class SoulEvilWarning(UserWarning):
+class SoulEvilWarning(SoulframeWarning):
     """The alternate persona was due but could not be used (missing or empty file)."""
 
 

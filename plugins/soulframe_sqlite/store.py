@@ -39,6 +39,7 @@ from soulframe import (
     Recall,
     RecallStat,
     SoulframeError,
+    SoulframeWarning,
     StoredChunk,
     StoreStats,
 )
@@ -63,7 +64,7 @@ RECALL_WAIT_MS = 200
 QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
 
 
-class StoreCorruptWarning(UserWarning):
+class StoreCorruptWarning(SoulframeWarning):
     """The index file was unreadable; it was moved aside and a new one created."""
 
 

@@ -47,6 +47,13 @@ class SoulframeError(Exception):
     """An error a user can act on. The CLI prints its message without a traceback."""
 
 
+class SoulframeWarning(UserWarning):
+    """Something a user should hear about that did not stop the call: a file cut from a
+    prompt, a skill skipped, a memory flush that failed. Every warning soulframe and its
+    default plugins issue is one, so a host filters or escalates them by this one category
+    (``warnings.simplefilter("error", SoulframeWarning)``)."""
+
+
 class ConfigError(SoulframeError):
     """Bad configuration: the message names the file, the key and what was expected."""
 

@@ -22,7 +22,7 @@ import pluggy
 
 from soulframe import hookspecs
 
-from .model import ConfigError, R, Registration, Registry, SoulframeError, UnknownNameError
+from .model import ConfigError, R, Registration, Registry, SoulframeError, SoulframeWarning, UnknownNameError
 
 GROUP = "soulframe"
 OWN_DIST = "soulframe"
@@ -32,7 +32,7 @@ TRACE_ENV = "SOULFRAME_TRACE_PLUGINS"
 T = TypeVar("T")
 
 
-class PluginWarning(UserWarning):
+class PluginWarning(SoulframeWarning):
     """A plugin could not be loaded, or one plugin overrode another's registration."""
 
 

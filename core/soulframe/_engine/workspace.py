@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from .model import PathEscapeError, SoulframeError, WorkspaceTemplate
+from .model import PathEscapeError, SoulframeError, SoulframeWarning, WorkspaceTemplate
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -428,7 +428,7 @@ def seed_workspace(
             path = ws.resolve(t.name.rstrip("/"))
         except PathEscapeError as exc:
             # a symlink out of the workspace: never write through it, keep seeding the rest
-            warnings.warn(f"{t.name} was not created: {exc}", UserWarning, stacklevel=2)
+            warnings.warn(f"{t.name} was not created: {exc}", SoulframeWarning, stacklevel=2)
             continue
         if t.is_dir:
             if not path.exists() and not path.is_symlink():

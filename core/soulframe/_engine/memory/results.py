@@ -8,10 +8,10 @@ from typing import Any
 
 import attrs
 
-from ..model import RecallStat, SearchHit, SoulframeError
+from ..model import RecallStat, SearchHit, SoulframeError, SoulframeWarning
 
 
-class MemoryWarning(UserWarning):
+class MemoryWarning(SoulframeWarning):
     """A memory file was skipped or repaired, or search ran keyword-only."""
 
 

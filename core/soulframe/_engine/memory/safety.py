@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import redaction as _redaction
-from ..model import SoulframeError
+from ..model import SoulframeError, SoulframeWarning
 from ..neutralise import fold
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class UnsafeWriteError(SoulframeError):
         self.quarantine_id = quarantine_id
 
 
-class UnsafeWriteWarning(UserWarning):
+class UnsafeWriteWarning(SoulframeWarning):
     """A write went through (``memory.write_safety = warn``) although it looks unsafe."""
 
 

@@ -42,6 +42,7 @@ from ..model import (
     Section,
     Session,
     SoulframeError,
+    SoulframeWarning,
     SystemPrompt,
     TruncationNotice,
 )
@@ -57,7 +58,7 @@ NOTICE_ORDER = 15.9
 LEAN_SESSIONS = ("subagent", "cron")
 
 
-class PromptWarning(UserWarning):
+class PromptWarning(SoulframeWarning):
     """Something in the prompt configuration is probably a mistake (e.g. a disabled section
     name that no plugin registers)."""
 

@@ -37,6 +37,7 @@ from ..model import (
     RenderedSection,
     Session,
     SoulframeError,
+    SoulframeWarning,
     TruncationNotice,
     TruncationPolicy,
 )
@@ -83,7 +84,7 @@ NEVER_INJECTED: frozenset[str] = frozenset({"BOOT.md"})
 _WARNINGS_LOCK = threading.RLock()
 
 
-class ContextWarning(UserWarning):
+class ContextWarning(SoulframeWarning):
     """A context file could not be used as it is (unreadable, invalid UTF-8, outside the
     workspace, oversized...). The message names the file and what was done instead."""
 

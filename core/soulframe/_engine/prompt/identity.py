@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import ContextFile, Identity, Session
+from ..model import ContextFile, Identity, Session, SoulframeWarning
 
 if TYPE_CHECKING:
     from ..model import AgentLike
@@ -59,7 +59,7 @@ _KEY_ALIASES = {
 }
 
 
-class IdentityWarning(UserWarning):
+class IdentityWarning(SoulframeWarning):
     """IDENTITY.md could not be read as expected; the message says which line and what
     was used instead."""
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import Skill
+from ..model import Skill, SoulframeWarning
 
 if TYPE_CHECKING:
     from .frontcache import FrontMatterMemo
@@ -40,7 +40,7 @@ _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _FENCE = re.compile(r"^(```|~~~)[^\n]*\n.*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
-class SkillWarning(UserWarning):
+class SkillWarning(SoulframeWarning):
     """A skill was skipped or cut (bad front matter, too large, over a prompt limit)."""
 
 
