@@ -396,6 +396,7 @@ class Config:
         origins = dict(self.origins)
         for k, v in overrides.items():
             key = k.replace("__", ".")
+            _check_override_key(key, self.keys)  # a typo would change nothing, silently
             _check_value(key, v, self.keys.get(key), "override")
             values[key] = v
             origins[key] = "override"
@@ -533,6 +534,11 @@ def _masked_string(key: str, value: str) -> str:
     if leaf.endswith(("url", "dsn", "endpoint")) and "://" in value:
         return redact_endpoint(value.strip())
     return redact_urls(value)
+
+
+def _check_override_key(key: str, keys: Mapping[str, Key]) -> None:
+    if key not in keys and not key.startswith(FREEFORM_PREFIXES):
+        raise ConfigError(f"override: unknown key {key!r}{_did_you_mean(key, list(keys))}")
 
 
 def _did_you_mean(key: str, known: list[str]) -> str:
@@ -701,8 +707,7 @@ def load_config(
         values["store.backend"] = "postgres"
         origins["store.backend"] = "$SOULFRAME_DSN"
     for key, value in (overrides or {}).items():
-        if key not in keys and not key.startswith(FREEFORM_PREFIXES):
-            raise ConfigError(f"override: unknown key {key!r}{_did_you_mean(key, list(keys))}")
+        _check_override_key(key, keys)
         _check_value(key, value, keys.get(key), "override")
         values[key] = value
         origins[key] = "override"

@@ -63,6 +63,22 @@ def test_unknown_key_names_file_line_and_a_near_miss(workspace: Path) -> None:
     )
 
 
+def test_a_misspelt_override_on_a_loaded_config_is_refused_too(workspace: Path) -> None:
+    """A host that loads its config once and opens agents from it
+    (``Agent.open(ws, config=cfg, memory__max_resultz=3)``) got the default silently, where the
+    same override without ``config=`` is refused."""
+    from soulframe import Agent
+
+    cfg = load_config(search=False)
+    for make in (lambda: Agent.open(workspace, config=cfg, memory__max_resultz=3),
+                 lambda: cfg.evolve(memory__max_resultz=3)):
+        with pytest.raises(ConfigError, match=r"^override: unknown key 'memory.max_resultz' "
+                                              r"\(did you mean 'memory.max_results'\?\)$"):
+            make()
+    assert Agent.open(workspace, config=cfg, memory__max_results=3).config.get("memory.max_results") == 3
+    assert cfg.evolve(**{"plugins.config.mine.colour": "red"}).get("plugins.config.mine.colour") == "red"
+
+
 def test_wrong_type_names_what_was_expected(workspace: Path) -> None:
     cfg = write(workspace / "soulframe.toml", "# agent\n\n[bootstrap]\nhead_ratio = \"lots\"\n")
     with pytest.raises(ConfigError, match=rf"{cfg} line 4: bootstrap.head_ratio = 'lots' — expected float or int"):
