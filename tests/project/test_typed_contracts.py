@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 from pathlib import Path
 
 import attrs
@@ -24,6 +25,7 @@ from soulframe import (
     hookimpl,
     hookspecs,
 )
+from soulframe._engine.model import SessionFields
 from soulframe.testing import make_agent
 
 #: aliases a hookspec may name that still hold ``Any``, with why
@@ -184,3 +186,24 @@ def test_store_stats_are_typed_and_keep_their_keys(tmp_path: Path) -> None:
     st = agent.memory.status()
     assert (st.indexed_files, st.chunks, st.vector_backend) == (stats.files, stats.chunks, stats.vector_backend)
     agent.close()
+
+
+def test_a_type_checker_catches_a_misspelt_session_keyword_in_host_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Session.main(chat_titel=...)`` in a host's code is a TypeError only when that line
+    runs; the factories take the Session's fields by name, so mypy says it first."""
+    api = pytest.importorskip("mypy.api")
+    assert set(SessionFields.__annotations__) == {f.name for f in attrs.fields(Session)} - {"kind"}
+    host = tmp_path / "host.py"
+    host.write_text("from soulframe import Session\n\n"
+                    "Session.group(chat_titel='Trip planning')\n"
+                    "Session.main(user_id='alice', channel='telegram')\n")
+    # the host's view: this checkout's soulframe, none of the repository's mypy settings
+    monkeypatch.setenv("MYPYPATH", str(Path(soulframe.__file__).parents[1]))
+    out, _err, status = api.run(["--config-file", "", "--strict", "--no-incremental",
+                                 "--cache-dir", str(tmp_path / "cache"), "--follow-imports", "silent",
+                                 "--python-executable", sys.executable, str(host)])
+    assert status == 1
+    assert 'host.py:3: error: Unexpected keyword argument "chat_titel" for "group" of "Session"; ' \
+        'did you mean "chat_title"?' in out
+    assert "host.py:4" not in out

@@ -16,7 +16,17 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    Protocol,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    runtime_checkable,
+)
 
 import attrs
 
@@ -79,6 +89,19 @@ class PathEscapeError(SoulframeError):
 # --------------------------------------------------------------------------- sessions
 
 
+class SessionFields(TypedDict, total=False):
+    """The keywords of ``Session.main(...)`` and the other kinds' factories: every field
+    of :class:`Session` but ``kind``."""
+
+    user_id: str | None
+    channel: str | None
+    chat_title: str | None
+    mode: PromptMode | None
+    key: str | None
+    extra_prompt: str | None
+    now: _dt.datetime | None
+
+
 def _check_session_user(_session: object, _attribute: object, user_id: str | None) -> None:
     if user_id is None:
         return
@@ -114,24 +137,25 @@ class Session:
     #: the moment the prompt is built for; ``None`` means now
     now: _dt.datetime | None = None
 
+    # typed keywords: a type checker catches Session.main(titel=...) in a host's code
     @classmethod
-    def main(cls, **kw: Any) -> Session:
+    def main(cls, **kw: Unpack[SessionFields]) -> Session:
         return cls(kind="main", **kw)
 
     @classmethod
-    def subagent(cls, **kw: Any) -> Session:
+    def subagent(cls, **kw: Unpack[SessionFields]) -> Session:
         return cls(kind="subagent", **kw)
 
     @classmethod
-    def cron(cls, **kw: Any) -> Session:
+    def cron(cls, **kw: Unpack[SessionFields]) -> Session:
         return cls(kind="cron", **kw)
 
     @classmethod
-    def heartbeat(cls, **kw: Any) -> Session:
+    def heartbeat(cls, **kw: Unpack[SessionFields]) -> Session:
         return cls(kind="heartbeat", **kw)
 
     @classmethod
-    def group(cls, **kw: Any) -> Session:
+    def group(cls, **kw: Unpack[SessionFields]) -> Session:
         return cls(kind="group", **kw)
 
     @property
