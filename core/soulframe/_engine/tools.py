@@ -135,6 +135,23 @@ def find_tool(tools: Sequence[ToolSpec], name: str) -> ToolSpec:
     raise ToolError(f"unknown tool {name!r}; available: {available}")
 
 
+def _offered(agent: AgentLike, available: Sequence[ToolSpec], name: str, session: Session,
+             *, narrowed: bool) -> ToolSpec:
+    """``name`` among the tools offered; a registered tool this session is not offered is
+    said to be so, not merely "unknown" (its author would go looking for a missing plugin)."""
+    try:
+        return find_tool(available, name)
+    except ToolError:
+        from . import plugins as _plugins
+
+        if name not in _plugins.collect_named(agent.pm, "register_tools"):
+            raise
+        why = "among the tools passed to dispatch" if narrowed else f"offered in a {session.kind} session"
+        offered = ", ".join(sorted(t.name for t in available)) or "none"
+        raise ToolError(f"unknown tool {name!r} in this session: it is not {why}; "
+                        f"available: {offered}") from None
+
+
 def _refuse_writes_in_a_read_only_sandbox(agent: AgentLike, name: str, available: Sequence[ToolSpec]) -> None:
     """A write tool called anyway (the model remembered it, a client cached the list, a
     caller passed its own tools) is refused by name, with the reason."""
@@ -172,7 +189,7 @@ def dispatch(
     session = session or Session.main()
     available = list(tools) if tools is not None else agent.tools(session)
     _refuse_writes_in_a_read_only_sandbox(agent, name, available)
-    tool = find_tool(available, name)
+    tool = _offered(agent, available, name, session, narrowed=tools is not None)
     if arguments is None or arguments == "":
         args: Any = {}
     elif isinstance(arguments, str):

@@ -52,3 +52,23 @@ def test_a_whole_number_sent_as_a_float_is_an_integer(workspace: Path) -> None:
     assert len(found["results"]) <= 2
     with pytest.raises(ToolError, match="expected integer, got float"):
         dispatch(agent, "memory_get", {"path": "memory/2026-01-02.md", "from_line": 2.5})
+
+
+def test_a_tool_the_session_is_not_offered_is_said_to_be_so(workspace: Path) -> None:
+    """A host dispatching memory_remember in a group chat read "unknown tool" and went looking
+    for a missing plugin; the error says the session is why (a tool nobody registered is still
+    plainly unknown)."""
+    from soulframe import Session
+
+    agent = Agent(load_config(workspace=workspace, search=False, overrides={"embedding.provider": "none"}))
+    with pytest.raises(ToolError) as err:
+        dispatch(agent, "memory_remember", {"text": "a group's words"}, session=Session.group())
+    assert str(err.value).startswith("unknown tool 'memory_remember' in this session: it is not offered "
+                                      "in a group session; available: memory_get, memory_search")
+    only_search = [t for t in agent.tools() if t.name == "memory_search"]
+    with pytest.raises(ToolError, match=r"^unknown tool 'memory_get' in this session: it is not among the "
+                                        r"tools passed to dispatch; available: memory_search$"):
+        dispatch(agent, "memory_get", {"path": "MEMORY.md"}, tools=only_search)
+    with pytest.raises(ToolError, match=r"^unknown tool 'no_such_tool'; available: "):
+        dispatch(agent, "no_such_tool", {})
+    assert not (workspace / "memory").exists()
