@@ -188,16 +188,19 @@ def test_store_stats_are_typed_and_keep_their_keys(tmp_path: Path) -> None:
     agent.close()
 
 
-def test_a_type_checker_catches_a_misspelt_session_keyword_in_host_code(
+def test_a_type_checker_catches_a_misspelt_name_in_host_code(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``Session.main(chat_titel=...)`` in a host's code is a TypeError only when that line
-    runs; the factories take the Session's fields by name, so mypy says it first."""
+    """``Session.main(chat_titel=...)`` or ``saved.paht`` in a host's code fails only when that
+    line runs; the factories take the Session's fields by name and the memory upkeep calls
+    return their own types, so mypy says it first."""
     api = pytest.importorskip("mypy.api")
     assert set(SessionFields.__annotations__) == {f.name for f in attrs.fields(Session)} - {"kind"}
     host = tmp_path / "host.py"
-    host.write_text("from soulframe import Session\n\n"
+    host.write_text("from soulframe import Agent, Session\n\n"
                     "Session.group(chat_titel='Trip planning')\n"
-                    "Session.main(user_id='alice', channel='telegram')\n")
+                    "Session.main(user_id='alice', channel='telegram')\n"
+                    "def upkeep(agent: Agent) -> None:\n"
+                    "    print(agent.memory.save_session([]).paht, agent.memory.consolidate().stauts)\n")
     # the host's view: this checkout's soulframe, none of the repository's mypy settings
     monkeypatch.setenv("MYPYPATH", str(Path(soulframe.__file__).parents[1]))
     out, _err, status = api.run(["--config-file", "", "--strict", "--no-incremental",
@@ -207,3 +210,6 @@ def test_a_type_checker_catches_a_misspelt_session_keyword_in_host_code(
     assert 'host.py:3: error: Unexpected keyword argument "chat_titel" for "group" of "Session"; ' \
         'did you mean "chat_title"?' in out
     assert "host.py:4" not in out
+    # what the memory upkeep calls return is typed too, not Any
+    assert 'host.py:6: error: "SavedSession" has no attribute "paht"' in out
+    assert 'host.py:6: error: "ConsolidationResult" has no attribute "stauts"' in out

@@ -37,6 +37,8 @@ from .syncer import Syncer
 
 if TYPE_CHECKING:
     from ..model import AgentLike, EmbeddingProvider, Store
+    from .consolidate import ConsolidationResult
+    from .sessions import SavedSession
 
 log = logging.getLogger("soulframe.memory")
 
@@ -310,7 +312,7 @@ class MemoryIndex:
         _append_locked(path, text, heading=heading)
         return path
 
-    def consolidate(self, *, dry_run: bool = False, use_model: bool = True) -> Any:
+    def consolidate(self, *, dry_run: bool = False, use_model: bool = True) -> ConsolidationResult:
         """Promote well-recalled daily-log entries into MEMORY.md (a routine a host or the
         heartbeat can call; :func:`soulframe._engine.memory.consolidate.consolidate`)."""
         from .consolidate import consolidate
@@ -319,7 +321,7 @@ class MemoryIndex:
         return consolidate(self.agent, dry_run=dry_run, use_model=use_model)
 
     def save_session(self, messages: Any, *, slug: str | None = None, use_model: bool = True,
-                     session: Session | None = None) -> Any:
+                     session: Session | None = None) -> SavedSession:
         """Save a conversation (``[{role, content}, ...]``) — a chat-model summary, or the
         last turns — and index it: a group's in ``memory/``, any other's (``session``
         ``None`` is the owner's main session) as private memory in
