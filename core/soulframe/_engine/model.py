@@ -480,6 +480,19 @@ class Skill:
     def base_dir(self) -> Path:
         return self.path.parent
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able, for a host that sends the catalogue elsewhere; ``metadata`` is left
+        out: front matter may hold values JSON has no type for (a YAML date)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "location": str(self.path),
+            "tier": self.tier,
+            "tier_name": self.tier_name,
+            "shadowed": list(self.shadowed),
+            "digest": self.digest,
+        }
+
 
 @attrs.frozen
 class SkillSource:

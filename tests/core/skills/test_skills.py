@@ -99,6 +99,21 @@ def test_five_tiers_higher_overrides_lower_and_records_what_it_shadowed(workspac
     assert skills.problems == []
 
 
+def test_a_host_sends_the_skill_catalogue_as_json(workspace: Path, tmp_path: Path) -> None:
+    """A Skill holds a path and front matter (a YAML date is no JSON type): ``to_dict`` is
+    what a host sends over the wire."""
+    import json
+
+    write_skill(workspace / "skills", "deploy", raw="---\nname: deploy\ndescription: ship it\n"
+                                                  "created: 2026-11-01\n---\n# Deploy\n")
+    agent = open_agent(workspace, tmp_path)
+    catalogue = json.loads(json.dumps([s.to_dict() for s in agent.skills]))
+    deploy = next(s for s in catalogue if s["name"] == "deploy")
+    assert deploy == {"name": "deploy", "description": "ship it", "tier": 1, "tier_name": "workspace",
+                      "location": str(workspace / "skills" / "deploy" / "SKILL.md"), "shadowed": [],
+                      "digest": agent.skills.get("deploy").digest}
+
+
 def test_builtin_skills_are_valid_and_useful(workspace: Path, tmp_path: Path) -> None:
     skills = open_agent(workspace, tmp_path).skills
     assert set(skills.names()) == BUILTINS
