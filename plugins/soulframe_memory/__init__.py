@@ -142,8 +142,10 @@ def session_ended(agent: AgentLike, session: Any, messages: Any) -> None:
     try:
         save_session(agent, messages, via="session end",
                      session=session if isinstance(session, Session) else None)
-    except SoulframeError as exc:  # refused (unsafe text) or no memory: the host goes on
-        logging.getLogger("soulframe.memory").warning("session not saved: %s", exc)
+    except (SoulframeError, OSError) as exc:
+        # refused (unsafe text), no memory, a disk that is full or read-only: the host's
+        # reset goes on, and so do the other plugins told of it, but it hears the talk was lost
+        warnings.warn(f"session not saved: {exc}", SoulframeWarning, stacklevel=2)
 
 
 @hookimpl

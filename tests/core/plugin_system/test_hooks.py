@@ -457,6 +457,28 @@ def test_hook_session_ended(ws: Path) -> None:
     assert agent.memory.search("dentist appointment", min_score=0)[0].path == saved[0].relative_to(ws).as_posix()
 
 
+def test_a_session_that_cannot_be_saved_is_a_warning_and_every_observer_is_told(ws: Path) -> None:
+    """A disk error saving the conversation (here ``sessions`` is a file) came out of
+    ``end_session`` as a bare OSError: the host's reset failed, and the plugins after the
+    memory plugin were never told the session ended."""
+    from soulframe import SoulframeWarning
+
+    told: list[str] = []
+
+    class P:
+        __name__ = "observer"
+
+        @hookimpl(trylast=True)
+        def session_ended(self, session):
+            told.append(session.kind)
+
+    (ws / "sessions").write_text("not a directory\n")
+    talk = [{"role": "user", "content": "Book the dentist for Tuesday."}]
+    with pytest.warns(SoulframeWarning, match=r"^session not saved: \[Errno 20\] Not a directory: .*sessions"):
+        agent_with(ws, P()).end_session(Session.main(), talk)
+    assert told == ["main"]
+
+
 def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
     """One registration factory signature: ``factory(agent)``, whichever registry."""
     seen: dict[str, Any] = {}
