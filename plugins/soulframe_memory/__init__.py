@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from soulframe import (
@@ -134,9 +134,13 @@ def session_ended(agent: AgentLike, session: Any, messages: Any) -> None:
     memory (sessions/YYYY-MM-DD-<slug>.md, or the user's own)."""
     if not agent.config.get("memory.enabled") or not agent.config.get("memory.session.save_on_end"):
         return
-    turns = [m for m in (messages or ()) if isinstance(m, dict) and m.get("role") in ("user", "assistant")]
-    if not turns:
-        return
+    if isinstance(messages, Mapping):  # the request body a host keeps: {"messages": [...]}
+        messages = messages.get("messages")
+    if not isinstance(messages, str):  # a JSON transcript is save_session's to read
+        messages = list(messages or ())
+        if all(isinstance(m, Mapping) for m in messages) and not any(
+                m.get("role") in ("user", "assistant") for m in messages):
+            return  # nothing was said (a reset right after the system prompt): nothing to keep
     from soulframe.memorykit import save_session
 
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -256,6 +257,8 @@ class Agent:
     def end_session(self, session: Session, messages: Any) -> None:
         """Tell plugins a host ended or reset ``session`` (the conversation is saved to
         memory here, see ``memory.session.save_on_end``)."""
+        if isinstance(messages, Iterator):  # every plugin told reads it, not only the first
+            messages = list(messages)
         _plugins.notify(self.pm, "session_ended", agent=self, session=session, messages=messages)
 
     def close(self) -> None:

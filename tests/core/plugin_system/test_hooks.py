@@ -479,6 +479,41 @@ def test_a_session_that_cannot_be_saved_is_a_warning_and_every_observer_is_told(
     assert told == ["main"]
 
 
+def test_a_conversation_in_any_shape_a_host_keeps_is_saved_or_said_not_to_be(ws: Path) -> None:
+    """The memory plugin skipped, without a word, a conversation it did not see as a list of
+    dicts: the request body a host keeps (``{"messages": [...]}``), a generator (which it also
+    used up, for every plugin after it) and SDK message objects were all lost silently."""
+    import warnings
+
+    from soulframe import SoulframeWarning
+
+    seen: list[list[Any]] = []
+
+    class P:
+        __name__ = "observer"
+
+        @hookimpl(trylast=True)
+        def session_ended(self, messages):
+            seen.append(list(messages))
+
+    agent = agent_with(ws, P())
+    agent.end_session(Session.main(), {"messages": [{"role": "user", "content": "The boat is called Heron."}]})
+    agent.end_session(Session.main(), ({"role": "user", "content": f"Paddle number {i}."} for i in range(2)))
+    saved = {p.name[len("YYYY-MM-DD-"):] for p in (ws / "sessions").glob("*.md")}
+    assert saved == {"the-boat-is-called-heron.md", "paddle-number-0.md"}
+    assert len(seen[1]) == 2  # the generator reached the later plugin whole
+
+    class SdkMessage:
+        role, content = "user", "from an SDK object"
+
+    with pytest.warns(SoulframeWarning, match=r"^session not saved: message 1: expected an object with role"):
+        agent.end_session(Session.main(), [SdkMessage()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing said, nothing to keep, nothing to warn about
+        agent.end_session(Session.main(), [{"role": "system", "content": "You are Aria."}])
+        agent.end_session(Session.main(), [])
+
+
 def test_every_registry_calls_its_factory_with_the_agent(ws: Path) -> None:
     """One registration factory signature: ``factory(agent)``, whichever registry."""
     seen: dict[str, Any] = {}
