@@ -206,7 +206,9 @@ def dispatch(
     except ToolError:
         raise
     except (SoulframeError, PathEscapeError, ValueError, FileNotFoundError) as exc:
-        raise ToolError(f"{name}: {exc}") from exc  # a refusal the model can act on
+        # a refusal the model can act on, named once (the write guard names the tool itself)
+        said = str(exc)
+        raise ToolError(said if said.startswith(f"{name}: ") else f"{name}: {said}") from exc
     except Exception as exc:
         # the arguments fit the schema, so this is the handler's own failure: the model
         # (and an MCP client) gets a tool error, the traceback goes to the log (-v)
