@@ -102,6 +102,12 @@ class SessionFields(TypedDict, total=False):
     now: _dt.datetime | None
 
 
+def _check_session_now(_session: object, _attribute: object, now: _dt.datetime | None) -> None:
+    if now is not None and not isinstance(now, _dt.datetime):
+        raise TypeError(f"Session: now = {now!r} — expected a datetime (naive: in the agent's "
+                        "time zone) or None for the moment the prompt is built")
+
+
 def _check_session_user(_session: object, _attribute: object, user_id: str | None) -> None:
     if user_id is None:
         return
@@ -134,8 +140,9 @@ class Session:
     mode: PromptMode | None = None
     key: str | None = None
     extra_prompt: str | None = None
-    #: the moment the prompt is built for; ``None`` means now
-    now: _dt.datetime | None = None
+    #: the moment the prompt is built for; ``None`` means now (naive: the agent's time zone).
+    #: Checked here: a string would fail deep inside the prompt build
+    now: _dt.datetime | None = attrs.field(default=None, validator=_check_session_now)
 
     # typed keywords: a type checker catches Session.main(titel=...) in a host's code
     @classmethod

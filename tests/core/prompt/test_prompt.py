@@ -326,6 +326,16 @@ def test_a_session_of_an_unknown_kind_is_refused_when_made() -> None:
         Session(kind="gruop")  # type: ignore[arg-type]
 
 
+def test_a_session_moment_that_is_not_a_datetime_is_refused_when_made() -> None:
+    """``Session.main(now="2026-11-21")`` (an ISO string from a host's request) failed deep in
+    the prompt build with "'str' object has no attribute 'tzinfo'"."""
+    import datetime as dt
+
+    with pytest.raises(TypeError, match=r"^Session: now = '2026-11-21' — expected a datetime"):
+        Session.main(now="2026-11-21")  # type: ignore[arg-type]
+    assert Session.main(now=dt.datetime(2026, 11, 21, 9, 0)).now == dt.datetime(2026, 11, 21, 9, 0)
+
+
 def test_a_host_can_send_the_prompt_over_the_wire_as_the_cli_prints_it(tmp_path: Path) -> None:
     """``SystemPrompt.to_dict()`` is JSON-able (``attrs.asdict`` is not: it holds paths) and is
     what ``soulframe prompt --json`` prints, so a host and a script read one shape."""
