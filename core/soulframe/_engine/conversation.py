@@ -5,7 +5,7 @@ passed straight in::
 
     {"role": "system", "content": "..."}
     {"role": "user", "content": "..."}
-    {"role": "assistant", "content": "...", "tool_calls": [ToolCall(...), ...]}
+    {"role": "assistant", "content": "...", "tool_calls": [{"id": ..., "type": "function", "function": {...}}]}
     {"role": "tool", "tool_call_id": "...", "name": "read_file", "content": "...", "is_error": False}
 
 Each client translates it to its API (Anthropic: system prompt apart, ``tool_use`` and
@@ -35,10 +35,16 @@ def user(text: str) -> dict[str, Any]:
 
 
 def assistant(reply: ChatReply) -> dict[str, Any]:
-    """The assistant turn to append after ``reply`` (keeps its tool calls)."""
+    """The assistant turn to append after ``reply``, its tool calls kept in OpenAI's wire
+    shape: a host saves the conversation with ``json.dumps`` (a ToolCall object is no JSON)
+    and every client reads it back."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
     if reply.tool_calls:
-        message["tool_calls"] = list(reply.tool_calls)
+        message["tool_calls"] = [
+            {"id": call.id, "type": "function",
+             "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments), ensure_ascii=False)}}
+            for call in reply.tool_calls
+        ]
     return message
 
 

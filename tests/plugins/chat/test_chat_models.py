@@ -110,6 +110,25 @@ def test_tool_call_round_trip(api):
         assert back[3] == {"role": "tool", "tool_call_id": call_id, "content": "saved"}
 
 
+@pytest.mark.parametrize("api", APIS)
+def test_a_conversation_with_tool_calls_is_saved_as_json_and_sent_again(api):
+    """A host keeps the conversation the kit helpers build (to resume it, or hand it to
+    ``memory flush --transcript``): ``json.dumps`` failed on the ToolCall objects of an
+    assistant turn. Read back, it reaches the API as the original did."""
+    import json
+
+    script = [call("save_note", "Saving.", text="café au lait"), say("Done"), say("Done")]
+    with FakeLLMServer(script) as srv:
+        model = model_for(srv, api)
+        first = model.chat([m.user("remember the café")], tools=[NOTE_TOOL])
+        convo = [m.user("remember the café"), m.assistant(first), m.tool_result(first.tool_calls[0], "saved")]
+        saved = json.loads(json.dumps(convo))
+        model.chat(convo, tools=[NOTE_TOOL])
+        model.chat(saved, tools=[NOTE_TOOL])
+    assert srv.requests[2].json["messages"] == srv.requests[1].json["messages"]
+    assert m.tool_calls_of(saved[1]) == list(first.tool_calls)
+
+
 def test_anthropic_tool_errors_are_flagged_and_consecutive_results_merged():
     with FakeLLMServer([say("ok")]) as srv:
         model = model_for(srv, "anthropic")
