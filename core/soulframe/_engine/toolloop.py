@@ -126,10 +126,19 @@ def run_tool_loop(
                 "timeout", reply.text if reply else "", iterations, tuple(events), None, reply
             )
         try:
-            reply = model.chat(convo, tools=tools, timeout=remaining)
+            answer: object = model.chat(convo, tools=tools, timeout=remaining)
         except ChatModelError as exc:
             stopped = "timeout" if exc.timeout else "error"
             return LoopResult(stopped, "", iterations + 1, tuple(events), str(exc), reply)
+        except Exception as exc:
+            # a host's own model (run_boot(agent, model)) is held to no client's contract: its
+            # failure ends the run as an error the caller reads, not as a crash in the host
+            return LoopResult("error", "", iterations + 1, tuple(events),
+                              _broken(model, f"failed: {type(exc).__name__}: {exc}"), reply)
+        if not isinstance(answer, ChatReply):
+            return LoopResult("error", "", iterations + 1, tuple(events),
+                              _broken(model, f"returned a {type(answer).__name__}, not a ChatReply"), reply)
+        reply = answer
         iterations += 1
         if not reply.tool_calls:
             return LoopResult("done", reply.text, iterations, tuple(events), None, reply)
@@ -143,6 +152,12 @@ def run_tool_loop(
     return LoopResult(
         "max_iterations", reply.text if reply else "", iterations, tuple(events), None, reply
     )
+
+
+def _broken(model: ChatModel, what: str) -> str:
+    from .logs import mask_secrets
+
+    return mask_secrets(f"chat model {getattr(model, 'name', '?')!r} {what}")
 
 
 def chat_model_for(agent: AgentLike, purpose: str = "") -> ChatModel:

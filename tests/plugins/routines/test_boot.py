@@ -279,6 +279,40 @@ def test_a_host_passes_its_own_model(workspace: Path) -> None:
     assert srv.requests[0].path.endswith("/chat/completions")
 
 
+class HostSdkModel:
+    """A host's own model, as an SDK wrapper behaves: it raises its own exceptions, and may
+    answer in its own shape."""
+
+    name = "host-sdk"
+    model_id = "h-1"
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+
+    def chat(self, messages, *, tools=(), timeout=None):  # type: ignore[no-untyped-def]
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    (ConnectionResetError("reset by peer; key sk-proj-abcdefghijklmnopqrstuvwx0123456789"),
+     "chat model 'host-sdk' failed: ConnectionResetError: reset by peer; key sk-***"),
+    ({"content": "BOOT_OK"}, "chat model 'host-sdk' returned a dict, not a ChatReply"),
+])
+def test_a_host_model_that_breaks_its_contract_is_an_error_result_not_a_crash(
+        workspace: Path, answer: object, said: str) -> None:
+    """run_boot "never raises for a model failure"; with a host's own model it let the SDK's
+    exception (or an AttributeError on its dict) out into the host's startup."""
+    from soulframe._engine.agent import Agent
+
+    booted(workspace)
+    result = run_boot(Agent.open(workspace), HostSdkModel(answer), now=NOW)
+    assert result.status == "error" and result.exit_code == 2
+    assert result.error is not None and result.error.startswith(said)
+    assert "abcdefghijklmnop" not in result.error  # secrets masked, as for the configured model
+
+
 # --------------------------------------------------------------------------- the command
 
 
