@@ -200,7 +200,8 @@ def test_a_type_checker_catches_a_misspelt_name_in_host_code(
                     "Session.group(chat_titel='Trip planning')\n"
                     "Session.main(user_id='alice', channel='telegram')\n"
                     "def upkeep(agent: Agent) -> None:\n"
-                    "    print(agent.memory.save_session([]).paht, agent.memory.consolidate().stauts)\n")
+                    "    print(agent.memory.save_session([]).paht, agent.memory.consolidate().stauts)\n"
+                    "    agent.system_prompt(Session.main(), budget=2000)\n")
     # the host's view: this checkout's soulframe, none of the repository's mypy settings
     monkeypatch.setenv("MYPYPATH", str(Path(soulframe.__file__).parents[1]))
     out, _err, status = api.run(["--config-file", "", "--strict", "--no-incremental",
@@ -213,3 +214,4 @@ def test_a_type_checker_catches_a_misspelt_name_in_host_code(
     # what the memory upkeep calls return is typed too, not Any
     assert 'host.py:6: error: "SavedSession" has no attribute "paht"' in out
     assert 'host.py:6: error: "ConsolidationResult" has no attribute "stauts"' in out
+    assert 'host.py:7: error: Unexpected keyword argument "budget" for "system_prompt" of "Agent"' in out

@@ -211,11 +211,13 @@ class Agent:
             tools = [t for t in tools if not t.writes]
         return tools
 
-    def system_prompt(self, session: Session | None = None, **kw: Any) -> SystemPrompt:
-        """Build the system prompt for ``session`` (default: a main session)."""
+    def system_prompt(self, session: Session | None = None, *, mode: str | None = None,
+                      budget_tokens: int | None = None) -> SystemPrompt:
+        """Build the system prompt for ``session`` (default: a main session); ``mode`` forces a
+        prompt mode, ``budget_tokens`` overrides ``prompt.budget_tokens`` for this build."""
         from .prompt.build import build_system_prompt
 
-        return build_system_prompt(self, session or Session.main(), **kw)
+        return build_system_prompt(self, session or Session.main(), mode=mode, budget_tokens=budget_tokens)
 
     @functools.cached_property
     def memory(self) -> MemoryIndex:

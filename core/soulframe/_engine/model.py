@@ -1314,7 +1314,8 @@ class AgentLike(Protocol):
 
     def tools(self, session: Session | None = None) -> list[ToolSpec]: ...
 
-    def system_prompt(self, session: Session | None = None, **kw: Any) -> SystemPrompt: ...
+    def system_prompt(self, session: Session | None = None, *, mode: str | None = None,
+                      budget_tokens: int | None = None) -> SystemPrompt: ...
 
 
 # --------------------------------------------------------------------------- named registries, typed
