@@ -132,9 +132,9 @@ HOSTILE = [
 def test_hostile_session_fields_stay_on_one_line(workspace: Path, adversary, value: str, kind: str) -> None:
     workspace_with(workspace, "", "")
     agent = Agent(load_config(workspace=workspace, search=False))
-    session = Session(kind=kind, channel=value, user_id=value, chat_title=value, now=NOW)  # type: ignore[arg-type]
     with adversary.attempt(f"session fields {value!r} ({kind})") as a:
-        try:
+        try:  # a user id with a NUL is refused where the Session is made
+            session = Session(kind=kind, channel=value, user_id=value, chat_title=value, now=NOW)  # type: ignore[arg-type]
             prompt = agent.system_prompt(session)
         except SoulframeError as exc:  # refused, with a message naming the field
             a.refused()
