@@ -22,7 +22,15 @@ import pluggy
 
 from soulframe import hookspecs
 
-from .model import ConfigError, R, Registration, Registry, SoulframeError, SoulframeWarning, UnknownNameError
+from .model import (
+    ConfigError,
+    R,
+    Registration,
+    Registry,
+    SoulframeError,
+    SoulframeWarning,
+    UnknownNameError,
+)
 
 GROUP = "soulframe"
 OWN_DIST = "soulframe"
