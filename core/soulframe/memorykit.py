@@ -43,7 +43,6 @@ if TYPE_CHECKING:
         BOOTSTRAP,
         CONTEXT_FILES,
         agent_level_files,
-        check_user,
         context_store,
         effective_user,
         is_context_file,
@@ -142,7 +141,7 @@ if TYPE_CHECKING:
     from soulframe._engine.memory.users import (
         UserMemory,
     )
-    from soulframe._engine.model import MAX_QUERY_CHARS
+    from soulframe._engine.model import MAX_QUERY_CHARS, check_user
     from soulframe._engine.prompt.context import (
         MEMORY_FILES,
         daily_log_names,
@@ -154,7 +153,7 @@ _HOMES: dict[str, str] = {
     "agent_level_files": "soulframe._engine.agentstore",
     "apply_reviewed": "soulframe._engine.memory.consolidate",
     "BOOTSTRAP": "soulframe._engine.agentstore",
-    "check_user": "soulframe._engine.agentstore",
+    "check_user": "soulframe._engine.model",
     "chunk_file": "soulframe._engine.memory.pipeline:chunk",
     "clean_provenance": "soulframe._engine.memory.provenance:clean",
     "confine_memory_path": "soulframe._engine.memory.files",

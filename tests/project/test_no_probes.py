@@ -31,6 +31,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("_engine/calllog.py", "getattr(self.inner, attr)"):
         "a transparent wrapper (__getattr__) forwarding to the chat model it logs; it decides nothing",
     ("_engine/cli/doctor.py", "getattr(check, '__name__', repr(check))"): "a doctor check's function name, for a message",
+    ("_engine/toolloop.py", "getattr(model, 'name', '?')"):
+        "a host's model that broke its contract may lack its name too; the error must still be said",
     ("_engine/memory/__init__.py", "getattr(results, name)"): "the package's lazy re-export (module __getattr__)",
     ("_engine/memory/watch.py", "getattr(event, 'dest_path', '')"): "watchdog: only move events carry dest_path",
     ("_engine/skills/watch.py", "getattr(event, 'dest_path', '')"): "watchdog: only move events carry dest_path",

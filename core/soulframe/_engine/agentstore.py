@@ -70,14 +70,6 @@ def is_context_file(name: str) -> bool:
     return name in CONTEXT_FILES
 
 
-def check_user(user_id: str) -> str:
-    """``user_id`` as a string, refused when empty, over 256 characters or with a NUL."""
-    user = str(user_id)
-    if not user or len(user) > 256 or "\x00" in user:
-        raise SoulframeError(f"user id {user_id!r} — expected 1 to 256 characters")
-    return user
-
-
 # --------------------------------------------------------------------------- the store side
 
 

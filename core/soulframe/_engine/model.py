@@ -108,11 +108,17 @@ def _check_session_now(_session: object, _attribute: object, now: _dt.datetime |
                         "time zone) or None for the moment the prompt is built")
 
 
+def check_user(user_id: str) -> str:
+    """``user_id`` as a string, refused when empty, over 256 characters or with a NUL."""
+    user = str(user_id)
+    if not user or len(user) > 256 or "\x00" in user:
+        raise SoulframeError(f"user id {user_id!r} — expected 1 to 256 characters")
+    return user
+
+
 def _check_session_user(_session: object, _attribute: object, user_id: str | None) -> None:
     if user_id is None:
         return
-    from .agentstore import check_user
-
     try:
         check_user(user_id)  # a numeric id passes as its digits and is kept as the host gave it
     except SoulframeError as exc:

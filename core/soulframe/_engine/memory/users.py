@@ -23,8 +23,8 @@ import datetime as _dt
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..agentstore import check_user, context_store
-from ..model import FileRecord, Session, SoulframeError
+from ..agentstore import context_store
+from ..model import FileRecord, Session, SoulframeError, check_user
 from .hashing import bytes_hash
 from .indexview import index_of
 from .journal import entry_line
