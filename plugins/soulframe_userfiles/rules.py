@@ -255,6 +255,8 @@ def write_context_file(
     from soulframe.memorykit import guard, strip_controls
 
     content = strip_controls(content)  # a NUL would make the file look binary
+    if from_chat:
+        _check_chat_size(agent, name, content)
     where = f"{name} of user {user_id}" if to_user else name
     guard(agent, content, target=where, via="context_write" if from_chat else "context set")
     if to_user:
@@ -267,3 +269,16 @@ def write_context_file(
         return WriteOutcome(name, "written", "agent", "store")
     agent.workspace.write_text(name, content)
     return WriteOutcome(name, "written", "agent", "workspace")
+
+
+def _check_chat_size(agent: AgentLike, name: str, content: str) -> None:
+    """A write from chat holds at most twice what a prompt shows of context files: more is
+    never read by the model again (truncation keeps a head and a tail) and grows every
+    later file read; an administrator's ``context set`` is not limited."""
+    cfg = agent.config
+    shown = max(int(cfg.get("bootstrap.max_chars_per_file")), int(cfg.get("bootstrap.total_max_chars")))
+    if len(content) > 2 * shown:
+        raise SoulframeError(
+            f"{name}: {len(content):,} characters is more than a context file written from chat "
+            f"may hold ({2 * shown:,}, twice bootstrap.max_chars_per_file / total_max_chars, the "
+            "most a prompt shows); keep it short, and put long notes in memory/")

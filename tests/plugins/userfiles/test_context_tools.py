@@ -74,3 +74,24 @@ def test_context_set_from_a_file_that_is_not_utf8_names_its_line(workspace: Path
     latin1.write_bytes("# Tools\r\nThe café printer\r\n".encode())
     cli("-w", str(workspace), "context", "set", "TOOLS.md", "--from", str(latin1), check=True)
     assert (workspace / "TOOLS.md").read_text(encoding="utf-8") == "# Tools\nThe café printer\n"
+
+
+def test_a_context_file_written_from_chat_cannot_grow_past_what_a_prompt_shows(
+        workspace: Path, tmp_path: Path, cli) -> None:
+    """A chat turn wrote a 2 MB SOUL.md: read again by every file read, and never seen whole
+    by the model. From chat the limit is twice what a prompt shows; an administrator's
+    `context set` is not limited."""
+    agent = make_agent(workspace, agent_type="open")
+    alice = Session.main(user_id="alice")
+    before = (workspace / "SOUL.md").read_bytes()
+    huge = "# SOUL\n" + "Be kind and exact.\n" * 120_000
+    with pytest.raises(ToolError, match=r"SOUL.md: 2,280,007 characters is more than a context file written from chat"):
+        dispatch(agent, "context_write", {"name": "SOUL.md", "content": huge})
+    with pytest.raises(ToolError, match="more than a context file written from chat"):
+        dispatch(agent, "context_write", {"name": "USER.md", "content": huge}, session=alice)
+    assert (workspace / "SOUL.md").read_bytes() == before
+    dispatch(agent, "context_write", {"name": "SOUL.md", "content": "# SOUL\n" + "Be kind.\n" * 4_000})
+    big = tmp_path / "soul.md"
+    big.write_text(huge)
+    cli("-w", str(workspace), "context", "set", "SOUL.md", "--from", str(big), check=True)
+    assert (workspace / "SOUL.md").stat().st_size == len(huge)
