@@ -168,6 +168,19 @@ def test_a_touched_but_unchanged_file_is_not_reindexed(agent: Any, ws: Path) -> 
     assert agent.store.files()["memory/2026-08-01.md"].mtime_ns == p.stat().st_mtime_ns
 
 
+def test_a_same_size_edit_in_the_same_clock_tick_is_not_missed(agent: Any, ws: Path) -> None:
+    """A note rewritten right after a sync read it, with the same size, within one tick of
+    a coarse filesystem clock: mtime and size say "unchanged", the text is not."""
+    p = ws / "memory" / "2026-08-02.md"
+    quiet(agent.memory.sync)
+    tick = p.stat().st_mtime_ns
+    p.write_text(p.read_text().replace("Biscuit", "Muffin "))  # same size
+    os.utime(p, ns=(tick, tick))  # what a clock with a coarse tick would have left
+    r = quiet(agent.memory.sync)
+    assert r.changed == ["memory/2026-08-02.md"]
+    assert [h.path for h in quiet(agent.memory.search, "Muffin vet visit")] == ["memory/2026-08-02.md"]
+
+
 def test_changed_and_deleted_files(agent: Any, ws: Path) -> None:
     quiet(agent.memory.sync)
     (ws / "memory" / "2026-08-01.md").write_text("# 2026-08-01\n\n- Kayaking on the Willamette.\n")

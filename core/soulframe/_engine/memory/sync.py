@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..model import ChunkInput, FileRecord, RebuildsWhenCorrupt
+from .freshness import RACY_NS
 from .hashing import bytes_hash, text_hash
 from .noise import without_noise
 from .passages import passage_windows
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 
 BINARY_SNIFF = 8192
 
+
+#: the store's note of when the last sync that read files started (``time.time_ns()``)
+READ_STARTED_KEY = "read_started_ns"
 
 #: windows embedded per provider call (the provider batches further by embedding.batch_size)
 EMBED_GROUP = 256
@@ -79,6 +83,12 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         if index.syncer.first_path_warning(path, why):
             report.warnings.append(f"{path}: {why}")
     stored = store.files()
+    # Timestamps are coarse: an edit in the clock tick of the last read leaves mtime and
+    # size as they were (same-size edits within one tick), so the fast path trusts only an
+    # mtime clearly older than the last sync that read files; a newer one is hashed again
+    read_at = store.get_meta(READ_STARTED_KEY)
+    trusted_before = None if read_at is None else int(read_at) - RACY_NS
+    read_any = False
     max_bytes = int(index.config.get("memory.max_file_bytes"))
     pending: list[tuple[FileRecord, list[Any], bool]] = []  # (record, chunks, is_new)
     pending_windows = 0
@@ -101,14 +111,17 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
                 continue  # vanished between discovery and now; next sync removes it
         old = stored.get(mf.path)
         expected_model = model if provider is not None else (old.model if old else None)
+        same_stat = old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size
+        recheck = False
         if (
-            not force and old is not None and old.mtime_ns == st.st_mtime_ns
-            and old.size == st.st_size and old.private == mf.private
+            not force and old is not None and same_stat and old.private == mf.private
             and old.model == expected_model
         ):
-            report.unchanged += 1
-            continue
-        if progress is not None:  # only files that must be read: a no-change sync shows nothing
+            if trusted_before is None or old.mtime_ns < trusted_before:
+                report.unchanged += 1
+                continue
+            recheck = True  # read in its mtime's clock tick: the hash says whether it changed
+        if progress is not None and not recheck:  # a no-change sync shows nothing
             progress(i, total)
         if st.st_size > max_bytes:
             _skip(index, report, mf.path, st, f"larger than memory.max_file_bytes ({st.st_size:,} > {max_bytes:,} bytes)")
@@ -116,6 +129,7 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         data = _read_stable(mf.abspath)
         if data is None:
             continue
+        read_any = True
         if b"\x00" in data:
             if looks_binary(data):
                 _skip(index, report, mf.path, st, BINARY)
@@ -140,7 +154,8 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
             not force and old is not None and old.hash == digest and old.private == mf.private
             and old.model == expected_model
         ):
-            store.touch_file(record)
+            if not same_stat:
+                store.touch_file(record)
             report.unchanged += 1
             continue
         # a chunk of headings alone (a template's empty sections) holds no memory
@@ -160,6 +175,8 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         report.removed = gone
     if progress is not None:
         progress(total, total)
+    if read_any:
+        store.set_meta(READ_STARTED_KEY, str(started_ns))
     index.syncer.synced(found, started_ns)
     report.seconds = time.perf_counter() - started
     for w in report.warnings:
