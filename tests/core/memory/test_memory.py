@@ -824,6 +824,68 @@ def test_cli_watch_reindexes_a_changed_file_end_to_end(ws: Path, tmp_path: Path)
     assert len(synced) == 1, out  # the burst of three saves was one sync
 
 
+def test_cli_watch_outlives_a_full_disk_and_indexes_what_it_missed(ws: Path, tmp_path: Path) -> None:
+    """A watch left running for weeks: a sync that fails (the disk filled up) is one JSON
+    line, the watch goes on, and once there is room the next change brings in the note the
+    failed sync could not (it used to end the watch, leaving every later note unindexed)."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cfg = tmp_path / "cli.toml"
+    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n\n[embedding]\nprovider = "none"\n')
+    _cli(ws, tmp_path / "state", "memory", "index")
+    limit = 400_000  # the index is ~70 KB; the big note below needs megabytes
+
+    def full_disk() -> None:  # a write past the limit fails with EFBIG, as on a full disk
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    env = {**os.environ, "SOULFRAME_CONFIG": str(cfg), "PYTHONUNBUFFERED": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "watch",
+                          "--debounce-ms", "200", "--json"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=full_disk)
+    assert p.stdout is not None and p.stderr is not None
+    deadline = time.monotonic() + 60
+
+    def next_line(key: str) -> dict[str, Any]:
+        while time.monotonic() < deadline:
+            line = p.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            got = json.loads(line)
+            if key in got and (key != "added" or got["added"]):
+                return got
+        raise AssertionError(f"no {key!r} line; stderr: {p.stderr.read()}")  # type: ignore[union-attr]
+
+    try:
+        while "watching" not in p.stderr.readline() and time.monotonic() < deadline:
+            pass
+        big = "".join(f"- entry {i}: the ledger page {i * 7919 % 100003} was audited\n" for i in range(30_000))
+        tmp = ws / "memory" / ".ledger.md.tmp"
+        tmp.write_text("# Ledger\n\n- The quokka ledger is audited yearly.\n" + big)
+        os.replace(tmp, ws / "memory" / "ledger.md")
+        failed = next_line("error")
+        assert "disk" in failed["error"] and failed["retry_s"] > 0, failed
+        assert p.poll() is None  # still watching
+        resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        (ws / "memory" / "2026-08-04.md").write_text("# 2026-08-04\n\n- Space freed on the disk.\n")
+        caught_up = next_line("added")
+        assert "memory/ledger.md" in caught_up["added"] + caught_up["changed"], caught_up
+        r = _cli(ws, tmp_path / "state", "memory", "search", "quokka ledger", "--json")
+        assert json.loads(r.stdout)[0]["path"] == "memory/ledger.md"
+    finally:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=20)
+        finally:
+            if p.poll() is None:
+                p.kill()
+
+
 def test_cli_search_in_a_workspace_without_memory_says_how_to_start(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()

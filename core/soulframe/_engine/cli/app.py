@@ -45,25 +45,32 @@ class SoulframeGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ..workspace import StorageFullError, storage_full
-
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             click.echo("\ninterrupted (Ctrl-C)", err=True)
             raise SystemExit(INTERRUPTED) from None
-        except StorageFullError as exc:
-            raise click.ClickException(f"{exc}; free some space and run the command again") from exc
-        except SoulframeError as exc:
-            raise click.ClickException(str(exc)) from exc
         except Exception as exc:
-            why = storage_full(exc)  # a full disk is the machine's state, not a bug: one line
-            if why is not None:
-                raise click.ClickException(f"{why}; free some space and run the command again") from exc
-            said = _unwritable(exc)  # a read-only or missing place, the same
+            said = error_line(exc)
             if said is None:
                 raise
             raise click.ClickException(said) from exc
+
+
+def error_line(exc: BaseException, *, when_full: str = "free some space and run the command again") -> str | None:
+    """The one line for an error that is no bug of soulframe's — a :class:`SoulframeError`,
+    a full disk (then ``when_full`` says what to do), a read-only or missing place — or None
+    for anything else (a bug: its traceback is worth more)."""
+    from ..workspace import StorageFullError, storage_full
+
+    if isinstance(exc, StorageFullError):
+        return f"{exc}; {when_full}"
+    if isinstance(exc, SoulframeError):
+        return str(exc)
+    why = storage_full(exc)  # a full disk is the machine's state, not a bug: one line
+    if why is not None:
+        return f"{why}; {when_full}"
+    return _unwritable(exc)  # a read-only or missing place, the same
 
 
 #: what a place the command must read or write can answer that is no bug of soulframe's

@@ -442,7 +442,8 @@ def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
       soulframe -w ~/agent memory watch
       soulframe -w ~/agent memory watch --debounce-ms 500 --json
     """
-    from ..memory.watch import watch
+    from ..memory.watch import RETRY_S, watch
+    from .app import error_line
 
     mem = _index(state)
     debounce = (debounce_ms if debounce_ms is not None else int(state.config().get("memory.watch_debounce_ms"))) / 1000
@@ -468,9 +469,21 @@ def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
         click.echo(f"watching {mem.agent.root} (debounce {debounce * 1000:.0f} ms); Ctrl-C to stop",
                    err=True)
 
+    def on_error(exc: Exception) -> None:
+        # a watch left running for weeks outlives a full disk or a deleted state dir: it
+        # says so and tries again, instead of ending and leaving every later note unindexed
+        said = error_line(exc, when_full="free some space") or f"{type(exc).__name__}: {exc}"
+        log.debug("memory watch: sync failed", exc_info=exc)
+        if as_json:
+            click.echo(json.dumps({"error": said, "retry_s": RETRY_S}, ensure_ascii=False))
+            sys.stdout.flush()
+            return
+        click.secho(f"[{time.strftime('%H:%M:%S')}] sync failed: {said} — still watching; trying again "
+                    f"in {RETRY_S:.0f} s or at the next change", fg="red", err=True)
+
     try:
         with _warnings_in_report():
-            watch(mem, debounce_s=debounce, on_sync=on_sync, on_ready=on_ready)
+            watch(mem, debounce_s=debounce, on_sync=on_sync, on_ready=on_ready, on_error=on_error)
     except KeyboardInterrupt:
         pass
 

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from .results import SyncReport
 
 
+#: after a sync failed (a full disk, a locked or missing index), the next try comes this
+#: long after, or sooner with the next change
+RETRY_S = 30.0
+
 #: what changes a file; "opened" and "closed_no_write" are reads (the sync's own among them)
 CHANGE_EVENTS = frozenset({"created", "deleted", "modified", "moved", "closed"})
 
@@ -75,10 +79,13 @@ def watch(
     on_sync: Callable[[SyncReport], None] | None = None,
     stop: threading.Event | None = None,
     on_ready: Callable[[], None] | None = None,
+    on_error: Callable[[Exception], None] | None = None,
 ) -> None:
     """Block, syncing ``memory`` after changes settle, until ``stop`` is set (or Ctrl-C).
     ``on_ready`` is called once changes are being watched (not before: a change made
-    between "watching" and the watch itself would be missed)."""
+    between "watching" and the watch itself would be missed). With ``on_error``, a sync that
+    fails is handed to it and the watch goes on, trying again after :data:`RETRY_S` or at
+    the next change; without, the error ends the watch."""
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
@@ -107,7 +114,17 @@ def watch(
             while time.monotonic() - last_event[0] < debounce_s and not stop.is_set():
                 time.sleep(min(0.05, debounce_s))
             dirty.clear()
-            report = memory.sync()
+            try:
+                report = memory.sync()
+            except Exception as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                # the changes are still not indexed: the debounce wait above ends RETRY_S
+                # from now, or a debounce after the next change
+                last_event[0] = time.monotonic() + RETRY_S - debounce_s
+                dirty.set()
+                continue
             if on_sync is not None:
                 on_sync(report)
     finally:
