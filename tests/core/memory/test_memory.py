@@ -886,6 +886,45 @@ def test_cli_watch_outlives_a_full_disk_and_indexes_what_it_missed(ws: Path, tmp
                 p.kill()
 
 
+def test_a_note_made_unreadable_leaves_the_index_and_is_named(ws: Path, tmp_path: Path) -> None:
+    """``chmod 000`` leaves the mtime alone: the fast path kept the old text searchable, with
+    no word said, and status reported the index healthy and nothing skipped."""
+    import shutil
+    import subprocess
+    import sys
+
+    state = tmp_path / "state"
+    assert _cli(ws, state, "memory", "index").returncode == 0
+    note = ws / "memory" / "2026-08-02.md"
+    note.chmod(0)
+
+    def cli(*args: str) -> Any:
+        if os.geteuid() != 0:
+            return _cli(ws, state, *args)
+        # root reads a mode-000 file: a process without the capabilities that bypass
+        # permissions (the one a user runs) is needed to see what a user sees
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root, and no setpriv to drop CAP_DAC_OVERRIDE")
+        drop = "-dac_override,-dac_read_search"
+        env = {**os.environ, "SOULFRAME_CONFIG": str(tmp_path / "cli.toml")}
+        return subprocess.run([setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}", sys.executable,
+                               "-m", "soulframe", "-w", str(ws), *args], env=env, capture_output=True, text=True)
+
+    try:
+        r = cli("memory", "search", "Biscuit vet visit", "--json")
+        assert r.returncode == 0, r.stderr
+        assert "memory/2026-08-02.md" not in [h["path"] for h in json.loads(r.stdout)]
+        assert "memory/2026-08-02.md: skipped: cannot be read" in r.stderr, r.stderr
+        status = json.loads(cli("memory", "status", "--json").stdout)
+        assert [s["path"] for s in status["skipped_files"]] == ["memory/2026-08-02.md"], status
+        assert status["stale_files"] == []
+    finally:
+        note.chmod(0o600)
+    r = _cli(ws, state, "memory", "search", "Biscuit vet visit", "--json")
+    assert json.loads(r.stdout)[0]["path"] == "memory/2026-08-02.md"  # readable again: back
+
+
 def test_cli_search_in_a_workspace_without_memory_says_how_to_start(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -11,6 +11,7 @@ lines are blanked before chunking (:mod:`soulframe._engine.memory.noise`).
 from __future__ import annotations
 
 import os
+import stat
 import time
 import warnings
 from collections.abc import Callable
@@ -117,17 +118,23 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
             not force and old is not None and same_stat and old.private == mf.private
             and old.model == expected_model
         ):
-            if trusted_before is None or old.mtime_ns < trusted_before:
+            # chmod leaves the mtime alone: a file its owner may no longer read is read (and
+            # fails) rather than trusted, so its old text does not stay searchable
+            if (trusted_before is None or old.mtime_ns < trusted_before) and st.st_mode & stat.S_IRUSR:
                 report.unchanged += 1
                 continue
-            recheck = True  # read in its mtime's clock tick: the hash says whether it changed
+            recheck = True  # the hash says whether it changed
         if progress is not None and not recheck:  # a no-change sync shows nothing
             progress(i, total)
         if st.st_size > max_bytes:
             _skip(index, report, mf.path, st, f"larger than memory.max_file_bytes ({st.st_size:,} > {max_bytes:,} bytes)")
             continue
-        data = _read_stable(mf.abspath)
-        if data is None:
+        try:
+            data = _read_stable(mf.abspath)
+        except FileNotFoundError:
+            continue  # vanished between discovery and now; next sync removes it
+        except OSError as exc:  # made unreadable: its old chunks go, and the user is told
+            _skip(index, report, mf.path, st, unreadable(exc))
             continue
         read_any = True
         if b"\x00" in data:
@@ -246,6 +253,11 @@ def embed_and_write(index: IndexView, pending: list[tuple[FileRecord, list[Any],
         report.chunks += len(inputs)
 
 
+def unreadable(exc: OSError) -> str:
+    """Why a file that cannot be read is skipped."""
+    return f"cannot be read ({exc.strerror or exc}); check its permissions"
+
+
 def _skip_reason(path: Path, size: int, max_bytes: int) -> str | None:
     """Why a sync skips this file (the same tests as :meth:`MemoryIndex._sync`), or None."""
     if size > max_bytes:
@@ -253,21 +265,21 @@ def _skip_reason(path: Path, size: int, max_bytes: int) -> str | None:
     try:
         with open(path, "rb") as fh:
             head = fh.read(BINARY_SNIFF)
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        return unreadable(exc)
     return BINARY if b"\x00" in head and looks_binary(head) else None
 
 
-def _read_stable(path: Path, attempts: int = 3) -> bytes | None:
+def _read_stable(path: Path, attempts: int = 3) -> bytes:
     """Read a file whose size and mtime did not change while it was read (a writer
-    mid-append would otherwise leave half a line in the index until the next change)."""
+    mid-append would otherwise leave half a line in the index until the next change).
+    An ``OSError`` (the file gone, or unreadable) is the caller's to tell."""
     for _ in range(attempts):
-        try:
-            before = path.stat()
-            data = path.read_bytes()
-            after = path.stat()
-        except OSError:
-            return None
+        before = path.stat()
+        data = path.read_bytes()
+        after = path.stat()
         if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
             return data
         time.sleep(0.01)
