@@ -116,3 +116,13 @@ def test_each_kind_of_memory_change_is_seen(agent: Agent, ws: Path, change: str,
             (ws / "memory").rename(tmp_path / "memory-archive")
         w.wait_for(1)
     assert w.syncs and w.syncs[0].changed_anything
+
+
+def test_a_change_made_while_the_watch_starts_is_not_missed(agent: Agent, ws: Path) -> None:
+    """After the last sync (``memory watch`` runs one, then starts watching) and before the
+    watch exists, a change sends no event: the note stayed unindexed until the next one."""
+    (ws / "memory" / "2026-08-06.md").write_text("# 2026-08-06\n\n- The kestrel is back.\n")
+    with Watching(agent) as w:
+        w.wait_for(1)
+    assert w.syncs and w.syncs[0].added == ["memory/2026-08-06.md"]
+    assert len(w.syncs) == 1

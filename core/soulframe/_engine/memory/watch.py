@@ -104,6 +104,10 @@ def watch(
     root = memory.agent.root
     observer.schedule(Handler(), str(root), recursive=True)
     observer.start()  # the inotify (or other) watch exists once this returns
+    # a change made after the caller's last sync but before the watch existed sent no event:
+    # one sync now catches it (handed to on_sync only when it changed something)
+    dirty.set()
+    catching_up = True
     if on_ready is not None:
         on_ready()
     try:
@@ -114,6 +118,7 @@ def watch(
             while time.monotonic() - last_event[0] < debounce_s and not stop.is_set():
                 time.sleep(min(0.05, debounce_s))
             dirty.clear()
+            first, catching_up = catching_up, False
             try:
                 report = memory.sync()
             except Exception as exc:
@@ -125,7 +130,7 @@ def watch(
                 last_event[0] = time.monotonic() + RETRY_S - debounce_s
                 dirty.set()
                 continue
-            if on_sync is not None:
+            if on_sync is not None and not (first and not report.changed_anything and not report.warnings):
                 on_sync(report)
     finally:
         observer.stop()
