@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from soulframe import Session, TracksRecalls
+from soulframe import Session
 from soulframe.kit import redact_urls
 
 from .prompt_page import BadRequest, session_from
@@ -95,12 +95,11 @@ def index_facts(agent: Agent) -> dict[str, Any]:
     widest = max((d["entries"] for d in days), default=1) or 1
     for d in days:
         d["share"] = d["entries"] / widest
-    store = agent.store
     recalled = [
         {"citation": f"{r.path}#L{r.line}", "path": r.path, "line": r.line, "text": r.text,
          "count": r.count, "queries": r.queries, "days": r.days, "best": r.best_score,
          "last": time.strftime("%Y-%m-%d", time.localtime(r.last_recalled))}
-        for r in (store.recalls(10) if isinstance(store, TracksRecalls) else [])
+        for r in agent.memory.most_recalled(10)
     ]
     return {"status": status, "days": days, "older_days": older, "recalled": recalled}
 

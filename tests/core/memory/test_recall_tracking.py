@@ -82,6 +82,24 @@ def test_status_deep_lists_the_most_recalled(workspace: Path) -> None:
     assert "   2 /   2 /  1" in out and "memory/2026-11-02.md#L3  - Booked the dentist" in out
 
 
+def test_status_deep_lists_only_entries_still_in_their_files(workspace: Path) -> None:
+    """The counts of an entry corrected or deleted stay in the store; status listed them as
+    the most recalled, old text and all ("Dr. Weber" after the note said "Dr. Wagner")."""
+    run_cli("init", str(workspace), check=True)
+    (workspace / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    log = workspace / "memory" / "2026-11-02.md"
+    log.write_text(DAY)
+    for q in ("dentist", "dentist Tuesday", "garage December"):
+        run_cli("-w", str(workspace), "memory", "search", q, check=True)
+    # the dentist's name corrected, a line added above it, the garage note deleted
+    log.write_text(DAY.replace("- Booked", "- Paid the gas bill.\n- Booked").replace("Weber", "Wagner")
+                   .replace("- The car goes to the garage on 4 December.\n", ""))
+    run_cli("-w", str(workspace), "memory", "search", "dentist Wagner", check=True)
+    out = run_cli("-w", str(workspace), "memory", "status", "--deep", "--json", check=True).stdout
+    listed = [(r["path"], r["line"], r["text"], r["count"]) for r in json.loads(out)["most_recalled"]]
+    assert listed == [("memory/2026-11-02.md", 4, "- Booked the dentist, Dr. Wagner, for Tuesdays.", 1)]
+
+
 MEMORY = (
     "# MEMORY.md\n\n"
     "- ~~Lives in Berlin, Kastanienallee~~ (superseded by: Lives in Lisbon, Alfama, 2026-11-20)\n"

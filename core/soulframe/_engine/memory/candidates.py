@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..model import TracksRecalls
+import attrs
+
+from ..model import RecallStat, TracksRecalls
 from .recall import normalise_entry
 from .supersede import is_superseded
 
@@ -60,6 +63,21 @@ def find_candidates(agent: AgentLike, memory_text: str) -> list[dict[str, Any]]:
     return out
 
 
+def still_there(agent: AgentLike, recalled: Iterable[RecallStat], limit: int) -> list[RecallStat]:
+    """The first ``limit`` of ``recalled`` whose entry is still in its file, each with the
+    line it is on now. The store keeps the counts of an entry that was edited, deleted or
+    moved to another file (its key is its text and path); they are history, not something
+    to show as recalled now."""
+    out: list[RecallStat] = []
+    for r in recalled:
+        if len(out) >= limit:
+            break
+        line = _current_line(agent, r.path, r.text, r.line)
+        if line is not None:
+            out.append(attrs.evolve(r, line=line))
+    return out
+
+
 def _current_line(agent: AgentLike, path: str, text: str, hint: int) -> int | None:
     try:
         lines = agent.workspace.resolve(path).read_text(encoding="utf-8", errors="replace").split("\n")
@@ -74,4 +92,4 @@ def _current_line(agent: AgentLike, path: str, text: str, hint: int) -> int | No
     return None
 
 
-__all__ = ["entries", "find_candidates"]
+__all__ = ["entries", "find_candidates", "still_there"]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import FileRecord, Session, SoulframeError, UnknownNameError
+from ..model import FileRecord, RecallStat, Session, SoulframeError, UnknownNameError
 from .files import ENTITY_DIR, PRIVATE_DIR, Discovery, MemoryFile
 from .results import MemoryDisabledError, MemoryExcerpt, MemoryStatus, SearchResults, SyncReport
 from .searcher import Searcher
@@ -332,6 +332,19 @@ class MemoryIndex:
         return save_session(self.agent, messages, slug=slug, use_model=use_model, session=session)
 
     # ------------------------------------------------------------------ status
+
+    def most_recalled(self, limit: int = 10) -> list[RecallStat]:
+        """The entries search returned most often that are still in their files, at the
+        line each is on now (``memory status --deep``); empty when the store does not count
+        recalls."""
+        from ..model import TracksRecalls
+        from .candidates import still_there
+
+        store = self.store
+        if not isinstance(store, TracksRecalls):
+            return []
+        # rows of edited or deleted entries are skipped: ask for more than will be shown
+        return still_there(self.agent, store.recalls(max(limit * 5, 50)), limit)
 
     def status(self, *, deep: bool = False, sync: bool = False) -> MemoryStatus:
         """Files, chunks, provider, model, dimensions, vector backend, stale files and health."""

@@ -14,7 +14,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
-    from ..model import AgentLike, EmbeddingProvider, FileRecord, MemoryLike, Settings, Store
+    from ..model import (
+        AgentLike,
+        EmbeddingProvider,
+        FileRecord,
+        MemoryLike,
+        RecallStat,
+        Settings,
+        Store,
+    )
     from .files import Discovery, MemoryFile
     from .results import SyncReport
     from .searcher import Searcher
@@ -59,6 +67,8 @@ class IndexView(Protocol):
     def changed(self) -> None: ...
 
     def check_enabled(self) -> None: ...
+
+    def most_recalled(self, limit: int = 10) -> list[RecallStat]: ...
 
     @property
     def last_sync(self) -> SyncReport | None: ...

@@ -46,7 +46,7 @@ def status(index: IndexView, *, deep: bool = False, sync: bool = False) -> Memor
     provider = index.embedder
     recalled = None
     if deep:
-        recalled = tuple(store.recalls(10)) if isinstance(store, TracksRecalls) else ()
+        recalled = tuple(index.most_recalled(10)) if isinstance(store, TracksRecalls) else ()
     return MemoryStatus(
         agent=index.agent.id,
         state_key=index.agent.state_key,
