@@ -443,7 +443,7 @@ def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
       soulframe -w ~/agent memory watch --debounce-ms 500 --json
     """
     from ..memory.watch import RETRY_S, watch
-    from .app import error_line
+    from .errors import error_line
 
     mem = _index(state)
     debounce = (debounce_ms if debounce_ms is not None else int(state.config().get("memory.watch_debounce_ms"))) / 1000
