@@ -60,6 +60,7 @@ from soulframe._engine.model import (
     ErasingStore,
     ExplainsUnavailability,
     FileRecord,
+    MovesRecalls,
     Recall,
     Registration,
     Section,
@@ -298,6 +299,21 @@ def check_recall_log(log: Any) -> None:
     assert log.recalls(10, path_prefix="MEMORY") == [] and len(log.recalls(1)) == 1
 
 
+def check_moved_recalls(log: Any) -> None:
+    """:class:`soulframe.MovesRecalls`: counts follow a file to its new path, merged with any
+    there, and another scope's stay where they were."""
+    lease = Recall("memory/2026-11-02.md", 3, "- Lease renewed until 2027-10", 0.8)
+    log.record_recalls([lease], "q1", "2026-11-10")
+    log.record_recalls([lease, Recall("memory/2026-11-02.md", 3, lease.text, 0.5, "alice")], "q2", "2026-11-11")
+    # counted at the archive path before (the file was moved there and back)
+    log.record_recalls([Recall("memory/archive/2026-11-02.md", 3, lease.text, 0.9)], "q3", "2026-11-12")
+    log.move_recalls([("memory/2026-11-02.md", "memory/archive/2026-11-02.md")])
+    top = log.recalls(10)
+    assert [(r.path, r.count, r.queries, r.days) for r in top] == [("memory/archive/2026-11-02.md", 3, 3, 3)]
+    assert abs(top[0].best_score - 0.9) < 1e-6
+    assert [r.path for r in log.recalls(10, scope="alice")] == ["memory/2026-11-02.md"]
+
+
 class RecallLogContract:
     """The recall-tracking contract (:class:`soulframe.TracksRecalls`). Provide a
     ``recall_log`` fixture returning a fresh, empty one."""
@@ -314,6 +330,12 @@ class RecallLogContract:
         """Each entry's recalls, distinct queries and days, per scope, keyed by the entry's
         text (not its line)."""
         check_recall_log(recall_log)
+
+    def test_recall_counts_follow_a_moved_file(self, recall_log: TracksRecalls) -> None:
+        """Optional (:class:`soulframe.MovesRecalls`): counts follow a renamed file."""
+        if not isinstance(recall_log, MovesRecalls):
+            pytest.skip("this recall log does not move counts")
+        check_moved_recalls(recall_log)
 
 
 class StoreContract(ContextFileContract):
@@ -595,6 +617,12 @@ class StoreContract(ContextFileContract):
         if not isinstance(store, TracksRecalls):
             pytest.skip("this store does not track recalls")
         check_recall_log(store)
+
+    def test_recall_counts_follow_a_moved_file(self, store: Store) -> None:
+        """Optional (:class:`soulframe.MovesRecalls`): counts follow a renamed file."""
+        if not isinstance(store, MovesRecalls):
+            pytest.skip("this store does not move recall counts")
+        check_moved_recalls(store)
 
     # ------------------------------------------------------------------ end to end
 

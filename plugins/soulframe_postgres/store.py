@@ -537,6 +537,37 @@ class PostgresStore:
 
         self.db.run(go, what="record recalls")
 
+    def move_recalls(self, moves: Sequence[tuple[str, str]]) -> None:
+        """``MovesRecalls.move_recalls``: the agent's counts of each old path under its new
+        one, merged with any there (a file moved back where it was counted before)."""
+        if not moves:
+            return
+
+        def go(conn: Any) -> None:
+            with conn.transaction():
+                for old, new in moves:
+                    conn.execute(
+                        "INSERT INTO memory_recalls (agent_id, user_id, path, entry_hash, line, text, count, "
+                        "best_score, first_recalled, last_recalled) SELECT agent_id, user_id, %s, entry_hash, "
+                        "line, text, count, best_score, first_recalled, last_recalled FROM memory_recalls "
+                        "WHERE agent_id = %s AND user_id = '' AND path = %s "
+                        "ON CONFLICT (agent_id, user_id, path, entry_hash) DO UPDATE SET "
+                        "count = memory_recalls.count + EXCLUDED.count, "
+                        "best_score = greatest(memory_recalls.best_score, EXCLUDED.best_score), "
+                        "first_recalled = least(memory_recalls.first_recalled, EXCLUDED.first_recalled), "
+                        "last_recalled = greatest(memory_recalls.last_recalled, EXCLUDED.last_recalled)",
+                        (new, self.agent_id, old))
+                    conn.execute(
+                        "INSERT INTO memory_recall_queries (agent_id, user_id, path, entry_hash, query_hash, day) "
+                        "SELECT agent_id, user_id, %s, entry_hash, query_hash, day FROM memory_recall_queries "
+                        "WHERE agent_id = %s AND user_id = '' AND path = %s ON CONFLICT DO NOTHING",
+                        (new, self.agent_id, old))
+                    for table in ("memory_recalls", "memory_recall_queries"):
+                        conn.execute(f"DELETE FROM {table} WHERE agent_id = %s AND user_id = '' AND path = %s",
+                                     (self.agent_id, old))
+
+        self.db.run(go, what="move recalls")
+
     def recalls(self, limit: int = 20, *, scope: str | None = None, path_prefix: str | None = None) -> list[RecallStat]:
         """The most recalled entries, most first."""
         def go(conn: Any) -> Any:

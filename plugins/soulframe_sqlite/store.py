@@ -906,6 +906,28 @@ class SqliteStore:
             "VALUES (?, ?, ?, ?, ?)", [(*k, r["query"], r["day"]) for k, r in zip(keys, rows, strict=True)],
         )
 
+    def move_recalls(self, moves: Sequence[tuple[str, str]]) -> None:
+        """``MovesRecalls.move_recalls``: the agent's counts of each old path under its new
+        one, merged with any there (a file moved back where it was counted before)."""
+        if not moves:
+            return
+        with self._write(bump=False):  # counters, not the index
+            for old, new in moves:
+                self.conn.execute(
+                    "INSERT INTO recalls (scope, path, entry_hash, line, text, count, best_score, "
+                    "first_recalled, last_recalled) SELECT scope, ?, entry_hash, line, text, count, "
+                    "best_score, first_recalled, last_recalled FROM recalls WHERE scope = '' AND path = ? "
+                    "ON CONFLICT (scope, path, entry_hash) DO UPDATE SET count = count + excluded.count, "
+                    "best_score = max(best_score, excluded.best_score), "
+                    "first_recalled = min(first_recalled, excluded.first_recalled), "
+                    "last_recalled = max(last_recalled, excluded.last_recalled)", (new, old))
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO recall_queries (scope, path, entry_hash, query_hash, day) "
+                    "SELECT scope, ?, entry_hash, query_hash, day FROM recall_queries "
+                    "WHERE scope = '' AND path = ?", (new, old))
+                self.conn.execute("DELETE FROM recalls WHERE scope = '' AND path = ?", (old,))
+                self.conn.execute("DELETE FROM recall_queries WHERE scope = '' AND path = ?", (old,))
+
     def recalls(self, limit: int = 20, *, scope: str | None = None, path_prefix: str | None = None) -> list[RecallStat]:
         """The most recalled entries, most first."""
         args: list[Any] = [scope or ""]

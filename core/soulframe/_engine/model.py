@@ -1074,6 +1074,18 @@ class TracksRecalls(Protocol):
 
 
 @runtime_checkable
+class MovesRecalls(Protocol):
+    """A store whose recall counts follow a memory file that was renamed or moved (``memory
+    prune`` archiving a log, an ``mv``): without it the counts stay under the old path and
+    ``memory consolidate`` no longer sees them."""
+
+    def move_recalls(self, moves: Sequence[tuple[str, str]]) -> None:
+        """Put the agent's counts under each ``(old, new)`` path pair's new path, merged
+        with any already there."""
+        ...
+
+
+@runtime_checkable
 class RebuildsWhenCorrupt(Protocol):
     """A store that moves a corrupted index aside and starts empty: ``recovered_from`` says
     where the old one went until the next sync reports it (and sets it back to ``None``)."""

@@ -100,6 +100,27 @@ def test_status_deep_lists_only_entries_still_in_their_files(workspace: Path) ->
     assert listed == [("memory/2026-11-02.md", 4, "- Booked the dentist, Dr. Wagner, for Tuesdays.", 1)]
 
 
+def test_recall_counts_follow_a_pruned_log_into_the_archive(workspace: Path) -> None:
+    """``memory prune`` moves old logs into memory/archive/; the counts stayed under the old
+    path, so an entry recalled often enough was no longer a consolidation candidate."""
+    run_cli("init", str(workspace), check=True)
+    (workspace / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    (workspace / "memory" / "2026-11-02.md").write_text(DAY)
+    ws = ("-w", str(workspace))
+    for q in ("dentist", "when is the dentist", "Dr. Weber appointment"):
+        run_cli(*ws, "memory", "search", q, check=True)
+
+    def candidates() -> list[tuple[str, int]]:
+        out = run_cli(*ws, "memory", "consolidate", "--dry-run", "--no-model", "--json").stdout
+        return [(c["citation"], c["recalls"]) for c in json.loads(out)["candidates"]]
+
+    assert candidates() == [("memory/2026-11-02.md#L3", 3)]
+    run_cli(*ws, "memory", "prune", "--before", "2026-11-03", check=True)
+    assert (workspace / "memory" / "archive" / "2026-11-02.md").is_file()
+    run_cli(*ws, "memory", "index", check=True)
+    assert candidates() == [("memory/archive/2026-11-02.md#L3", 3)]
+
+
 MEMORY = (
     "# MEMORY.md\n\n"
     "- ~~Lives in Berlin, Kastanienallee~~ (superseded by: Lives in Lisbon, Alfama, 2026-11-20)\n"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import ChunkInput, FileRecord, RebuildsWhenCorrupt
+from ..model import ChunkInput, FileRecord, MovesRecalls, RebuildsWhenCorrupt
 from .freshness import RACY_NS
 from .hashing import bytes_hash, text_hash
 from .noise import without_noise
@@ -90,6 +90,8 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
     read_at = store.get_meta(READ_STARTED_KEY)
     trusted_before = None if read_at is None else int(read_at) - RACY_NS
     read_any = False
+    #: content hash -> paths new to the index in this sync (a renamed file is one of them)
+    appeared: dict[str, list[str]] = {}
     max_bytes = int(index.config.get("memory.max_file_bytes"))
     pending: list[tuple[FileRecord, list[Any], bool]] = []  # (record, chunks, is_new)
     pending_windows = 0
@@ -168,6 +170,8 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         # a chunk of headings alone (a template's empty sections) holds no memory
         chunks = [c for c in chunk(index.agent, without_noise(text), mf.path)
                   if any(ln.strip() and not ln.lstrip().startswith("#") for ln in c.text.split("\n"))]
+        if old is None:
+            appeared.setdefault(digest, []).append(mf.path)
         pending.append((record, chunks, old is None))
         pending_windows += len(chunks)
         if pending_windows >= EMBED_GROUP:
@@ -175,11 +179,17 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
     flush_pending()
 
     gone = sorted(set(stored) - {f.path for f in found})
+    vanished = list(gone)
     # files skipped this time (too big, binary) must not keep stale chunks either
     gone += [p for p, _ in report.skipped if p in stored and p not in gone]
     if gone:
         store.remove_files(gone)
         report.removed = gone
+        # a file gone and one new with the same bytes: renamed (`memory prune`, an `mv`);
+        # its entries' recall counts go along, so consolidation still sees them
+        moves = [(p, appeared[stored[p].hash].pop()) for p in vanished if appeared.get(stored[p].hash)]
+        if moves and isinstance(store, MovesRecalls):
+            store.move_recalls(moves)
     if progress is not None:
         progress(total, total)
     if read_any:
