@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 BINARY_SNIFF = 8192
 
 
-#: the store's note of when the last sync that read files started (``time.time_ns()``)
+#: the store's note of when the last sync that read files started and ended (``time.time_ns()``)
 READ_STARTED_KEY = "read_started_ns"
 
 #: windows embedded per provider call (the provider batches further by embedding.batch_size)
@@ -85,10 +85,10 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
             report.warnings.append(f"{path}: {why}")
     stored = store.files()
     # Timestamps are coarse: an edit in the clock tick of the last read leaves mtime and
-    # size as they were (same-size edits within one tick), so the fast path trusts only an
-    # mtime clearly older than the last sync that read files; a newer one is hashed again
-    read_at = store.get_meta(READ_STARTED_KEY)
-    trusted_before = None if read_at is None else int(read_at) - RACY_NS
+    # size as they were (same-size edits within one tick), so the fast path does not trust
+    # an mtime from the last sync that read files (two seconds either side); it is hashed
+    # again. One dated later than that sync is clock skew, not a read racing a write.
+    racy = _racy_window(store.get_meta(READ_STARTED_KEY))
     read_any = False
     #: content hash -> paths new to the index in this sync (a renamed file is one of them)
     appeared: dict[str, list[str]] = {}
@@ -122,7 +122,7 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         ):
             # chmod leaves the mtime alone: a file its owner may no longer read is read (and
             # fails) rather than trusted, so its old text does not stay searchable
-            if (trusted_before is None or old.mtime_ns < trusted_before) and st.st_mode & stat.S_IRUSR:
+            if not (racy[0] <= old.mtime_ns <= racy[1]) and st.st_mode & stat.S_IRUSR:
                 report.unchanged += 1
                 continue
             recheck = True  # the hash says whether it changed
@@ -193,12 +193,25 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
     if progress is not None:
         progress(total, total)
     if read_any:
-        store.set_meta(READ_STARTED_KEY, str(started_ns))
+        store.set_meta(READ_STARTED_KEY, f"{started_ns} {time.time_ns()}")
     index.syncer.synced(found, started_ns)
     report.seconds = time.perf_counter() - started
     for w in report.warnings:
         warnings.warn(w, MemoryWarning, stacklevel=3)
     return report
+
+
+def _racy_window(noted: str | None) -> tuple[int, int]:
+    """The mtimes (ns) the fast path does not trust: those within two seconds of the last
+    sync that read files (``"<started> <ended>"``, :data:`READ_STARTED_KEY`); nothing for an
+    index that has no such note (made before it was kept)."""
+    parts = (noted or "").split()
+    try:
+        started = int(parts[0])
+        ended = int(parts[1]) if len(parts) > 1 else started
+    except (IndexError, ValueError):
+        return (1, 0)  # an empty window
+    return (started - RACY_NS, ended + RACY_NS)
 
 
 def _skip(index: IndexView, report: SyncReport, path: str, st: os.stat_result, reason: str) -> None:
