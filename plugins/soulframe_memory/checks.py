@@ -8,7 +8,7 @@ reports through findings; one that raises is shown by doctor as a problem of its
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from soulframe import ConfigError, Finding, Fix
 from soulframe.cli import quiet_logs as _quiet_logs
@@ -55,7 +55,22 @@ def memory_index(agent: CheckedAgent) -> Iterable[Finding]:
                           f"{len(stale)} memory file{'s' if len(stale) != 1 else ''} changed since "
                           f"the last index ({shown}): the next search re-indexes them, or run "
                           "`soulframe memory index`", fix=_index_fix(agent))
+        yield from _not_indexed(agent, st.skipped_files)
     yield from _semantic(agent)
+
+
+def _not_indexed(agent: CheckedAgent, skipped: Iterable[Any]) -> Iterable[Finding]:
+    """Memory files the index leaves out for what they hold or allow (too big, binary,
+    unreadable): a note that is never found, named with why. Links leading astray are
+    :func:`~soulframe_memory.memory_links.memory_files`'s to report, with their fix."""
+    from soulframe.memorykit import Discovery
+
+    links = Discovery(agent.workspace, list(agent.config.get("memory.extra_paths") or ()))
+    links.files()
+    named = {path for path, _ in links.skipped}
+    for sk in skipped:
+        if sk.path not in named:
+            yield Finding("memory", "warning", f"{sk.path} is not searchable: {sk.reason}", sk.path)
 
 
 def _index_fix(agent: CheckedAgent) -> Fix:

@@ -161,6 +161,22 @@ def test_doctor_memory_index_missing_then_stale(ws: Path, cli: Any) -> None:
     assert stale and stale[0]["message"].startswith("1 memory file changed") and "MEMORY.md" in stale[0]["message"]
 
 
+def test_doctor_names_a_memory_file_the_index_leaves_out(ws: Path, cli: Any) -> None:
+    """A binary file or one over memory.max_file_bytes is never found by search: `memory
+    index` warned once, and doctor said the memory was healthy."""
+    (ws / "memory" / "scan.md").write_bytes(bytes(range(256)) * 8)
+    (ws / "memory" / "huge.md").write_text("- a long note\n" * 400_000)  # over 5 MiB
+    link = ws / "memory" / "soul.md"
+    link.symlink_to(ws / "SOUL.md")  # a link astray: the memory-files check names it, once
+    assert run(cli, ws, "memory", "index").returncode == 0
+    _, found = findings(cli, ws)
+    left_out = {f["path"]: f for f in by(found, "memory") if "not searchable" in f["message"]}
+    assert set(left_out) == {"memory/scan.md", "memory/huge.md"}
+    assert "binary" in left_out["memory/scan.md"]["message"] and left_out["memory/scan.md"]["level"] == "warning"
+    assert "memory.max_file_bytes" in left_out["memory/huge.md"]["message"]
+    assert [f["path"] for f in by(found, "memory-files")] == ["memory/soul.md"]
+
+
 def test_doctor_semantic_search_switched_off_or_unavailable(ws: Path, cli: Any) -> None:
     cfg = ws / "soulframe.toml"
     base = cfg.read_text().replace("[embedding]\nauto_order = []\n", "")
