@@ -126,3 +126,17 @@ def test_a_change_made_while_the_watch_starts_is_not_missed(agent: Agent, ws: Pa
         w.wait_for(1)
     assert w.syncs and w.syncs[0].added == ["memory/2026-08-06.md"]
     assert len(w.syncs) == 1
+
+
+def test_a_workspace_replaced_while_watched_is_watched_again(agent: Agent, ws: Path, tmp_path: Path) -> None:
+    """Moved away and made again (restored from a backup, cloned afresh): the watch followed
+    the old directory, said nothing, and no later note was ever indexed."""
+    with Watching(agent) as w:
+        ws.rename(tmp_path / "ws-before")
+        (ws / "memory").mkdir(parents=True)
+        (ws / "memory" / "2026-08-08.md").write_text("# 2026-08-08\n\n- Restored from the backup.\n")
+        w.wait_for(1)
+        (ws / "memory" / "2026-08-09.md").write_text("# 2026-08-09\n\n- Written after the restore.\n")
+        w.wait_for(2)
+    added = [p for s in w.syncs for p in s.added]
+    assert "memory/2026-08-08.md" in added and "memory/2026-08-09.md" in added, w.syncs

@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .files import SKIP_DIRS
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 #: after a sync failed (a full disk, a locked or missing index), the next try comes this
 #: long after, or sooner with the next change
 RETRY_S = 30.0
+
+#: how often the watch checks that the workspace is still the directory it watches
+ROOT_CHECK_S = 1.0
 
 #: what changes a file; "opened" and "closed_no_write" are reads (the sync's own among them)
 CHANGE_EVENTS = frozenset({"created", "deleted", "modified", "moved", "closed"})
@@ -102,8 +106,11 @@ def watch(
     stop = stop or threading.Event()
     observer: Any = Observer()
     root = memory.agent.root
-    observer.schedule(Handler(), str(root), recursive=True)
+    handler = Handler()
+    watched = _identity(root)
+    observer.schedule(handler, str(root), recursive=True)
     observer.start()  # the inotify (or other) watch exists once this returns
+    checked = time.monotonic()
     # a change made after the caller's last sync but before the watch existed sent no event:
     # one sync now catches it (handed to on_sync only when it changed something)
     dirty.set()
@@ -112,6 +119,18 @@ def watch(
         on_ready()
     try:
         while not stop.is_set():
+            if time.monotonic() - checked >= ROOT_CHECK_S:
+                checked = time.monotonic()
+                now = _identity(root)
+                if now is not None and now != watched:
+                    # the workspace was replaced (moved away and made again, restored from a
+                    # backup, cloned afresh): the watch followed the old directory, and no
+                    # change here would ever be seen again
+                    watched = now
+                    observer.unschedule_all()
+                    observer.schedule(handler, str(root), recursive=True)
+                    last_event[0] = 0.0
+                    dirty.set()
             if not dirty.wait(timeout=0.2):
                 continue
             # wait until no event arrived for the debounce window
@@ -135,3 +154,12 @@ def watch(
     finally:
         observer.stop()
         observer.join(timeout=5)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which directory ``path`` names now (device, inode), or None while there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
