@@ -20,6 +20,7 @@ so a client is never told about a file its session may not see.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +47,8 @@ log = logging.getLogger("soulframe.serve")
 
 #: changes settle for this long before clients are told (an editor's save is a burst)
 DEBOUNCE_S = 0.25
+#: how often a quiet watcher checks that the workspace is still the directory it watches
+ROOT_CHECK_S = 1.0
 _SKIPPED_PARTS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 
 Snapshot = dict[str, tuple[int, int]]
@@ -72,6 +75,10 @@ class ChangeFeed:
         self._worker: threading.Thread | None = None
         self._extra: set[str] = set()
         self._root = ""
+        #: (device, inode) of the workspace directory the watch was put on, and how to put
+        #: it on the directory the workspace path names now
+        self._watched_id: tuple[int, int] | None = None
+        self._rewatch: Callable[[], Any] | None = None
         self._starting = threading.Lock()
         self._closing = False
         #: changes announced so far (for the logs and the tests)
@@ -125,9 +132,12 @@ class ChangeFeed:
             # reads memory files, and each open and close, reported, cost the server's
             # watcher threads Python work (a fifth of the front's interpreter time with 8
             # clients searching)
-            observer.schedule(Handler(), str(root), recursive=True, event_filter=[
-                FileCreatedEvent, DirCreatedEvent, FileDeletedEvent, DirDeletedEvent, FileModifiedEvent,
-                FileMovedEvent, DirMovedEvent, FileClosedEvent])
+            events = [FileCreatedEvent, DirCreatedEvent, FileDeletedEvent, DirDeletedEvent, FileModifiedEvent,
+                      FileMovedEvent, DirMovedEvent, FileClosedEvent]
+            handler = Handler()
+            self._watched_id = _identity(root)
+            observer.schedule(handler, str(root), recursive=True, event_filter=events)
+            self._rewatch = lambda: observer.schedule(handler, str(root), recursive=True, event_filter=events)
             observer.daemon = True
             observer.start()
             self._observer = observer
@@ -181,7 +191,9 @@ class ChangeFeed:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._dirty.wait()
+            if not self._dirty.wait(ROOT_CHECK_S):
+                self._check_root()
+                continue
             if self._stop.is_set():
                 return
             while time.monotonic() - self._last_event < DEBOUNCE_S and not self._stop.is_set():
@@ -191,6 +203,23 @@ class ChangeFeed:
                 self._compare()
             except Exception as exc:  # a bad moment on disk; the next change compares again
                 log.warning("comparing resources failed: %s: %s", type(exc).__name__, exc)
+
+    def _check_root(self) -> None:
+        """A workspace moved away and made again (restored from a backup, cloned afresh)
+        leaves the watch on the old directory: no change would reach the clients or the
+        index again. Watch the directory the workspace path names now, and compare."""
+        now = _identity(self.view.agent.workspace.root)
+        if now is None or now == self._watched_id or self._rewatch is None or self._stop.is_set():
+            return
+        self._watched_id = now
+        try:
+            self._observer.unschedule_all()
+            self._rewatch()
+        except Exception as exc:  # no inotify watches left: the periodic sync still runs
+            log.warning("watching the new workspace directory failed: %s: %s", type(exc).__name__, exc)
+            return
+        self._last_event = 0.0
+        self._dirty.set()
 
     def _take(self) -> Snapshot:
         return {s.uri: s.signature for s in self.view.served()}
@@ -270,6 +299,15 @@ class ChangeFeed:
         if entry is not None:
             entry[1].discard(str(params.uri))
         return types.EmptyResult()
+
+
+def _identity(path: Any) -> tuple[int, int] | None:
+    """Which directory ``path`` names now (device, inode)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _key(session: Any) -> int:

@@ -185,3 +185,27 @@ def test_a_workspace_inside_a_hidden_folder_is_watched(tmp_path: Path, parent: s
                 found.structured_content
 
     anyio.run(main)
+
+
+def test_a_workspace_replaced_while_served_is_watched_again(tmp_path: Path) -> None:
+    """Moved away and made again (restored from a backup, cloned afresh): the server's watch
+    followed the old directory, so clients were never told of a change again, and its index
+    (which a search trusts while the watch runs) missed every later note."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    make_workspace(ws)
+
+    async def main() -> None:
+        async with client(stdio_params(ws), "2026-07-28") as c:
+            await c.call_tool("memory_search", {"query": "venue"})  # the server is up and has searched
+            async with c.listen(resources_list_changed=True) as sub:
+                ws.rename(tmp_path / "ws-before")
+                make_workspace(ws)
+                (ws / "memory" / "2026-02-03.md").write_text("# 2026-02-03\n\n- Booked the quillorn venue.\n")
+                with anyio.fail_after(60):
+                    assert await sub.__anext__() == ResourcesListChanged()
+            found = await c.call_tool("memory_search", {"query": "quillorn venue"})
+            assert any("quillorn" in h["snippet"] for h in found.structured_content["results"]), \
+                found.structured_content
+
+    anyio.run(main)
