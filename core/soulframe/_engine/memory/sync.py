@@ -89,7 +89,7 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
     # an mtime from the last sync that read files (two seconds either side); it is hashed
     # again. One dated later than that sync is clock skew, not a read racing a write.
     racy = _racy_window(store.get_meta(READ_STARTED_KEY))
-    read_any = False
+    read_any = touched = False
     #: content hash -> paths new to the index in this sync (a renamed file is one of them)
     appeared: dict[str, list[str]] = {}
     max_bytes = int(index.config.get("memory.max_file_bytes"))
@@ -165,6 +165,7 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         ):
             if not same_stat:
                 store.touch_file(record)
+                touched = True
             report.unchanged += 1
             continue
         # a chunk of headings alone (a template's empty sections) holds no memory
@@ -192,7 +193,10 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
             store.move_recalls(moves)
     if progress is not None:
         progress(total, total)
-    if read_any:
+    if read_any and (touched or report.changed_anything):
+        # only a sync that writes anyway notes it: a search that found nothing changed must
+        # not queue behind another process's write lock for it (the files it re-read are
+        # simply re-read next time too)
         store.set_meta(READ_STARTED_KEY, f"{started_ns} {time.time_ns()}")
     index.syncer.synced(found, started_ns)
     report.seconds = time.perf_counter() - started
