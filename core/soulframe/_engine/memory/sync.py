@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 BINARY_SNIFF = 8192
 
 
-#: the store's note of when the last sync that read files started and ended (``time.time_ns()``)
+#: the store's note of when the last sync that read files and wrote the index started and
+#: ended (``time.time_ns()``)
 READ_STARTED_KEY = "read_started_ns"
 
 #: windows embedded per provider call (the provider batches further by embedding.batch_size)
@@ -86,8 +87,9 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
     stored = store.files()
     # Timestamps are coarse: an edit in the clock tick of the last read leaves mtime and
     # size as they were (same-size edits within one tick), so the fast path does not trust
-    # an mtime from the last sync that read files (two seconds either side); it is hashed
-    # again. One dated later than that sync is clock skew, not a read racing a write.
+    # an mtime from the time of the last sync that wrote the index (two seconds either
+    # side): it is hashed again. One dated later than that sync is clock skew, not a read
+    # racing a write.
     racy = _racy_window(store.get_meta(READ_STARTED_KEY))
     read_any = touched = False
     #: content hash -> paths new to the index in this sync (a renamed file is one of them)
@@ -207,8 +209,9 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
 
 def _racy_window(noted: str | None) -> tuple[int, int]:
     """The mtimes (ns) the fast path does not trust: those within two seconds of the last
-    sync that read files (``"<started> <ended>"``, :data:`READ_STARTED_KEY`); nothing for an
-    index that has no such note (made before it was kept)."""
+    sync that read files and wrote the index (``"<started> <ended>"``,
+    :data:`READ_STARTED_KEY`); nothing for an index that has no such note (made before it
+    was kept)."""
     parts = (noted or "").split()
     try:
         started = int(parts[0])
