@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..model import SoulframeError
 from .state import State, echo_json, own_copy, pass_state
 
 if TYPE_CHECKING:
