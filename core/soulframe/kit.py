@@ -21,7 +21,7 @@ What is here:
   :func:`text_of`, :func:`tool_calls_of`, :func:`parse_arguments`, :func:`check_conversation`.
 - **Neutralising** text a model did not write before it enters a prompt: :func:`neutralise`,
   :func:`one_line`.
-- **Workspace and files**: :class:`Workspace`, :func:`atomic_write`, :func:`locked`,
+- **Workspace and files**: :class:`Workspace`, :func:`atomic_write`, :func:`directory_identity`, :func:`locked`,
   :func:`update_locked`, :func:`ensure_private_dir`, :func:`seed_workspace`,
   :func:`workspace_templates`, :func:`storage_full`, :class:`StorageFullError`; the sandbox's
   :func:`workspace_access`, :func:`read_only_reason`, :func:`sandbox_settings`; the user
@@ -183,6 +183,7 @@ if TYPE_CHECKING:
         StorageFullError,
         Workspace,
         atomic_write,
+        directory_identity,
         ensure_private_dir,
         locked,
         seed_workspace,
@@ -198,6 +199,7 @@ _HOMES: dict[str, str] = {
     "agent_timezone": "soulframe._engine.prompt.context",
     "assistant_message": "soulframe._engine.conversation:assistant",
     "atomic_write": "soulframe._engine.workspace",
+    "directory_identity": "soulframe._engine.workspace",
     "BOOTSTRAP_FILES": "soulframe._engine.prompt.context",
     "cache_dir": "soulframe._engine.paths",
     "caseless": "soulframe._engine.textsplit",
@@ -312,6 +314,7 @@ __all__ = [
     "check_conversation",
     "collect_named",
     "data_dir",
+    "directory_identity",
     "dispatch",
     "ensure_private_dir",
     "explain_identity",

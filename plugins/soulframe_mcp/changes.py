@@ -20,7 +20,6 @@ so a client is never told about a file its session may not see.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from mcp.shared.exceptions import MCPError
 
 # the SDK re-exports this from its mcp_types dependency without listing it in __all__
 from mcp.shared.inbound import MODERN_PROTOCOL_VERSIONS  # type: ignore[attr-defined]
+from soulframe.kit import directory_identity
 
 from .resources import NotServed, ResourceView
 
@@ -135,7 +135,7 @@ class ChangeFeed:
             events = [FileCreatedEvent, DirCreatedEvent, FileDeletedEvent, DirDeletedEvent, FileModifiedEvent,
                       FileMovedEvent, DirMovedEvent, FileClosedEvent]
             handler = Handler()
-            self._watched_id = _identity(root)
+            self._watched_id = directory_identity(root)
             observer.schedule(handler, str(root), recursive=True, event_filter=events)
             self._rewatch = lambda: observer.schedule(handler, str(root), recursive=True, event_filter=events)
             observer.daemon = True
@@ -208,7 +208,7 @@ class ChangeFeed:
         """A workspace moved away and made again (restored from a backup, cloned afresh)
         leaves the watch on the old directory: no change would reach the clients or the
         index again. Watch the directory the workspace path names now, and compare."""
-        now = _identity(self.view.agent.workspace.root)
+        now = directory_identity(self.view.agent.workspace.root)
         if now is None or now == self._watched_id or self._rewatch is None or self._stop.is_set():
             return
         self._watched_id = now
@@ -299,15 +299,6 @@ class ChangeFeed:
         if entry is not None:
             entry[1].discard(str(params.uri))
         return types.EmptyResult()
-
-
-def _identity(path: Any) -> tuple[int, int] | None:
-    """Which directory ``path`` names now (device, inode)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def _key(session: Any) -> int:

@@ -101,6 +101,17 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def directory_identity(path: Path | str) -> tuple[int, int] | None:
+    """Which directory ``path`` names now (device, inode), or None while there is none: a
+    watcher compares it to tell a workspace replaced under the same path (``mv ws ws-old;
+    mkdir ws``) from one that is still the same."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def atomic_write(path: Path, data: str | bytes, *, mode: int = FILE_MODE) -> None:
     """Write a file so a crash or a full disk leaves either the old content or the new,
     never half of it: a temporary file beside it, fsynced, renamed over it. A full disk

@@ -16,9 +16,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..workspace import directory_identity
 from .files import SKIP_DIRS
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def watch(
     observer: Any = Observer()
     root = memory.agent.root
     handler = Handler()
-    watched = _identity(root)
+    watched = directory_identity(root)
     observer.schedule(handler, str(root), recursive=True)
     observer.start()  # the inotify (or other) watch exists once this returns
     checked = time.monotonic()
@@ -121,7 +121,7 @@ def watch(
         while not stop.is_set():
             if time.monotonic() - checked >= ROOT_CHECK_S:
                 checked = time.monotonic()
-                now = _identity(root)
+                now = directory_identity(root)
                 if now is not None and now != watched:
                     # the workspace was replaced (moved away and made again, restored from a
                     # backup, cloned afresh): the watch followed the old directory, and no
@@ -154,12 +154,3 @@ def watch(
     finally:
         observer.stop()
         observer.join(timeout=5)
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    """Which directory ``path`` names now (device, inode), or None while there is none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
