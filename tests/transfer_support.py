@@ -10,12 +10,13 @@ from typing import Any
 from conftest import run_cli
 
 
-def keyword_workspace(tmp_path: Path) -> Path:
-    """``soulframe init`` in ``tmp_path/ws``, its state beside it, no embedding model."""
+def keyword_workspace(tmp_path: Path, settings: str = "") -> Path:
+    """``soulframe init`` in ``tmp_path/ws``, its state beside it, no embedding model;
+    ``settings`` are more top-level config lines (``timezone = "UTC"``)."""
     root = tmp_path / "ws"
     run_cli("init", str(root), check=True)
     (root / "soulframe.toml").write_text(
-        f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "none"\n')
+        f'state_dir = "{tmp_path / "state"}"\n{settings}[embedding]\nprovider = "none"\n')
     return root
 
 

@@ -9,19 +9,14 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 from soulframe._engine.memory import provenance
 from soulframe._engine.memory.recall import recall_key
-from transfer_support import sf
+from transfer_support import keyword_workspace, sf
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    run_cli("init", str(root), check=True)
-    (root / "soulframe.toml").write_text(
-        f'state_dir = "{tmp_path / "state"}"\ntimezone = "UTC"\n[embedding]\nprovider = "none"\n')
-    return root
+    return keyword_workspace(tmp_path, 'timezone = "UTC"\n')
 
 
 def test_remember_writes_provenance_that_search_shows_and_the_index_ignores(ws: Path) -> None:
