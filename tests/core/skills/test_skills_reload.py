@@ -209,3 +209,17 @@ def test_a_skill_swapped_for_a_link_out_of_its_root_is_not_read_while_a_watcher_
     path.symlink_to(outside)
     with pytest.raises(SoulframeError, match="outside its skill root"):
         agent.skills.read("notes")
+
+
+def test_a_workspace_replaced_while_watched_is_watched_again(agent: Agent, workspace: Path, tmp_path: Path) -> None:
+    """Moved away and made again (restored from a backup, cloned afresh): the watch followed
+    the old skills directory, the skill set trusted it, and no later skill was ever seen."""
+    write_skill(workspace / "skills", "before", "before", "there before the restore")
+    agent.skills.watch()
+    assert "before" in agent.skills
+    workspace.rename(tmp_path / "ws-before")
+    write_skill(workspace / "skills", "restored", "restored", "in the workspace made again")
+    wait_for(lambda: "restored" in agent.skills and "before" not in agent.skills)
+    # and the new directory is the one watched now
+    write_skill(workspace / "skills", "later", "later", "written after the restore")
+    wait_for(lambda: "later" in agent.skills)

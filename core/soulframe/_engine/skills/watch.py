@@ -5,7 +5,10 @@ debounce window (``skills.watch_debounce_ms``, 500 ms); when it closes, ``on_cha
 called once with the paths seen, and the skill set bumps its version so the next prompt
 build and search reload. Roots are watched recursively, so a new skill directory is covered
 as soon as it is created. A root that does not exist yet is waited for by watching its
-nearest existing parent; a root that is deleted goes back to being waited for.
+nearest existing parent; a root that is deleted goes back to being waited for. A root
+replaced under the same path without an event reaching its watch (the whole workspace moved
+away and made again, restored from a backup) is found by checking each root's directory
+identity every :data:`ROOT_CHECK_S` and watched afresh.
 
 Imported only by :meth:`soulframe._engine.skills.SkillSet.watch` (watchdog starts threads).
 """
@@ -23,9 +26,13 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from ..workspace import directory_identity
 from .loader import IGNORED_DIRS, SKILL_FILE, FileSig, sig_of
 
 log = logging.getLogger("soulframe.skills")
+
+#: how often (seconds) the watched roots are checked for having been replaced
+ROOT_CHECK_S = 1.0
 
 _RELEVANT = frozenset({"created", "deleted", "modified", "moved", "closed"})
 
@@ -57,6 +64,8 @@ class SkillWatcher:
         self._worker: threading.Thread | None = None
         #: root -> watch handle, for roots that exist and are watched recursively
         self._root_watches: dict[str, Any] = {}
+        #: root -> the directory the watch follows (device, inode)
+        self._root_ids: dict[str, tuple[int, int] | None] = {}
         #: parent dir -> watch handle, for roots waited for
         self._parent_watches: dict[str, Any] = {}
         #: False when a root could not be watched (e.g. out of inotify watches): the skill
@@ -117,14 +126,17 @@ class SkillWatcher:
         for root in self.roots:
             if os.path.isdir(root):
                 if root not in self._root_watches:
+                    identity = directory_identity(root)
                     handle = self._schedule(root, recursive=True)
                     if handle is None:
                         complete = False
                         continue
                     self._root_watches[root] = handle
+                    self._root_ids[root] = identity
                 continue
             if root in self._root_watches:  # deleted since
                 self._unschedule(self._root_watches.pop(root))
+                self._root_ids.pop(root, None)
             parent = _nearest_existing_parent(root)
             if parent is None:
                 complete = False
@@ -139,6 +151,21 @@ class SkillWatcher:
         for parent in set(self._parent_watches) - wanted_parents:
             self._unschedule(self._parent_watches.pop(parent))
         self.complete = complete
+
+    def _check_roots(self) -> None:
+        """Watch afresh every root that is no longer the directory its watch follows; called
+        with the lock held. A workspace moved away and made again sends its skills roots'
+        watches no event, and the skill set would trust them for good."""
+        replaced = [root for root, identity in self._root_ids.items() if directory_identity(root) != identity]
+        if not replaced:
+            return
+        for root in replaced:
+            self._unschedule(self._root_watches.pop(root))
+            self._root_ids.pop(root)
+        self._sync_watches()
+        self._pending.extend(replaced)
+        if self._deadline is None:
+            self._deadline = time.monotonic() + self.debounce_s
 
     def _unschedule(self, handle: Any) -> None:
         try:
@@ -194,7 +221,8 @@ class SkillWatcher:
         while True:
             with self._cv:
                 while not self._stopping and self._deadline is None:
-                    self._cv.wait()
+                    if not self._cv.wait(ROOT_CHECK_S):
+                        self._check_roots()
                 if self._stopping:
                     return
                 assert self._deadline is not None
