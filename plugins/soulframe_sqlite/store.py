@@ -113,9 +113,12 @@ class SqliteStore:
             # (an I/O error on a file another process just moved aside is no full disk: the
             # fresh index it made is there to open)
             self._recover(exc, found)
-        if workspace is not None:
+        #: the file this connection writes into, to tell when the path names another one
+        self._opened = _identity(self.path)
+        self._workspace = None if workspace is None else str(workspace)
+        if self._workspace is not None:
             try:
-                self._claim_workspace(str(workspace))
+                self._claim_workspace(self._workspace)
             except BaseException:
                 self.close()
                 raise
@@ -158,6 +161,35 @@ class SqliteStore:
                 os.chmod(f"{self.path}{suffix}", 0o600)
         if self.vec_loaded:
             self._sync_vec_mirror()
+
+    def _follow_file(self) -> None:
+        """Open the index the path names now when it is not the file this connection has
+        open. A long-lived process (memory watch, serve) keeps its connection while the user
+        deletes the index to rebuild it or another process moves a damaged one aside: SQLite
+        goes on writing into the unlinked file, which no other process can open, and every
+        note indexed from then on would be lost. Called where a sync starts (:meth:`files`)."""
+        if _identity(self.path) == self._opened:
+            return
+        with self._lock, self._reader_lock:
+            if _identity(self.path) == self._opened:
+                return
+            log.warning("%s was deleted or replaced while open; indexing into the file there now",
+                        self.path)
+            if self._read_conn is not None:
+                with contextlib.suppress(Exception):
+                    self._read_conn.close()
+                self._read_conn = None
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            self._matrix = None
+            self._count_cache = None
+            self._df_cache = {}
+            self._visible_counts = {}
+            _prepare_path(self.path)
+            self._open()
+            self._opened = _identity(self.path)
+            if self._workspace is not None:
+                self._claim_workspace(self._workspace)
 
     def _claim_workspace(self, workspace: str) -> None:
         """Bind this index to one workspace, as the PostgreSQL store binds an agent key.
@@ -308,6 +340,7 @@ class SqliteStore:
     # ------------------------------------------------------------------ files
 
     def files(self, scope: str | None = None) -> dict[str, FileRecord]:
+        self._follow_file()
         with self._lock:
             rows = self.conn.execute(
                 "SELECT path, hash, mtime_ns, size, private, day, model, scope FROM files "

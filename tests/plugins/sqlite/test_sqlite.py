@@ -564,3 +564,27 @@ def test_a_vec0_scanning_store_does_not_load_every_vector_for_chunk_means(tmp_pa
     assert np.allclose(by_text["two"], (basis(0) + basis(1)) / np.sqrt(2), atol=1e-5)
     assert np.allclose(by_text["one"], basis(2), atol=1e-5)
     store.close()
+
+
+def test_an_index_file_deleted_while_open_is_made_again_not_written_into_the_void(tmp_path: Path) -> None:
+    """A long-lived process (memory watch, serve) holds the index open; the user deletes it
+    (to rebuild, to free space). Its syncs went on writing into the unlinked file: every
+    other process found an empty index, and every note it indexed was lost."""
+    ws = tmp_path / "ws"
+    write_workspace(ws, 2)
+    a = make_agent(ws, seed=False, state_dir=tmp_path / "state")
+    quiet(a.memory.sync)
+    db = Path(a.store.location)
+    for side in ("", "-wal", "-shm"):
+        Path(f"{db}{side}").unlink(missing_ok=True)
+    (ws / "memory" / "2026-02-01.md").write_text("# day\n\n- the okapi came after the delete\n")
+    quiet(a.memory.sync)
+    assert db.exists() and db.stat().st_mode & 0o777 == 0o600
+    other = make_agent(ws, seed=False, state_dir=tmp_path / "state")
+    try:
+        assert [h.path for h in quiet(other.memory.search, "okapi", min_score=0.0, sync=False)] == [
+            "memory/2026-02-01.md"]
+        assert quiet(other.memory.search, "zebra1", min_score=0.0, sync=False)  # the old notes again
+    finally:
+        other.close()
+        a.close()
