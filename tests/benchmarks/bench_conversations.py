@@ -33,8 +33,8 @@ HALVES = {"tune": ["Chat_1", "Chat_3", "Chat_5", "Chat_7", "Chat_9"],
 K = 6
 BUDGET = 8_000
 #: thresholds not reached yet at default settings, with why (measured in docs/memory.md).
-#: None since memory.query_focus: held 0.791 vs keyword 0.713 within 7,518 chars,
-#: multi-hop 0.611 (before it 0.749 and 0.5495, both short)
+#: None since memory.query_focus; with memory.vector_share: held 0.782 vs keyword 0.713
+#: within 7,518 chars, multi-hop 0.619 (before query_focus 0.749 and 0.5495, both short)
 PENDING: dict[str, str] = {}
 
 

@@ -136,3 +136,54 @@ def test_words_only_in_a_heading_are_found_by_meaning(tmp_path: Path) -> None:
     agent.close()
     assert hits and hits[0].vector_score is not None and hits[0].vector_score >= 0.35
     assert "Alice sends the figures" in hits[0].snippet
+
+
+#: days whose words match "Which pet did Maya adopt?" in other senses (a pet peeve, adopting
+#: a plan): the keyword channel fills every place with them
+WORD_MATCHES = [
+    "My pet peeve is people who adopt a new plan every week.",
+    "Did the team adopt the budget? My pet project depends on it.",
+    "The council will adopt the new parking rules, my pet topic.",
+    "We may adopt the four-day week; that's my pet idea.",
+    "They voted to adopt the proposal, a pet cause of mine.",
+    "My pet theory: the school will adopt uniforms soon.",
+    "Will the club adopt my pet suggestion about the logo?",
+    "The board did adopt the plan, my pet hate is the delay.",
+    "Adopt a calmer tone, said my boss; my pet word is 'fine'.",
+    "The city should adopt cycle lanes, it's my pet campaign.",
+    "My pet subject at school was history; we adopt a new text.",
+    "Will parliament adopt the pet tax? Doubt it.",
+]
+
+
+def _pet_workspace(root: Path) -> Path:
+    ws = root / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for d, line in enumerate(WORD_MATCHES, 1):
+        (ws / "memory" / f"2026-03-{d:02d}.md").write_text(
+            f"# 2026-03-{d:02d}\n\nOmar: How was your day?\nMaya: {line}\n")
+    (ws / "memory" / "2026-03-20.md").write_text(
+        "# 2026-03-20\n\nOmar: How was your day?\nMaya: We brought home a beagle puppy from the shelter!\n")
+    return ws
+
+
+def test_the_best_answer_by_meaning_is_shown_among_days_that_only_share_the_words(tmp_path: Path) -> None:
+    """Twelve days say "pet" and "adopt" in other senses; the day Maya brought the puppy
+    home says neither. By fused score alone all six places went to the word matches; two of
+    them are kept for the vector channel's best candidates (memory.vector_share)."""
+    ws = _pet_workspace(tmp_path)
+    question = "Which pet did Maya adopt?"
+    agent = indexed(ws, tmp_path / "state")
+    by_score = indexed(ws, tmp_path / "state-by-score", **{"memory.vector_share": 0.0})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            hits = agent.memory.search(question)
+            alone = by_score.memory.search(question)
+        assert "memory/2026-03-20.md" in [h.path for h in hits]
+        assert "beagle puppy" in next(h.snippet for h in hits if h.path == "memory/2026-03-20.md")
+        assert "memory/2026-03-20.md" not in [h.path for h in alone]  # what the places change
+        assert len(hits) == 6 and [h.score for h in hits[:4]] == sorted((h.score for h in hits[:4]), reverse=True)
+    finally:
+        agent.close()
+        by_score.close()

@@ -76,21 +76,12 @@ def test_hybrid_beats_keyword_only_on_the_held_apart_half(results: dict[str, Any
     assert r[("hybrid", "held", "all")] >= r[("keyword", "held", "all")] + 0.05, r
 
 
-@pytest.mark.parametrize("split", [
-    "tune",
-    pytest.param("held", marks=pytest.mark.xfail(strict=True, reason=(
-        "not met since memory.query_focus: the vector channel alone 0.776, the default 0.735 "
-        "(both up from 0.719 / 0.721). No fusion weight tried brings the default to it "
-        "(keyword weight 0.1-0.6: 0.735-0.770): this set's keyword channel (0.42) matches "
-        "template small talk, noise that reorders the vector channel's close scores. The one "
-        "fusion found that meets it (a fused score never below the vector score: 0.782) costs "
-        "REALTALK's tune half 0.704 -> 0.665. docs/memory.md, 'That rule against the real "
-        "conversations'"))),
-])
+@pytest.mark.parametrize("split", ["tune", "held"])
 def test_hybrid_is_never_below_a_single_channel(results: dict[str, Any], split: str) -> None:
     """The issue's rule for every committed set: the default is never below its best
-    single channel, on either half (the vector channel leads here: the small talk defeats
-    keywords)."""
+    single channel, on either half. The vector channel leads the keyword one here (the
+    small talk defeats keywords); the held half met the rule only once places were kept for
+    the vector channel's best candidates (memory.vector_share; before, 0.735 against 0.776)."""
     r = results["recall"]
     best = max(r[(ch, split, "all")] for ch in ("keyword", "vector"))
     assert r[("hybrid", split, "all")] >= best, (split, r)

@@ -256,6 +256,26 @@ def ordered(items: list[Fused]) -> list[Fused]:
     return items
 
 
+def vector_slots(items: list[Fused], k: int, share: float) -> list[Fused]:
+    """``items`` with the last ``round(k * share)`` of the first ``k`` places given to the
+    vector channel's best candidates not already above them (``memory.vector_share``), in
+    their fused order; the candidates they displace follow. A question whose words the
+    small talk of many days holds ("news", "family") fills every place with turns that
+    merely say them, and the vector channel's best answer — ranked second there — is not
+    shown: a share of the places is kept for it. Measured in docs/memory.md ("Places kept
+    for the vector channel")."""
+    slots = int(k * share + 0.5)
+    if slots <= 0 or len(items) <= k - slots:
+        return items
+    head, rest = items[: k - slots], items[k - slots:]
+    by_vector = sorted((f for f in rest if f.vector_score is not None), key=lambda f: -(f.vector_score or 0.0))
+    kept = by_vector[:slots]
+    if not kept:
+        return items
+    chosen = {id(f) for f in kept}
+    return head + [f for f in rest if id(f) in chosen] + [f for f in rest if id(f) not in chosen]
+
+
 def boost(score: float, factor: float) -> float:
     """``score`` boosted by ``factor`` on its odds (``s / (1 - s)`` times ``factor``): the
     order of boosted hits is kept, 0 stays 0 and nothing passes 1."""

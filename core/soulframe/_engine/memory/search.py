@@ -171,6 +171,10 @@ def search(index: IndexView, query: str,
                 f"{elsewhere[1]:,}): results may miss what it has not reached yet")
         notice = f"{notice}; {busy}" if notice else busy
     fused = _adjust(index, reranked.fused, k, session)
+    if channels == "hybrid":
+        from .fusion import vector_slots
+
+        fused = vector_slots(fused, k, float(index.config.get("memory.vector_share")))
     fused = _entities_first(index, fused, query)
     fused, older = _supersession(fused, history=history)
     recalls: list[Any] = []
