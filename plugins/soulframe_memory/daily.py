@@ -57,8 +57,15 @@ def _logs_in(agent: AgentLike, rel_dir: str, archived: bool) -> list[DailyLog]:
         if day is None:
             continue
         try:
-            path = agent.workspace.resolve(rel)  # refuses a symlink out of the workspace
-            if not path.is_file():
+            if entry.is_symlink():
+                path = agent.workspace.resolve(rel)  # refuses a symlink out of the workspace
+                if not path.is_file():
+                    continue
+            elif entry.is_file(follow_symlinks=False):
+                # a plain file of a resolved folder is where its name says: resolving each
+                # of thousands of logs again cost most of `soulframe doctor` in a big workspace
+                path = folder / entry.name
+            else:
                 continue
             data = path.read_bytes()
         except (PathEscapeError, OSError):

@@ -396,9 +396,25 @@ def workspace_text_files(root: Path) -> Iterator[Path]:
     for folder in ("memory", "bank"):
         base = root / folder
         if base.is_dir() and not base.is_symlink():
-            for p in sorted(base.rglob("*.md")):
-                if p.is_file() and not any(q.is_symlink() for q in (p, *p.parents) if base in q.parents or q == p):
-                    yield p
+            yield from sorted(_plain_markdown_under(base))
+
+
+def _plain_markdown_under(base: Path) -> Iterator[Path]:
+    """The ``*.md`` regular files under ``base``, never through a symlink: one listing per
+    directory (asking each file whether any of its parents is a link cost seconds in a
+    workspace of thousands of daily logs)."""
+    folders = [base]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(Path(entry.path))
+            elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                yield Path(entry.path)
 
 
 def secrets_in_files(agent: CheckedAgent) -> Iterable[Finding]:
