@@ -279,3 +279,27 @@ def test_the_suggested_commands_work_pasted_for_a_path_with_spaces(tmp_path: Pat
     out = run(cli, root, "backup", "init")
     line = next(ln.strip() for ln in out.stdout.splitlines() if "remote add origin" in ln)
     assert shlex.split(line)[:3] == ["git", "-C", str(root)]
+
+
+def test_a_commit_checks_the_files_it_takes_not_every_tracked_one(ws: Path, cli: Any) -> None:
+    token = "ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp"
+    assert run(cli, ws, "backup", "init").returncode == 0
+    # a key committed long ago, by git itself: it is in the history whatever this commit
+    # does; re-reading every tracked file for it made each commit of a big workspace slow
+    old = ws / "memory" / "2026-01-02.md"
+    old.write_text(f"# 2026-01-02\n- chose Postgres\n- deploy token {token}\n")
+    git(ws, "commit", "-qam", "by hand")
+    (ws / "memory" / "2026-01-03.md").write_text("# 2026-01-03\n- booked the dentist\n")
+    out = run(cli, ws, "backup", "commit")
+    assert out.returncode == 0, out.stderr
+    assert "memory/2026-01-03.md" in committed(ws)
+    # what the commit takes is still checked: an edited file, a new one, one staged by hand
+    for name, stage in (("memory/2026-01-03.md", False), ("memory/2026-01-04.md", False), ("TOOLS.md", True)):
+        path = ws / name
+        path.write_text(f"# note\n- the key: {token}\n")
+        if stage:  # the working copy and git's index alike: only the staged list names it
+            git(ws, "add", name)
+        out = run(cli, ws, "backup", "commit")
+        assert out.returncode == 1 and f"{name} line 2" in out.stderr, (name, out.stderr)
+        assert token not in out.stderr + out.stdout
+        path.write_text("# note\n")
