@@ -65,6 +65,9 @@ def _not_indexed(agent: CheckedAgent, skipped: Iterable[Any]) -> Iterable[Findin
     :func:`~soulframe_memory.memory_links.memory_files`'s to report, with their fix."""
     from soulframe.memorykit import Discovery
 
+    skipped = list(skipped)
+    if not skipped:  # the usual case: no second walk of every memory file to name none
+        return
     links = Discovery(agent.workspace, list(agent.config.get("memory.extra_paths") or ()))
     links.files()
     named = {path for path, _ in links.skipped}
