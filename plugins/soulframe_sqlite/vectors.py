@@ -71,6 +71,14 @@ class VectorMatrix:
             self.__init__()  # type: ignore[misc]
             self.dims = dims
             self.matrix = np.zeros((0, dims), dtype=np.float32)
+        if not len(self) and not self.skipped:
+            # a first load — every new process, each `soulframe memory search`: one scan
+            # of the rows, not their ids and hashes first and then the rows (that took
+            # twice as long, growing with the index)
+            self._append(conn.execute(_ROWS_SQL + " ORDER BY v.id").fetchall(), dims)
+            self.scope_values = frozenset(self.scopes)
+            self.generation = generation
+            return
         rows = conn.execute(
             "SELECT v.id, c.hash FROM vectors v JOIN chunks c ON c.id = v.chunk_id ORDER BY v.id"
         ).fetchall()
@@ -90,35 +98,39 @@ class VectorMatrix:
         if self.skipped:
             new_ids = new_ids[~np.isin(new_ids, np.fromiter(self.skipped, dtype=np.int64))]
         if new_ids.size:
-            width = dims * 4
-            rows = self._fetch(conn, new_ids)
-            good = [r for r in rows if len(r[4]) == width]
-            self.skipped.update(r[0] for r in rows if len(r[4]) != width)
-            if good:
-                mat = np.frombuffer(b"".join(r[4] for r in good), dtype="<f4")
-                mat = mat.reshape(len(good), dims).astype(np.float32)
-                self.ids = np.concatenate([self.ids, np.array([r[0] for r in good], dtype=np.int64)])
-                self.chunk_ids = np.concatenate(
-                    [self.chunk_ids, np.array([r[1] for r in good], dtype=np.int64)]
-                )
-                self.private = np.concatenate(
-                    [self.private, np.array([bool(r[2]) for r in good], dtype=bool)]
-                )
-                self.scopes.extend(str(r[3]) for r in good)
-                self.hashes.extend(str(r[5]) for r in good)
-                self.matrix = np.concatenate([self.matrix, mat])
-                # rows of one chunk must stay together (reduceat in search): ids are
-                # assigned in one transaction per file, so id order keeps them contiguous
-                order = np.argsort(self.ids, kind="stable")
-                if not (order == np.arange(order.size)).all():
-                    self.ids = self.ids[order]
-                    self.chunk_ids = self.chunk_ids[order]
-                    self.private = self.private[order]
-                    self.scopes = [self.scopes[i] for i in order.tolist()]
-                    self.hashes = [self.hashes[i] for i in order.tolist()]
-                    self.matrix = self.matrix[order]
+            self._append(self._fetch(conn, new_ids), dims)
         self.scope_values = frozenset(self.scopes)
         self.generation = generation
+
+    def _append(self, rows: Sequence[tuple[Any, ...]], dims: int) -> None:
+        """Add fetched rows (:data:`_ROWS_SQL`); a row of another size is skipped."""
+        width = dims * 4
+        good = [r for r in rows if len(r[4]) == width]
+        self.skipped.update(r[0] for r in rows if len(r[4]) != width)
+        if not good:
+            return
+        # no astype: the concatenate below copies into native float32 anyway
+        mat = np.frombuffer(b"".join(r[4] for r in good), dtype="<f4").reshape(len(good), dims)
+        self.ids = np.concatenate([self.ids, np.array([r[0] for r in good], dtype=np.int64)])
+        self.chunk_ids = np.concatenate(
+            [self.chunk_ids, np.array([r[1] for r in good], dtype=np.int64)]
+        )
+        self.private = np.concatenate(
+            [self.private, np.array([bool(r[2]) for r in good], dtype=bool)]
+        )
+        self.scopes.extend(str(r[3]) for r in good)
+        self.hashes.extend(str(r[5]) for r in good)
+        self.matrix = np.concatenate([self.matrix, mat])
+        # rows of one chunk must stay together (reduceat in search): ids are
+        # assigned in one transaction per file, so id order keeps them contiguous
+        order = np.argsort(self.ids, kind="stable")
+        if not (order == np.arange(order.size)).all():
+            self.ids = self.ids[order]
+            self.chunk_ids = self.chunk_ids[order]
+            self.private = self.private[order]
+            self.scopes = [self.scopes[i] for i in order.tolist()]
+            self.hashes = [self.hashes[i] for i in order.tolist()]
+            self.matrix = self.matrix[order]
 
     @staticmethod
     def _fetch(conn: Any, ids: npt.NDArray[np.int64]) -> list[tuple[Any, ...]]:
