@@ -330,11 +330,46 @@ def restore(source: str, dest: Path) -> list[str]:
     parent = dest.parent.resolve()
     if not parent.is_dir():
         parent.mkdir(parents=True, mode=0o700)
+    existed = dest.exists()
     git(parent, "clone", "-q", "--", source, str(dest.resolve()))
+    try:
+        _check_out_a_branch(dest, source)
+    except GitError:
+        # leave the directory as it was: an empty clone would read as a workspace whose
+        # files are all missing, and `init` would fill it with templates
+        if existed:
+            for child in dest.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        else:
+            shutil.rmtree(dest)
+        raise
     make_private(dest)
     from .agents import CORE_FILES
 
     return [n for n in CORE_FILES if not (dest / n).is_file()]
+
+
+def _check_out_a_branch(dest: Path, source: str) -> None:
+    """After the clone, make sure a commit is checked out. A bare repository made with a
+    plain ``git init --bare`` (a NAS, a USB disk) has its HEAD on ``master`` while ``backup
+    init`` commits on ``main``: git then clones without checking anything out, and the
+    restore looked like an empty workspace."""
+    if git(dest, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).returncode == 0:
+        return
+    listed = git(dest, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin").stdout.split()
+    branches = [b for b in listed if b != "HEAD"]
+    if not branches:
+        raise GitError(f"{source} holds no commits: nothing to restore (was the backup pushed? "
+                       "`git -C WORKSPACE push -u origin HEAD` on the machine that has it)")
+    for pick in ("main", "master", *(branches if len(branches) == 1 else ())):
+        if pick in branches:
+            git(dest, "checkout", "-q", "-b", pick, "--track", f"origin/{pick}")
+            return
+    raise GitError(f"{source} has several branches ({', '.join(branches)}) and its HEAD names none of them: "
+                   f"clone it yourself (`git clone -b BRANCH {source} DIR`) or set its HEAD")
 
 
 def make_private(root: Path) -> None:

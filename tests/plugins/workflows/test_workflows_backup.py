@@ -224,6 +224,28 @@ def test_restore_into_the_workspace_named_with_w_on_a_new_machine(ws: Path, tmp_
     assert (dest / "memory" / "2026-01-02.md").read_text() == "# 2026-01-02\n- chose Postgres\n"
 
 
+def test_restore_from_a_bare_repository_made_with_plain_git_init(ws: Path, tmp_path: Path, cli: Any) -> None:
+    """The docs' flow with a self-hosted remote: `git init --bare` (HEAD on master), then
+    `git push -u origin HEAD` of the `main` that `backup init` commits on. git clones that
+    without checking anything out; the restore must still bring the files back."""
+    assert run(cli, ws, "backup", "init").returncode == 0
+    origin = tmp_path / "nas.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "master", str(origin))
+    git(ws, "remote", "add", "origin", str(origin))
+    git(ws, "push", "-q", "-u", "origin", "HEAD")
+    dest = tmp_path / "new-machine" / "agent"
+    out = cli("backup", "restore", str(origin), str(dest))
+    assert out.returncode == 0, out.stderr
+    assert (dest / "memory" / "2026-01-02.md").read_text() == "# 2026-01-02\n- chose Postgres\n"
+    assert "missing" not in out.stdout
+    # a remote nothing was pushed to is an error, and leaves no empty clone behind
+    empty = tmp_path / "empty.git"
+    git(tmp_path, "init", "-q", "--bare", str(empty))
+    out = cli("backup", "restore", str(empty), str(tmp_path / "other"))
+    assert out.returncode == 1 and "holds no commits" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "other").exists()
+
+
 def test_git_missing_is_a_clear_error(ws: Path, tmp_path: Path, cli: Any) -> None:
     empty = tmp_path / "empty-bin"
     empty.mkdir()
