@@ -40,7 +40,7 @@ def register_commands(cli: click.Group) -> None:
 
         \b
         Tools:     memory_search, memory_get, memory_remember, skill_search, skill_read,
-                   and every tool a plugin registers
+                   context_read, context_write, and every tool a plugin registers
         Prompts:   system_prompt (arguments: mode, session, user, channel)
         Resources: the context files and memory files this session may read
                    (soulframe://workspace/SOUL.md, memory://memory/2026-11-26.md),
@@ -60,8 +60,11 @@ def register_commands(cli: click.Group) -> None:
           soulframe -w ~/agent serve --session group --user alice --no-remember
 
         \b
-        Claude Desktop / Claude Code / Cursor: run it as a stdio server, e.g.
+        Claude Desktop / Cursor (mcpServers) and VS Code (servers, with
+        "type": "stdio"): run it as a stdio server, e.g.
           {"command": "soulframe", "args": ["-w", "/path/to/agent", "serve"]}
+          claude mcp add soulframe -- soulframe -w /path/to/agent serve
+        (docs/serving.md has each host's file)
         """
         try:
             from .server import run

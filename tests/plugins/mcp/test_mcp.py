@@ -104,6 +104,17 @@ async def exercise(client: Client, workspace: Path) -> None:
         await client.read_resource("soulframe://workspace/../secret.txt")
 
 
+def test_serve_help_names_every_tool_it_serves(workspace: Path) -> None:
+    """`serve --help` is where a user setting up a host learns what the agent offers: it
+    left out context_read and context_write, which a main session's server serves."""
+    from soulframe import Agent, Session
+
+    served = {t.name for t in Agent.open(workspace, embedding__provider="none").tools(Session.main())}
+    out = run_cli("serve", "--help", check=True).stdout
+    assert served and not [name for name in sorted(served) if name not in out]
+    assert "VS Code" in out
+
+
 @pytest.mark.parametrize("revision", list(REVISIONS))
 def test_stdio_server_with_the_sdk_client(served_workspace: Path, revision: str) -> None:
     async def main() -> None:
