@@ -67,6 +67,18 @@ def test_the_readme_examples_name_real_things(tmp_path: Path) -> None:
     assert report["queries"] == 1 and report["channels"]["keyword"]["recall@k"] == 1.0
 
 
+def test_a_misspelt_key_in_a_memory_eval_question_is_named(workspace: Path) -> None:
+    """A question file written by hand from the README's example: a misspelt key is named
+    with its file and line, not only the format it should have had."""
+    (workspace / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    golden = workspace.parent / "questions.jsonl"
+    golden.write_text('{"id": "q1", "query": "screenshot appearance", "relevant": []}\n'
+                      '{"id": "q2", "query": "screenshots", "relevent": [{"path": "MEMORY.md"}]}\n')
+    out = run_cli("-w", str(workspace), "memory", "eval", str(golden))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"{golden} line 2: no 'relevant' key" in out.stderr and "'relevent'" in out.stderr
+
+
 @pytest.mark.parametrize("args", [
     ["prompt"],
     ["memory", "remember", "buy milk"],

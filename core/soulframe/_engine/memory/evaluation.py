@@ -55,8 +55,10 @@ def load_golden(path: str | Path) -> list[dict[str, Any]]:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             raise SoulframeError(f"{path} line {lineno}: invalid JSON: {exc.msg}") from exc
-        if not isinstance(item, dict) or not item.get("query") or not isinstance(item.get("relevant"), list):
-            raise SoulframeError(f"{path} line {lineno}: expected {{id, query, relevant: [{{path, contains}}]}}")
+        problem = _question_problem(item)
+        if problem:
+            raise SoulframeError(f"{path} line {lineno}: {problem}; expected "
+                                 '{"id": ..., "query": ..., "relevant": [{"path": ..., "contains": ...}]}')
         for rel in item["relevant"]:
             if not isinstance(rel, dict) or "path" not in rel:
                 raise SoulframeError(f"{path} line {lineno}: each relevant entry needs a path")
@@ -66,6 +68,21 @@ def load_golden(path: str | Path) -> list[dict[str, Any]]:
     if not out:
         raise SoulframeError(f"{path}: no queries")
     return out
+
+
+def _question_problem(item: Any) -> str | None:
+    """What is wrong with one question of a golden file, naming the key (a misspelt
+    ``relevent`` said only what was expected, not what was amiss)."""
+    if not isinstance(item, dict):
+        return f"a JSON {type(item).__name__}, not an object"
+    for key in ("query", "relevant"):
+        if key not in item:
+            return f"no {key!r} key (the line has: {', '.join(map(repr, item)) or 'nothing'})"
+    if not isinstance(item["query"], str) or not item["query"].strip():
+        return "'query' must be a non-empty string"
+    if not isinstance(item["relevant"], list):
+        return "'relevant' must be a list"
+    return None
 
 
 def _hit_text(memory: MemoryIndex, path: str, start: int, end: int, cache: dict[str, list[str]]) -> str:
