@@ -179,8 +179,8 @@ class OpenAIProvider(HTTPProvider):
     def unavailable_reason(self) -> str | None:
         if self.name == "openai":
             if self._key is None:
-                return (f"no API key ({self._key_source} is not set); set OPENAI_API_KEY, or "
-                        "embedding.api_key_env / embedding.api_key")
+                return (f"no API key ({self._key_source} is not set); set OPENAI_API_KEY, store it with "
+                        "`soulframe keys set openai`, or set embedding.api_key_env / embedding.api_key")
             return None
         if not self.base_url:
             return "embedding.base_url is not set (e.g. http://localhost:11434/v1 for Ollama, http://localhost:1234/v1 for LM Studio)"
@@ -215,8 +215,8 @@ class GeminiProvider(HTTPProvider):
 
     def unavailable_reason(self) -> str | None:
         if self._key is None:
-            return (f"no API key ({self._key_source} is not set); set GEMINI_API_KEY, or "
-                    "embedding.api_key_env / embedding.api_key")
+            return (f"no API key ({self._key_source} is not set); set GEMINI_API_KEY, store it with "
+                    "`soulframe keys set gemini`, or set embedding.api_key_env / embedding.api_key")
         return None
 
     def _batch_limit(self) -> int:

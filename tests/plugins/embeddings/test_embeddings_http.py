@@ -298,6 +298,19 @@ def test_gemini_without_key_is_unavailable() -> None:
     assert "GEMINI_API_KEY" in (p.unavailable_reason() or "")
 
 
+@pytest.mark.parametrize(("provider", "alias"), [(OpenAIProvider, "openai"), (GeminiProvider, "gemini")])
+def test_a_missing_key_names_the_keys_command_and_that_command_works(provider: Any, alias: str) -> None:
+    """What `doctor` and a search's warning tell a user without a key: `soulframe keys set`
+    is the way the install page recommends (a key out of the shell's history and the
+    workspace), and doing exactly that makes the provider available."""
+    from conftest import run_cli
+
+    reason = provider(config()).unavailable_reason() or ""
+    assert f"`soulframe keys set {alias}`" in reason
+    assert run_cli("keys", "set", alias, input=f"{KEY}\n").returncode == 0
+    assert provider(config()).available()
+
+
 class TestOpenAIProviderContract(EmbeddingProviderContract):
     """The openai provider, against the fake server, passes the contract a third-party
     provider runs (its unavailable reason and describe() included)."""
