@@ -370,7 +370,7 @@ def test_get_never_prints_a_binary_file_or_control_characters(agent: Any, ws: Pa
     ("/etc/passwd", "absolute"),
     ("memory/../SOUL.md", "not allowed"),
     ("memory/link.md", "outside the workspace"),
-    ("memory/nope.md", "not a memory file"),
+    ("memory/nope.md", "memory/nope.md: no such memory file"),  # a daily log not written yet
 ])
 def test_get_refuses_anything_but_memory_files(agent: Any, ws: Path, tmp_path: Path, path: str,
                                                error: str) -> None:

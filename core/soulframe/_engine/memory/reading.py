@@ -8,7 +8,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 from ..model import Session, SoulframeError
-from .files import without_dot_slash
+from .files import is_memory_path, without_dot_slash
 from .results import MemoryExcerpt
 
 if TYPE_CHECKING:
@@ -57,6 +57,10 @@ def read(index: IndexView, path: str,
         rel = mf.path if mf is not None else rel
     if own is not None and (mf is None or mf.private):
         text = own  # a user's own MEMORY.md (or saved session), never the owner's
+    elif mf is None and rel.startswith("memory/") and is_memory_path(rel) and not full.exists():
+        # memory/ is readable in every session, so saying that nothing is there tells no
+        # more than a search would; "not a memory file" sent a user looking for a wrong path
+        raise SoulframeError(f"{path}: no such memory file in the workspace")
     elif mf is None:
         raise SoulframeError(
             f"{path}: not a memory file (memory_get reads MEMORY.md, memory/**/*.md and "
