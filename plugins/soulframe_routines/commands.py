@@ -14,9 +14,9 @@ from soulframe.cli import State, command_group, echo_json, model_option, pass_st
 
 
 def add_commands(cli: click.Group) -> None:
-    command_group(cli, "agents", "Work with agents: summon their context files.").add_command(
-        summon_command
-    )
+    # the same words as soulframe_workflows' (whichever loads first writes the group's help)
+    agents_help = "Several agents on one host: list and add them, summon their context files."
+    command_group(cli, "agents", agents_help).add_command(summon_command)
     cli.add_command(heartbeat_command)
     cli.add_command(boot_command)
 

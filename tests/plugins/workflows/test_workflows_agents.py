@@ -182,6 +182,10 @@ def test_agents_group_holds_list_add_and_summon(cli: Any) -> None:
     assert out.returncode == 0
     for name in ("list", "add", "summon"):
         assert f"  {name} " in out.stdout, out.stdout
+    # the group's own line says what it is for, whichever of its plugins loaded first: it
+    # said only "summon their context files" above a list of three commands
+    about = out.stdout.split("\n\n")[1]
+    assert "list" in about and "add" in about and "summon" in about, about
 
 
 @given(st.text(max_size=40))
