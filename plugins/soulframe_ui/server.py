@@ -356,6 +356,10 @@ def run(agent: Agent, *, port: int | None, open_browser: bool, write: bool, as_j
     if open_browser:
         import webbrowser
 
-        webbrowser.open(url)
+        if not webbrowser.open(url):
+            # a server over ssh or in a container has no browser to start: without this
+            # line --open just seemed to do nothing
+            say("--open: no browser could be started here; open the URL above in a browser "
+                "on this machine (an SSH tunnel to its port works too)")
     config = uvicorn.Config(app, log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])

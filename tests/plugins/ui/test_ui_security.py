@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import subprocess
 import sys
 import threading
@@ -230,6 +231,28 @@ def test_open_hands_the_tokened_url_to_the_browser(tmp_path: Path) -> None:
                 break
             threading.Event().wait(0.1)
         assert opened.read_text() == info["url"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_open_without_a_browser_says_so(tmp_path: Path) -> None:
+    """On a machine without a browser (over SSH, in a container) --open cannot open
+    anything: it says so beside the URL instead of silently doing nothing."""
+    ws, _ = make_workspace(tmp_path, None)
+    no_tools = tmp_path / "empty-bin"
+    no_tools.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.update(BROWSER=str(no_tools / "no-browser"), PATH=str(no_tools))  # nothing webbrowser could run
+    proc = subprocess.Popen([sys.executable, "-m", "soulframe", "-w", str(ws), "ui", "--port", "0", "--open"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        lines = [proc.stderr.readline() for _ in range(3)]  # the URL, read-only, Ctrl-C
+        assert lines[0].startswith("soulframe ui for ") and "http://127.0.0.1:" in lines[0]
+        ready, _, _ = select.select([proc.stderr], [], [], 15)  # then the browser's answer
+        assert ready, f"nothing said about the browser after {lines}"
+        assert "no browser could be started here" in proc.stderr.readline()
     finally:
         proc.terminate()
         proc.wait(timeout=10)
