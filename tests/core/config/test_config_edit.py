@@ -71,6 +71,23 @@ def test_the_default_workspace_is_a_user_setting(cli, tmp_path: Path, _isolated_
     assert (user_file.stat().st_mode & 0o777) == 0o600
 
 
+def test_a_relative_workspace_set_on_the_command_line_is_where_it_was_typed(
+        cli, tmp_path: Path, _isolated_home: Path) -> None:
+    """`config set --user workspace agent`, typed beside the agent folder, names that folder:
+    written as given, the user config read it relative to itself (~/.config/soulframe/agent),
+    and every later command said the workspace did not exist."""
+    ws = tmp_path / "agent"
+    cli("init", str(ws), "--no-download", check=True)
+    cli("config", "set", "--user", "workspace", "agent", cwd=tmp_path, check=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cli("memory", "remember", "buy oat milk", cwd=elsewhere, check=True)
+    assert "buy oat milk" in "".join(p.read_text() for p in (ws / "memory").glob("*.md"))
+    # a workspace not made yet is accepted, and the next step said
+    out = cli("config", "set", "--user", "workspace", "later", cwd=tmp_path, check=True)
+    assert f"does not exist yet; create it with `soulframe init {tmp_path / 'later'}`" in out.stderr
+
+
 def test_get_masks_secrets_and_unset_restores_the_default(cli, workspace: Path) -> None:
     (workspace / "soulframe.toml").write_text('[model]\napi_key = "sk-live-0123456789abcdefghij"\n')
     shown = cli("-w", str(workspace), "config", "get", "model.api_key", check=True).stdout

@@ -419,12 +419,25 @@ def config_set(key: str, value: str, user: bool) -> None:
       soulframe -w ~/agent config set memory.max_results 8
       soulframe config set --user workspace ~/agent     # the default workspace, without -w
     """
+    from ..config import key_catalogue
     from ..config_edit import parse_value
 
     state = click.get_current_context().find_object(State)
     assert state is not None
-    path = _config_write(state, key, parse_value(value), user)
+    parsed = parse_value(value)
+    spec = key_catalogue(state.pm).get(key)
+    if spec is not None and spec.path and isinstance(parsed, str) and parsed \
+            and not parsed.startswith("~") and not Path(parsed).is_absolute():
+        # typed here, `workspace agent` means the agent folder in this directory; written as
+        # is, the file would read it relative to itself (~/.config/soulframe/agent)
+        parsed = str(Path(parsed).resolve())
+    path = _config_write(state, key, parsed, user)
     click.echo(f"set {key} in {path}")
+    if key == "workspace" and isinstance(parsed, str) and not Path(parsed).expanduser().is_dir():
+        import shlex
+
+        click.secho(f"note: {parsed} does not exist yet; create it with `soulframe init {shlex.quote(parsed)}`",
+                    fg="yellow", err=True)
 
 
 @config_group.command("unset")
