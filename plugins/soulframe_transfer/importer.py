@@ -50,17 +50,19 @@ def _openclaw(agent: AgentLike, home: Path, writer: HistoryWriter, report: Impor
     from . import openclaw
 
     data: dict[str, object] = {}
+    values: dict[str, object] = {}
     config = openclaw.find_config(home) if home.is_dir() else (home if home.suffix == ".json" else None)
     if config is not None:
         home = config.parent
         values, data = openclaw.map_config(config, report)
-        if values:
-            _write_config(agent, values, config, writer, report)
     else:
         report.notes.append(f"{home}: no openclaw.json: only the workspace files are imported")
+    # the workspace first: a home whose workspace is refused changes nothing, config included
     src = openclaw.their_workspace(home, data)
     if src is None:
         raise SoulframeError(f"import openclaw: {home}: no workspace/ folder and no workspace files")
+    if config is not None and values:
+        _write_config(agent, values, config, writer, report)
     max_bytes = int(agent.config.get("memory.max_file_bytes"))
     openclaw.copy_workspace(src, writer, report, max_bytes)
     sessions = sorted(home.glob("agents/*/sessions/*.jsonl"))

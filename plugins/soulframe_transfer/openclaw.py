@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from soulframe import ConfigError
+from soulframe import ConfigError, SoulframeError
 from soulframe.kit import looks_secret
 
 from . import json5
@@ -183,19 +183,34 @@ def _toml_value(v: Any) -> str:
     return f'"{s}"'
 
 
+#: what an OpenClaw workspace holds at its top (OpenClaw seeds the files on its first run)
+_WORKSPACE_MARKS = ("AGENTS.md", "SOUL.md", "MEMORY.md", "memory")
+
+
 def their_workspace(home: Path, data: Mapping[str, Any]) -> Path | None:
     """``<home>/workspace``, else ``agents.defaults.workspace``, else ``home`` itself when it
-    holds workspace files."""
+    holds workspace files. Each must look like a workspace: every regular file of the one
+    chosen is copied, and an export from someone else may name any folder (``workspace: "~"``,
+    or a ``workspace`` link to ``/``), which would copy your own files in by the thousand.
+
+    :raises SoulframeError: when the folder named is no workspace, saying which and why.
+    """
+    named = ((data.get("agents") or {}).get("defaults") or {}).get("workspace") if isinstance(data, Mapping) else None
+    candidates: list[tuple[Path, str]] = []
     if (home / "workspace").is_dir():
-        return home / "workspace"
-    ws = ((data.get("agents") or {}).get("defaults") or {}).get("workspace") if isinstance(data, Mapping) else None
-    if isinstance(ws, str) and ws:
-        p = Path(ws).expanduser()
+        candidates.append((home / "workspace", f"{home / 'workspace'}"))
+    elif isinstance(named, str) and named:
+        p = Path(named).expanduser()
         p = p if p.is_absolute() else home / p
         if p.is_dir():
-            return p
-    if any((home / n).is_file() for n in ("AGENTS.md", "SOUL.md", "MEMORY.md")):
-        return home
+            candidates.append((p, f"agents.defaults.workspace = {named!r} ({p})"))
+    candidates.append((home, str(home)))
+    for path, said in candidates:
+        if any((path / n).exists() for n in _WORKSPACE_MARKS):
+            return path
+        if path != home:
+            raise SoulframeError(f"import openclaw: {said} has none of {', '.join(_WORKSPACE_MARKS)}: "
+                                 "no OpenClaw workspace, nothing imported")
     return None
 
 

@@ -213,6 +213,37 @@ def test_openclaw_a_workspace_link_is_not_followed(tmp_path: Path) -> None:
     assert "memory/leak.md: a symbolic link, not followed" in report["notes"]
 
 
+def test_openclaw_copies_only_a_folder_that_is_a_workspace(tmp_path: Path, _isolated_home: Path) -> None:
+    """Every regular file of their workspace is copied, so a home from someone else must not
+    name one of yours: a `workspace` link to your home directory, or `agents.defaults.workspace
+    = "~"`, copied your own files into the agent (then its exports and backups)."""
+    mine = _isolated_home / "Documents"
+    mine.mkdir(parents=True)
+    (mine / "tax-return.pdf").write_bytes(b"%PDF-1.4 private")
+    (mine / "notes.md").write_text("my own notes\n")
+    linked = tmp_path / "linked-home"
+    linked.mkdir()
+    (linked / "workspace").symlink_to(_isolated_home)
+    (linked / "openclaw.json").write_text('{agents: {defaults: {userTimezone: "Europe/Lisbon"}}}\n')
+    named = tmp_path / "named-home"
+    named.mkdir()
+    (named / "openclaw.json").write_text('{agents: {defaults: {workspace: "~"}}}\n')
+    for home, said in ((linked, f"{linked / 'workspace'} has none of"),
+                       (named, "agents.defaults.workspace = '~'")):
+        ws = tmp_path / f"into-{home.name}"
+        ws.mkdir()
+        out = run_cli("-w", str(ws), "import", "openclaw", str(home))
+        assert out.returncode == 1 and said in out.stderr and "Traceback" not in out.stderr, out.stderr
+        assert sorted(p.name for p in ws.rglob("*")) == [], "nothing copied, no soulframe.toml written"
+    # their real workspace, reached through a link, is still imported
+    real = tmp_path / "real-home"
+    shutil.copytree(DATA / "openclaw", real / "elsewhere")
+    (real / "workspace").symlink_to(real / "elsewhere" / "workspace")
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    assert imported(ws, "openclaw", real)["imported"] > 0 and (ws / "SOUL.md").is_file()
+
+
 def test_a_broken_openclaw_json_names_file_line_and_key(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / "workspace").mkdir(parents=True)
