@@ -108,6 +108,10 @@ def test_text_output_and_exit_code(tmp_path: Path, cli) -> None:  # type: ignore
     assert out.returncode == 1
     assert "✗ problem files: SOUL.md is missing" in out.stdout
     assert out.stdout.strip().endswith("1 problem")
+    # the fix it names is for this workspace: a bare `soulframe init` seeds the default one
+    assert f"SOUL.md is missing; run `soulframe init {ws}`" in out.stdout
+    cli("init", str(ws), "--no-download", check=True)
+    assert cli("-w", str(ws), "doctor").returncode == 0
 
 
 def test_a_missing_workspace_is_one_clear_problem(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

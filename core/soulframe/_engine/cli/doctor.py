@@ -169,6 +169,14 @@ def apply_fixes(findings: list[Finding]) -> list[tuple[Finding, str, bool]]:
     return done
 
 
+def _init(root: Path) -> str:
+    """The init command for this workspace: a bare `soulframe init` seeds the default
+    workspace, not the one `-w` named."""
+    import shlex
+
+    return f"soulframe init {shlex.quote(str(root))}"
+
+
 def _mode(path: Path) -> int:
     # the file or directory reached: a symlink's own mode is always 777 and guards nothing
     return stat.S_IMODE(path.stat().st_mode)
@@ -177,12 +185,12 @@ def _mode(path: Path) -> int:
 def workspace_permissions(agent: CheckedAgent) -> Iterable[Finding]:
     root = agent.root
     if not root.is_dir():
-        yield Finding("workspace", "problem", f"{root} does not exist; run `soulframe init`", str(root))
+        yield Finding("workspace", "problem", f"{root} does not exist; run `{_init(root)}`", str(root))
         return
     for d in (root, root / "memory"):
         if not d.is_dir():
             if d != root:
-                yield Finding("workspace", "warning", "memory/ does not exist; run `soulframe init`", str(d))
+                yield Finding("workspace", "warning", f"memory/ does not exist; run `{_init(root)}`", str(d))
             continue
         mode = _mode(d)
         if mode & 0o077:
@@ -233,7 +241,7 @@ def bootstrap_files(agent: CheckedAgent) -> Iterable[Finding]:
         path = root / name
         if not path.exists() and not path.is_symlink():
             if name in CORE_FILES:
-                yield Finding("files", "problem", f"{name} is missing; run `soulframe init`", name)
+                yield Finding("files", "problem", f"{name} is missing; run `{_init(root)}`", name)
             continue
         try:
             agent.workspace.resolve(name)
