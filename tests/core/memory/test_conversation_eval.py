@@ -87,6 +87,23 @@ def test_eval_prints_a_table(tmp_path: Path) -> None:
     assert "2 evidence id(s) unresolved" in r.stdout
 
 
+def test_a_zipped_or_non_utf8_file_is_one_clear_error(tmp_path: Path) -> None:
+    """LoCoMo is published as locomo10.zip: passed as downloaded it was a UnicodeDecodeError
+    traceback, not a line saying to unzip it."""
+    import zipfile
+
+    archive = tmp_path / "locomo10.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(DATA / "locomo_mini.json", "locomo10.json")
+    r = _cli(tmp_path, "--conversations", str(archive))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"{archive}: a zip archive, not JSON: unzip it" in r.stderr
+    latin = tmp_path / "latin1.json"
+    latin.write_bytes('[{"sample_id": "caf\u00e9"}]'.encode("latin-1"))
+    r = _cli(tmp_path, "--conversations", str(latin))
+    assert r.returncode == 1 and f"{latin}: not valid UTF-8" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_eval_needs_golden_or_conversations(tmp_path: Path) -> None:
     r = _cli(tmp_path)
     assert r.returncode != 0 and "--conversations" in r.stderr

@@ -95,9 +95,15 @@ def load(path: str | Path) -> list[Conversation]:
             raise SoulframeError(f"{p}: no *.json conversation files")
         return [c for f in files for c in load(f)]
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        raw = p.read_bytes()
+        if raw.startswith(b"PK\x03\x04"):  # LoCoMo is published as locomo10.zip
+            raise SoulframeError(f"{p}: a zip archive, not JSON: unzip it and pass the .json file in it")
+        data = json.loads(raw.decode("utf-8-sig"))
     except FileNotFoundError as exc:
         raise SoulframeError(f"{p}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise SoulframeError(f"{p}: not valid UTF-8 (near byte {exc.start:,}): a conversation file is "
+                             "UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
         raise SoulframeError(f"{p} line {exc.lineno}: invalid JSON: {exc.msg}") from exc
     if isinstance(data, list):
