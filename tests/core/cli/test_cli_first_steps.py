@@ -77,6 +77,10 @@ def test_a_misspelt_key_in_a_memory_eval_question_is_named(workspace: Path) -> N
     out = run_cli("-w", str(workspace), "memory", "eval", str(golden))
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert f"{golden} line 2: no 'relevant' key" in out.stderr and "'relevent'" in out.stderr
+    # a file that is not UTF-8 (a zip, a spreadsheet's export) is one line too, not a traceback
+    golden.write_bytes(b"PK\x03\x04\xa2\x00binary")
+    out = run_cli("-w", str(workspace), "memory", "eval", str(golden))
+    assert out.returncode == 1 and f"{golden}: not valid UTF-8" in out.stderr and "Traceback" not in out.stderr
 
 
 @pytest.mark.parametrize("args", [

@@ -48,7 +48,12 @@ CHANNELS: tuple[str, ...] = ("keyword", "vector", "hybrid")
 
 def load_golden(path: str | Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SoulframeError(f"{path}: not valid UTF-8 (near byte {exc.start:,}): a question file is "
+                             "UTF-8 JSON Lines, one question per line") from None
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
