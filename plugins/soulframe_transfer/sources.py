@@ -209,23 +209,30 @@ def claude_code(path: Path, progress: Progress = None) -> Iterator[Item]:
     """Claude Code: ``~/.claude`` (or a project folder, or one ``.jsonl``): every session
     transcript (``projects/*/*.jsonl``; sub-agent side chains left out) and every
     ``CLAUDE.md`` memory file."""
-    yield from _transcripts(path, "claude-code", "CLAUDE.md", _claude_code_session, progress)
+    yield from _transcripts(path, "claude-code", "CLAUDE.md", _claude_code_session, progress,
+                            where="~/.claude, a project folder under ~/.claude/projects, or one session .jsonl")
 
 
 def codex(path: Path, progress: Progress = None) -> Iterator[Item]:
     """Codex: ``~/.codex`` (or its ``sessions/`` folder, or one rollout ``.jsonl``): every
     session transcript and every ``AGENTS.md`` memory file."""
-    yield from _transcripts(path, "codex", "AGENTS.md", _codex_session, progress)
+    yield from _transcripts(path, "codex", "AGENTS.md", _codex_session, progress,
+                            where="~/.codex, its sessions/ folder, or one rollout .jsonl")
 
 
 def _transcripts(path: Path, source: str, memory_name: str,
-                 parse: Callable[[Path], list[Item]], progress: Progress) -> Iterator[Item]:
+                 parse: Callable[[Path], list[Item]], progress: Progress, *, where: str) -> Iterator[Item]:
     if path.is_file():
         files = [path] if path.suffix == ".jsonl" else []
         memory = [path] if path.name == memory_name else []
     else:
         files = sorted(p for p in path.rglob("*.jsonl") if p.is_file() and not p.is_symlink())
         memory = sorted(p for p in path.rglob(memory_name) if p.is_file() and not p.is_symlink())
+    if not files and not memory:
+        # a wrong folder or file read as "imported 0" and exit 0: as if there were no history
+        yield Unreadable(str(path), f"no {source} session transcripts (.jsonl) or {memory_name} here; "
+                         f"pass {where}")
+        return
     for m in memory:
         rel = m.relative_to(path).as_posix() if path.is_dir() else m.name
         yield MemoryFileIn(source, m, rel)

@@ -213,6 +213,20 @@ def test_the_export_zip_as_downloaded_is_named_and_the_user_told_to_unzip_it(
     assert "UTF-8" not in out.stdout
 
 
+@pytest.mark.parametrize(("source", "hint"), [("claude-code", "~/.claude"), ("codex", "~/.codex")])
+def test_a_folder_or_file_with_no_transcripts_says_what_to_pass(ws: Path, tmp_path: Path, source: str,
+                                                              hint: str) -> None:
+    """A wrong folder (the Downloads folder, an export zip) was "imported 0" with exit 0, as
+    if the history were empty; it is a failure that says what the source reads."""
+    wrong = tmp_path / "Downloads"
+    wrong.mkdir()
+    (wrong / "notes.txt").write_text("not a transcript\n")
+    for path in (wrong, wrong / "notes.txt"):
+        out = run_cli("-w", str(ws), "import", source, str(path))
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        assert f"unreadable: {path}: no {source} session transcripts" in out.stdout and hint in out.stdout
+
+
 def test_the_json_help_lists_every_key_of_the_report(ws: Path, tmp_path: Path) -> None:
     export = chatgpt_export(tmp_path / "export", "conv-keys", "Keys", [{"role": "user", "content": text("hello")}])
     keys = imported(ws, "chatgpt", export).keys()
