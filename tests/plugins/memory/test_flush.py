@@ -465,6 +465,23 @@ def test_cli_memory_flush_bad_transcript_names_the_file(workspace, tmp_path, cli
     assert srv.requests == []
 
 
+def test_cli_memory_flush_refuses_a_binary_file_before_the_model_sees_it(workspace, tmp_path, cli):
+    """Plain text is a transcript too, so a zip passed by mistake went to the model as
+    replacement characters, and the run reported success."""
+    import zipfile
+
+    archive = tmp_path / "chat-export.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("chat.json", json.dumps([{"role": "user", "content": "hi " * 400}]))
+    with FakeLLMServer() as srv:
+        write_config(workspace, srv)
+        for command in ("flush", "save-session"):
+            out = cli("-w", str(workspace), "memory", command, "--transcript", str(archive))
+            assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+            assert f"{archive}: not a transcript: a binary file" in out.stderr
+    assert srv.requests == []
+
+
 def test_a_group_session_flush_cannot_touch_the_private_memory(workspace):
     (workspace / "MEMORY.md").write_text("- owner's bank: ACME\n")
     script = [

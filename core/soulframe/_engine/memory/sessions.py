@@ -182,6 +182,11 @@ def read_transcript(path: str, limits: Limits) -> tuple[str, str]:
         raise SoulframeError(f"{path}: cannot read ({exc.strerror})") from None
     if len(data) > limits.max_bytes:
         raise limits.too_big(where, f"over {limits.max_bytes:,} bytes")
+    from .textclean import BINARY, looks_binary
+
+    if looks_binary(data):
+        # an archive or an image passed by mistake went to the model as replacement characters
+        raise SoulframeError(f"{where}: not a transcript: a {BINARY}; pass JSON, JSON Lines or plain text")
     return data.decode("utf-8", errors="replace"), where
 
 
