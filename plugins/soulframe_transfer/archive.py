@@ -155,6 +155,10 @@ def read(archive: Path) -> tuple[dict[str, Any], list[Member]]:
 def _read(archive: Path) -> tuple[dict[str, Any], list[Member]]:
     try:
         tar = tarfile.open(archive, mode="r:*")
+    except tarfile.ReadError:
+        # tarfile's own message lists every compression it tried, one per line
+        raise SoulframeError(f"{archive}: not a soulframe export: not a tar archive "
+                             "(`soulframe export` writes a .tar.gz)") from None
     except (OSError, tarfile.TarError) as exc:
         raise SoulframeError(f"{archive}: not a soulframe export ({exc})") from exc
     with tar:

@@ -105,6 +105,23 @@ def test_a_damaged_archive_is_refused(tmp_path: Path) -> None:
     assert not (fresh / "MEMORY.md").exists()
 
 
+def test_a_file_that_is_no_tar_archive_is_one_line_saying_so(tmp_path: Path) -> None:
+    """A zip (a ChatGPT export passed to the wrong source) printed tarfile's list of every
+    compression it had tried, one per line."""
+    import zipfile
+
+    wrong = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(wrong, "w") as z:
+        z.writestr("conversations.json", "[]")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    res = run_cli("-w", str(fresh), "import", "soulframe", str(wrong))
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip() == (f"Error: {wrong}: not a soulframe export: not a tar archive "
+                                  "(`soulframe export` writes a .tar.gz)")
+    assert list(fresh.iterdir()) == []
+
+
 def test_an_archive_named_other_than_tar_gz_is_refused(ws: Path, tmp_path: Path) -> None:
     res = run_cli("-w", str(ws), "export", str(tmp_path / "agent.zip"))
     assert res.returncode == 1 and "name the archive .tar.gz" in res.stderr and "Traceback" not in res.stderr
