@@ -1052,6 +1052,25 @@ def test_remember_reads_the_note_from_stdin_with_a_dash(tmp_path: Path, cli) -> 
     assert empty.returncode == 2 and "nothing to remember" in empty.stderr
 
 
+def test_remember_from_stdin_refuses_an_archive_and_an_endless_pipe(tmp_path: Path, cli) -> None:
+    """`cmd | soulframe memory remember -` read all of it and wrote it as one note: a zip
+    piped by mistake went into the daily log byte for byte, and a pipe that never ends was
+    read until memory ran out."""
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    cli("init", str(ws), "--no-download", check=True)
+    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n[memory]\nmax_file_bytes = 4096\n')
+    before = sorted(p.read_bytes() for p in (ws / "memory").glob("*.md"))
+    command = [sys.executable, "-m", "soulframe", "-w", str(ws), "memory", "remember", "-"]
+    for data, said in ((b"PK\x03\x04\x14\x00\x08\x00" + bytes(range(256)) * 8, "not a note: a binary file"),
+                       (b"a" * 5000, "over memory.max_file_bytes (4,096 bytes)")):
+        out = subprocess.run(command, input=data, capture_output=True, timeout=60)
+        assert out.returncode == 2 and said in out.stderr.decode() and b"Traceback" not in out.stderr
+    assert sorted(p.read_bytes() for p in (ws / "memory").glob("*.md")) == before
+
+
 def test_remember_turns_bytes_that_are_not_utf8_into_replacement_characters(tmp_path: Path, cli) -> None:
     """A shell passes undecodable bytes through as surrogates; they are written as U+FFFD,
     not a UnicodeEncodeError traceback."""

@@ -284,7 +284,7 @@ def memory_remember(state: State, text: str, curated: bool, user_id: str | None,
     from ..agentstore import effective_user
 
     if text == "-":
-        text = sys.stdin.read().strip()
+        text = _note_from_stdin(int(state.config().get("memory.max_file_bytes")))
     if not text.strip():
         raise click.UsageError("nothing to remember: TEXT is empty")
 
@@ -308,6 +308,20 @@ def memory_remember(state: State, text: str, curated: bool, user_id: str | None,
         return
     _print_report(report, verbose=False)
     click.echo(f"remembered in {rel}")
+
+
+def _note_from_stdin(limit: int) -> str:
+    """The note piped in: bounded (a pipe that never ends stops at the size the index would
+    still read), and text (an archive piped by mistake was written into the log as is)."""
+    from ..memory.textclean import BINARY, looks_binary
+
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise click.UsageError(f"standard input: over memory.max_file_bytes ({limit:,} bytes); "
+                               "a note that large would not be indexed")
+    if looks_binary(data):
+        raise click.UsageError(f"standard input: not a note: a {BINARY}")
+    return data.decode("utf-8", errors="replace").strip()
 
 
 @contextmanager
