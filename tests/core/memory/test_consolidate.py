@@ -99,6 +99,31 @@ def test_a_fact_recalled_three_times_is_promoted_with_its_citation_and_undone(
         undo_last(agent)
 
 
+def test_a_promoted_fact_is_filed_under_notes_not_the_last_heading(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The template's MEMORY.md ends with "## Lessons learned": an added fact appended at the
+    end was filed there, the misfiling `remember --curated` avoids by keeping such notes
+    under "## Notes"."""
+    from soulframe._engine.memory.consolidate import consolidate
+
+    sectioned = ("# MEMORY.md\n\n## Preferences\n\n- Prefers tea to coffee.\n\n"
+                 "## Lessons learned\n\n- Test the restore, not only the backup.\n")
+    with FakeLLMServer() as srv:
+        agent, citation = setup(workspace, tmp_path, srv)
+        (workspace / "MEMORY.md").write_text(sectioned)
+        recall_over_three_days(agent, monkeypatch)
+        srv.script.append(say(json.dumps({"operations": [
+            {"op": "add", "text": "The Lisbon office door code changes every Monday; Marta has it.",
+             "source": citation}]})))
+        assert consolidate(agent).status == "applied"
+    text = (workspace / "MEMORY.md").read_text()
+    assert text.startswith(sectioned.rstrip("\n") + "\n\n## Notes\n\n- The Lisbon office door code"), text
+    # and a later curated note joins it there
+    agent.memory.remember("Allergic to penicillin", curated=True)
+    notes = (workspace / "MEMORY.md").read_text().split("## Notes\n\n")[1]
+    assert notes.startswith("- The Lisbon office door code") and "- Allergic to penicillin" in notes
+
+
 def test_a_reviewed_dry_run_is_applied_as_shown_without_asking_again(
         workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from soulframe._engine.memory.consolidate import apply_reviewed, consolidate

@@ -45,6 +45,7 @@ import attrs
 
 from ..model import SoulframeError
 from .candidates import entries, find_candidates
+from .curated import file_note
 from .indexview import index_of
 from .provenance import strip as strip_provenance
 from .recall import normalise_entry
@@ -235,9 +236,9 @@ def plan(
         applied.append({"op": kind, "entry": op.get("entry"), "text": text, "source": source, "entities": ents})
     new = "\n".join(lines)
     if added:
-        if not new.strip():
-            new = "# MEMORY.md\n\n"
-        new = new.rstrip("\n") + "\n" + "\n".join(added) + "\n"
+        # where `remember --curated` files a note: appended at the very end, a promoted fact
+        # landed under whatever heading was last ("Lessons learned" in the template)
+        new = file_note(new, "".join(a + "\n" for a in added))
     return new, applied, notes, removed
 
 
