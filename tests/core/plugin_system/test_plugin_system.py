@@ -82,6 +82,17 @@ def test_plugins_filtered_by_a_misspelt_hook_is_an_error_with_a_hint(cli) -> Non
     assert "soulframe_quiet_hours" in {r["name"] for r in rows}
 
 
+def test_plugins_does_not_say_none_is_installed_when_one_failed_to_load(tmp_path: Path, cli) -> None:
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-broken", "soulframe_broken", "raise ImportError('no module named tidal')\n")
+    env = {**pythonpath(site), "SOULFRAME_DISABLE_PLUGINS": "soulframe_quiet_hours"}
+    out = cli("plugins", env=env, process=True)
+    assert out.returncode == 0, out.stderr
+    assert "no third-party plugins installed" not in out.stdout
+    assert "no third-party plugin loaded (see the problems below)" in out.stdout
+    assert "problem: plugin 'soulframe_broken' from distribution soulframe-broken 0.1 could not be loaded" in out.stdout
+
+
 def test_provides_refuses_what_it_cannot_offer() -> None:
     """A typo (store=) offered nothing: a contract test then ran against the default store."""
     from soulframe.testing import Provides

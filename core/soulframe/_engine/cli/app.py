@@ -301,7 +301,9 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
         for line in row["overrides"]:
             click.secho(f"    overrides {line}", fg="yellow")
     if not rows:
-        click.echo("no third-party plugins installed")
+        # "none installed" above a plugin that failed to load sent its author to reinstall it
+        click.echo("no third-party plugin loaded (see the problems below)" if pm.load_errors
+                   else "no third-party plugins installed")
     if hidden:
         click.echo(f"({hidden} of soulframe's own default plugins not shown: --all lists them)")
     for line in pm.load_errors:
