@@ -111,7 +111,10 @@ def test_text_output_and_exit_code(tmp_path: Path, cli) -> None:  # type: ignore
     # the fix it names is for this workspace: a bare `soulframe init` seeds the default one
     assert f"SOUL.md is missing; run `soulframe init {ws}`" in out.stdout
     cli("init", str(ws), "--no-download", check=True)
-    assert cli("-w", str(ws), "doctor").returncode == 0
+    healthy = cli("-w", str(ws), "doctor")
+    assert healthy.returncode == 0
+    # the first-run ritual: what to do when the files were filled in by hand
+    assert f"delete it: rm {ws / 'BOOTSTRAP.md'}" in healthy.stdout
 
 
 def test_a_missing_workspace_is_one_clear_problem(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

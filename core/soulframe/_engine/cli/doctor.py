@@ -362,9 +362,14 @@ def first_run_and_heartbeat(agent: CheckedAgent) -> Iterable[Finding]:
 
     boot = agent.root / "BOOTSTRAP.md"
     if boot.is_file() and boot.read_bytes().strip():
+        import shlex
+
+        # the docs say to delete it after filling the files in by hand; until then every main
+        # session opens with the ritual asking who the agent and the user are
         yield Finding("bootstrap", "info",
                       "BOOTSTRAP.md is present: the first-run ritual has not finished (the agent "
-                      "empties or deletes it when done)", "BOOTSTRAP.md")
+                      "empties or deletes it when done); if you filled in SOUL.md, IDENTITY.md and "
+                      f"USER.md yourself, delete it: rm {shlex.quote(str(boot))}", "BOOTSTRAP.md")
     hb = agent.root / "HEARTBEAT.md"
     if hb.is_file() and not heartbeat_has_tasks(hb.read_bytes().decode("utf-8", errors="replace")):
         yield Finding("heartbeat", "info",
