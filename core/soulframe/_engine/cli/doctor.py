@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shlex
 import stat
 import time
 import warnings
@@ -172,8 +173,6 @@ def apply_fixes(findings: list[Finding]) -> list[tuple[Finding, str, bool]]:
 def _init(root: Path) -> str:
     """The init command for this workspace: a bare `soulframe init` seeds the default
     workspace, not the one `-w` named."""
-    import shlex
-
     return f"soulframe init {shlex.quote(str(root))}"
 
 
@@ -362,8 +361,6 @@ def first_run_and_heartbeat(agent: CheckedAgent) -> Iterable[Finding]:
 
     boot = agent.root / "BOOTSTRAP.md"
     if boot.is_file() and boot.read_bytes().strip():
-        import shlex
-
         # the docs say to delete it after filling the files in by hand; until then every main
         # session opens with the ritual asking who the agent and the user are
         yield Finding("bootstrap", "info",
