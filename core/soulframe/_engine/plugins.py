@@ -285,7 +285,10 @@ def build(agent: Any, which: Registry[Any], reg: Registration[T], protocol: type
     except SoulframeError:
         raise
     except Exception as exc:
-        raise error(f"{who} could not be created: {type(exc).__name__}: {exc}") from exc
+        # a driver that is not installed: the registration knows which extra brings it
+        hint = f"; install it with: pip install 'soulframe[{reg.extra}]'" \
+            if isinstance(exc, ModuleNotFoundError) and reg.extra else ""
+        raise error(f"{who} could not be created: {type(exc).__name__}: {exc}{hint}") from exc
     if protocol is None:
         if not callable(built):
             raise error(f"{who} built a {type(built).__name__}, which is not callable")

@@ -5,6 +5,7 @@ grants, the ``db`` and ``skills`` commands, and migrating a standalone agent in.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -138,6 +139,21 @@ def test_postgres_without_a_dsn_says_how_to_get_one(workspace):
                               overrides={"store.backend": "postgres"}))
     with pytest.raises(SoulframeError, match="soulframe db start"):
         _ = agent.store
+
+
+def test_managed_mode_without_the_driver_names_the_extra(workspace):
+    """README: a command that needs an extra says so when it is missing. With SOULFRAME_DSN
+    set and psycopg not installed, memory search said only "ModuleNotFoundError: No module
+    named 'psycopg'"."""
+    code = ("import sys; sys.modules['psycopg'] = None; from soulframe.cli import main; "
+            "main(['-w', sys.argv[1], 'memory', 'search', 'heron'])")
+    env = {**os.environ, "SOULFRAME_DSN": "postgresql://me@127.0.0.1:9/agents"}
+    # its own interpreter: psycopg is made unimportable there, not in this one
+    out = subprocess.run([sys.executable, "-c", code, str(workspace)], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "ModuleNotFoundError" in out.stderr and "psycopg" in out.stderr
+    assert "install it with: pip install 'soulframe[postgres]'" in out.stderr
 
 
 # --------------------------------------------------------------------------- connection loss
