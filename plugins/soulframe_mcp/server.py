@@ -386,7 +386,7 @@ def run(agent: Agent, *, port: int | None, host: str, session_kind: str, user_id
     try:
         if port is None:
             if sys.stdin.isatty():  # someone ran it by hand: say what it is waiting for
-                _say("serving MCP over stdio: an MCP client (Claude Desktop, Claude Code, Cursor) "
+                _say("serving MCP over stdio: an MCP client (Claude Desktop, Claude Code, Cursor, VS Code) "
                      "launches this command and talks to it; press Ctrl-D to stop. "
                      "See `soulframe serve --help`.")
             anyio.run(_run_stdio, server)
