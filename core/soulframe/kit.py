@@ -34,8 +34,9 @@ What is here:
   :func:`heartbeat_has_tasks`, :func:`explain_identity`, :func:`section_table`.
 - **Skills**: :func:`parse_skill_text`, :class:`SkillProblem`, :func:`render_skills_inline`,
   :class:`SkillLimits`.
-- **Text for search indexes**: :func:`index_grams`, :func:`raw_words`, :data:`MARKS`,
-  :data:`UNSPACED_CLASS`.
+- **Text for search indexes**: :func:`index_grams`, :func:`search_tokens` (the index words
+  a query term matches besides itself: Greek and Cyrillic stems, emoji), :func:`raw_words`,
+  :data:`MARKS`, :data:`UNSPACED_CLASS`.
 - **Cutting text** without splitting a character as a reader sees one (a grapheme
   cluster): :func:`is_safe_cut`, :func:`safe_cut_before`, :func:`safe_cut_after`.
 - **Comparing words** in every script: :func:`caseless` (ignoring case),
@@ -165,6 +166,7 @@ if TYPE_CHECKING:
         index_grams,
         raw_words,
         search_spelling,
+        search_tokens,
     )
     from soulframe._engine.toolloop import (
         ChatConfigError,
@@ -254,6 +256,7 @@ _HOMES: dict[str, str] = {
     "safe_cut_before": "soulframe._engine.graphemes",
     "sandbox_settings": "soulframe._engine.sandbox",
     "search_spelling": "soulframe._engine.textsplit",
+    "search_tokens": "soulframe._engine.textsplit",
     "Secret": "soulframe._engine.http",
     "secret_lines": "soulframe._engine.redaction",
     "section_table": "soulframe._engine.prompt.build",
@@ -349,6 +352,7 @@ __all__ = [
     "safe_cut_before",
     "sandbox_settings",
     "search_spelling",
+    "search_tokens",
     "secret_lines",
     "section_table",
     "seed_workspace",

@@ -222,6 +222,15 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         SELECT 1;
         """,
     ),
+    (
+        5,
+        "keyword search of inflected Greek and Cyrillic words and of emoji",
+        """
+        -- grams also holds each Greek, Cyrillic and Armenian word's stem and each emoji's
+        -- code points (soulframe.kit.index_grams). The data step fills it for existing rows
+        SELECT 1;
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -255,8 +264,9 @@ def _fill_folded(conn: Any) -> None:
                 write.executemany("UPDATE memory_chunks SET grams = %s WHERE id = %s", updates)
 
 
-#: Python steps run right after a migration's SQL, in the same savepoint
-DATA_STEPS = {3: _fill_grams, 4: _fill_folded}
+#: Python steps run right after a migration's SQL, in the same savepoint; migration 5 adds
+#: stems and emoji to the grams of non-ASCII text, which is what migration 4's step recomputes
+DATA_STEPS = {3: _fill_grams, 4: _fill_folded, 5: _fill_folded}
 
 #: HNSW indexes ``vector`` up to 2,000 dimensions and ``halfvec`` up to 4,000
 HNSW_MAX_VECTOR = 2000

@@ -9,7 +9,8 @@ scope covers the agent's memory and that user's, and the core's fusion boosts th
   generated column with a GIN index; ``grams`` holds the character pairs of Chinese,
   Japanese, Korean and Thai runs, :mod:`soulframe._engine.textsplit`, and the words
   lower-cased and without accents where the server would not make them so,
-  :mod:`.textfold`) matched with ``plainto_tsquery('simple', term)`` per folded term, OR-ed
+  :mod:`.textfold`, the stems of Greek and Cyrillic words and emoji as
+  :func:`soulframe.kit.search_tokens` makes them) matched with ``plainto_tsquery('simple', term)`` per folded term, OR-ed
   (the contract: chunks containing ANY term), ranked with ``ts_rank``;
 * vector search: pgvector cosine distance on a per-dimension partial HNSW index
   (:func:`~soulframe_postgres.schema.build_vector_index`) with iterative index scans, so
@@ -39,6 +40,7 @@ from soulframe import (
     StoredChunk,
     StoreStats,
 )
+from soulframe.kit import raw_words, search_tokens
 from soulframe.memorykit import recall_key
 
 from .connection import Database
@@ -302,7 +304,10 @@ class PostgresStore:
         self, terms: Sequence[str], limit: int, *, include_private: bool,
         scope: str | None = None,
     ) -> list[StoredChunk]:
-        unique = list(dict.fromkeys(fold(t.strip()) for t in terms if t and t.strip()))
+        # each term folded, then the index words it stands for besides itself (the stem of
+        # a Greek or Cyrillic word, an emoji's code points); an emoji alone is no lexeme
+        forms = [f for t in terms if t and t.strip() for f in (fold(t.strip()), *search_tokens(t.strip()))]
+        unique = [f for f in dict.fromkeys(forms) if raw_words(f)]
         if not unique or limit <= 0:
             return []
         query = " || ".join(["plainto_tsquery('simple', %s)"] * len(unique))

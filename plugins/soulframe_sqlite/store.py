@@ -4,7 +4,8 @@
 * WAL journal and a busy timeout, so two processes can index and search at once; every
   write is one ``BEGIN IMMEDIATE`` transaction (one file's chunks are replaced atomically);
 * FTS5 with the ``porter unicode61`` tokenizer for keyword search, over each chunk's text
-  and its ``grams`` (the character pairs of Chinese, Japanese, Korean and Thai runs, see
+  and its ``grams`` (the character pairs of Chinese, Japanese, Korean and Thai runs, plain
+  spellings, the stems of Greek and Cyrillic words and emoji, see
   :mod:`soulframe._engine.textsplit`);
 * vectors as float32 BLOBs in the ``vectors`` table, scanned with numpy
   (:mod:`soulframe_sqlite.vectors`); with ``vector_scan = "sqlite-vec"`` in
@@ -43,7 +44,7 @@ from soulframe import (
     StoredChunk,
     StoreStats,
 )
-from soulframe.kit import index_grams, search_spelling
+from soulframe.kit import index_grams, search_spelling, search_tokens
 from soulframe.memorykit import recall_key
 
 from .driver import load_sqlite_vec, sqlite_module
@@ -1106,13 +1107,15 @@ def _statements(sql: str) -> list[str]:
 def with_spellings(terms: Sequence[str]) -> list[str]:
     """``terms``, each followed by its :func:`~soulframe.kit.search_spelling` where that
     differs: "αθηνα" finds "Αθήνα" (whose plain spelling the index holds beside it), and
-    "Αθήνα" finds "ΑΘΗΝΑ"."""
+    "Αθήνα" finds "ΑΘΗΝΑ"; then the stem of a Greek or Cyrillic word ("петербург" finds
+    "Петербурге") and an emoji's code points (:func:`~soulframe.kit.search_tokens`)."""
     out: list[str] = []
     for t in terms:
         out.append(t)
         plain = search_spelling(t)
         if plain != t.lower():
             out.append(plain)
+        out.extend(search_tokens(t))
     return out
 
 

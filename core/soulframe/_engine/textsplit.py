@@ -73,16 +73,20 @@ def has_unspaced(text: str) -> bool:
     return _UNSPACED.search(text) is not None
 
 
+#: Cyrillic letters written with a mark on a plain one (ё and е, й and и, Ukrainian ї and і,
+#: Belarusian ў and у, Macedonian ѓ and г): typed either way, as most Russian text drops ё
+_CYRILLIC_MARKED = "ЁёЙйЇїЎўЃѓЌќЀѐЍѝ"
 #: what :func:`search_spelling` changes: Greek letters (accents, final sigma), Hebrew points,
-#: Arabic vowel marks and tatweel, ß and Turkish dotless/dotted i
+#: Arabic vowel marks and tatweel, ß and Turkish dotless/dotted i, Cyrillic ё, й ...
 _SPELLED = re.compile("[\u00df\u1e9e\u0131\u0130\u0370-\u03ff\u1f00-\u1fff\u0591-\u05c7"
-                      "\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06ed]")
+                      "\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06ed" + _CYRILLIC_MARKED + "]")
 #: a combining accent (U+0300-036F) on a Greek letter
 _GREEK_MARKS = re.compile("(?<=[\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+")
 #: Hebrew points and cantillation, Arabic vowel and Quranic marks, the tatweel
 _SEMITIC_MARKS = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
                             "\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06ed]")
-_SPELLED_LETTERS = str.maketrans({"ß": "ss", "ẞ": "ss", "ı": "i", "İ": "i", "ς": "σ"})
+_SPELLED_LETTERS = str.maketrans({"ß": "ss", "ẞ": "ss", "ı": "i", "İ": "i", "ς": "σ",
+                                  **dict(zip(_CYRILLIC_MARKED, "ЕеИиІіУуГгКкЕеИи", strict=True))})
 
 
 def spelt_otherwise(text: str) -> bool:
@@ -94,7 +98,8 @@ def search_spelling(text: str) -> str:
     """``text`` lower-cased and spelt as keyword search compares it where FTS5's
     ``unicode61`` folds nothing: Greek without its accents and with one sigma (ΑΘΉΝΑ,
     Αθήνα, αθηνα are one word), Hebrew without points, Arabic without vowel marks or
-    tatweel (مُحَمَّد is محمد), ß as ss, Turkish ı and İ as i. Latin accents are left to
+    tatweel (مُحَمَّد is محمد), ß as ss, Turkish ı and İ as i, Cyrillic ё as е and й as и
+    (Фёдор, Федор; PostgreSQL's index folds them too). Latin accents are left to
     :func:`fold_diacritics` (which keeps Vietnamese tones apart); other text is only
     lower-cased. Line breaks stay where they are."""
     if text.isascii() or not _SPELLED.search(text):
@@ -210,13 +215,113 @@ def text_words(text: str) -> list[str]:
     return out
 
 
+#: how many letters of a word the crude stem keeps: term coverage, the snippet's line and the
+#: keyword index of Greek, Cyrillic and Armenian words all use it
+STEM_LENGTH = 5
+
+
+def stem(word: str) -> str:
+    """A crude stem: the first :data:`STEM_LENGTH` letters of a long word, a short word
+    itself ("screenshots" ~ "screenshot"; "петербурге" ~ "петербург")."""
+    return word[:STEM_LENGTH]
+
+
+#: letters of cased alphabets other than Latin whose words inflect at the end: Greek,
+#: Cyrillic (with its supplement and extensions) and Armenian
+_INFLECTING = re.compile("[\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f\u1c80-\u1c8f"
+                         "\u2de0-\u2dff\ua640-\ua69f\u0531-\u058f]")
+#: what marks a stem in a keyword index: ASCII letters before a Greek, Cyrillic or Armenian
+#: one, so no word a person writes is one (and FTS5's Porter stemmer leaves it alone)
+STEM_MARK = "zz"
+#: what marks an emoji in a keyword index: the code points follow, in decimal (digits: the
+#: Porter stemmer would take "ed" off a hexadecimal 1f4ed)
+EMOJI_MARK = "zzu"
+
+
+def inflects(text: str) -> bool:
+    """Whether ``text`` holds a Greek, Cyrillic or Armenian letter."""
+    return _INFLECTING.search(text) is not None
+
+
+def stem_token(word: str) -> str | None:
+    """The index word standing for the stem of ``word`` when it is Greek, Cyrillic or
+    Armenian and at least :data:`STEM_LENGTH` letters long (``None`` otherwise): these
+    languages inflect at the end (Петербург, Петербурге, Петербурга; Αθήνα, Αθήνας), and a
+    word's first five letters find its other forms about as well as a real stemmer
+    (McNamee & Mayfield's truncation results). Taken from the plain spelling
+    (:func:`search_spelling`), so Фёдором and федора share one."""
+    if not _INFLECTING.match(word):
+        return None
+    plain = search_spelling(word)
+    return STEM_MARK + stem(plain) if len(plain) >= STEM_LENGTH else None
+
+
+#: a pictograph: the emoji blocks, dingbats, miscellaneous symbols and technical signs,
+#: arrows and shapes drawn as emoji (a symbol of these that is no emoji is rare in notes)
+_PICTOGRAPH = re.compile("[\u2300-\u23ff\u25a0-\u25ff\u2600-\u27bf\u2b00-\u2bff\u3030\u303d"
+                         "\u3297\u3299\U0001f000-\U0001faff]")
+#: what does not tell one emoji from another: the emoji and text presentation selectors,
+#: skin tones, and the tag characters of a subdivision flag
+_EMOJI_NOISE = re.compile("[\ufe0e\ufe0f\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f]")
+#: one emoji as a reader sees it: two regional indicators (a flag), or a pictograph with
+#: its selector, skin tone and tags, and whatever a zero-width joiner adds (👨‍👩‍👧)
+_ONE_EMOJI = _PICTOGRAPH.pattern + _EMOJI_NOISE.pattern + "*"
+_EMOJI = re.compile("[\U0001f1e6-\U0001f1ff]{2}|" + _ONE_EMOJI + "(?:\u200d" + _ONE_EMOJI + ")*")
+
+
+def emoji(text: str) -> list[str]:
+    """The emoji of ``text``, in order, each without its presentation selector or skin
+    tone (👍🏽 is 👍, ❤️ is ❤): what keyword search matches an emoji by."""
+    if text.isascii() or not _PICTOGRAPH.search(text):
+        return []
+    out = []
+    for m in _EMOJI.finditer(text):
+        key = _EMOJI_NOISE.sub("", m.group(0))
+        if key and all(ch == "\u200d" or unicodedata.category(ch) == "So" for ch in key):
+            out.append(key)
+    return out
+
+
+def emoji_token(key: str) -> str:
+    """The index word for one emoji (:func:`emoji`): its code points in decimal."""
+    return EMOJI_MARK + "u".join(str(ord(ch)) for ch in key if ch != "\u200d")
+
+
+def emoji_shown(text: str) -> list[str]:
+    """What a search for an emoji finds in ``text``: each of its emoji, and each part of
+    one joined by zero-width joiners (👨‍👩‍👧 is found by 👧 too)."""
+    out: list[str] = []
+    for key in emoji(text):
+        out.append(key)
+        if "\u200d" in key:
+            out.extend(part for part in key.split("\u200d") if part)
+    return out
+
+
+def search_tokens(term: str) -> list[str]:
+    """The index words a store matches for a query term besides the term as written and
+    its plain spelling: the stem of a Greek, Cyrillic or Armenian word, the code points of
+    an emoji (``[]`` for every other term, Latin words included)."""
+    if term.isascii():
+        return []
+    keys = emoji(term)
+    if keys:
+        return [emoji_token(k) for k in keys]
+    return [t for w in raw_words(term) if (t := stem_token(w))]
+
+
 def index_grams(text: str) -> str:
     """The extra words a full-text index stores beside ``text`` so that its unspaced runs
     can be found by any part: every character pair, then every character, space-separated
     (``""`` for text without unspaced scripts, so its index is exactly what it was).
     Words :func:`search_spelling` spells otherwise (Greek with accents, Arabic with vowel
-    marks, ß ...) add that spelling too."""
+    marks, ß ...) add that spelling too, Greek, Cyrillic and Armenian words their stem
+    (:func:`stem_token`), and each emoji its code points (:func:`emoji_token`)."""
     extra = spelling_variants(text)
+    if not text.isascii():
+        if inflects(text):
+            extra += [t for w in raw_words(text) if (t := stem_token(w))]
+        extra += [emoji_token(key) for key in emoji_shown(text)]
     if not has_unspaced(text):
         return " ".join(extra)
     pairs: list[str] = []

@@ -16,8 +16,7 @@ from pg_fixtures import closed_after_test
 from soulframe._engine.memory.querying import query_terms
 from soulframe._engine.model import ChunkInput, FileRecord
 from soulframe._engine.textsplit import index_grams, query_words, text_words
-
-ZH = "我女儿每周三学钢琴，老师姓王。"
+from store_support import ZH, old_sqlite_index
 
 
 def test_unspaced_runs_become_character_pairs_and_other_text_is_unchanged() -> None:
@@ -39,34 +38,12 @@ def test_a_query_keeps_a_one_character_chinese_word_but_not_a_latin_letter() -> 
     assert query_terms("猫 and a dog") == ["猫", "dog"]
 
 
-def _old_sqlite_index(path: Path, schema: int = 2, text: str = ZH) -> None:
-    """An index as an older soulframe wrote it: ``schema`` (2: soulframe 0.2), one chunk
-    holding ``text``."""
-    from soulframe.kit import index_grams
-    from soulframe_sqlite.schema import MIGRATIONS
-    from soulframe_sqlite.store import _statements
-
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.create_function("soulframe_grams", 1, index_grams, deterministic=True)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    for number, sql in MIGRATIONS[:schema]:
-        for statement in _statements(sql):
-            if not statement.strip().upper().startswith("CREATE TABLE IF NOT EXISTS META"):
-                conn.execute(statement)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(number),))
-    conn.execute("INSERT INTO files(id, path, hash, mtime_ns, size, indexed_at) "
-                 "VALUES (1, 'memory/2026-01-02.md', 'h', 1, 1, 0)")
-    conn.execute("INSERT INTO chunks(file_id, start_line, end_line, hash, text) "
-                 "VALUES (1, 3, 3, 'c', ?)", (text,))
-    conn.close()
-
-
 def test_an_sqlite_index_from_before_is_migrated_and_finds_chinese_words(tmp_path: Path) -> None:
     from soulframe_sqlite.schema import LATEST
     from soulframe_sqlite.store import SqliteStore
 
     path = tmp_path / "old.sqlite"
-    _old_sqlite_index(path)
+    old_sqlite_index(path)
     before = sqlite3.connect(path)
     assert before.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH '\"钢琴\"'"
                           ).fetchone()[0] == 0  # the whole sentence was one word
@@ -283,7 +260,7 @@ def test_an_sqlite_index_from_schema_3_gets_the_plain_spellings(tmp_path: Path) 
     from soulframe_sqlite.store import SqliteStore
 
     path = tmp_path / "old.sqlite"
-    _old_sqlite_index(path, schema=3, text="Συνάντηση στην Αθήνα")
+    old_sqlite_index(path, schema=3, text="Συνάντηση στην Αθήνα")
     store = SqliteStore(path)
     try:
         assert store.get_meta("schema_version") == str(LATEST)

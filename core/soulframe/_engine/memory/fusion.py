@@ -57,7 +57,17 @@ from typing import Any
 import attrs
 
 from ..model import StoredChunk
-from ..textsplit import MARKS, fold_diacritics, has_unspaced, search_spelling, spelt_otherwise
+from ..textsplit import (
+    MARKS,
+    STEM_LENGTH,
+    emoji,
+    emoji_shown,
+    fold_diacritics,
+    has_unspaced,
+    search_spelling,
+    spelt_otherwise,
+    stem,
+)
 from .querying import words
 
 FUSION_METHODS: tuple[str, ...] = ("anchored", "weighted", "coverage", "rrf", "minmax")
@@ -77,8 +87,9 @@ class Fused:
 
 def term_coverage(text: str, terms: Sequence[str]) -> float:
     """Share of the query terms that occur in ``text``, by crude stem: a long term matches
-    a word sharing its first 5 letters ("screenshots" ~ "screenshot"), a short one only
-    itself."""
+    a word sharing its first 5 letters ("screenshots" ~ "screenshot", "петербург" ~
+    "Петербурге": :func:`~soulframe._engine.textsplit.stem`, the rule the keyword index
+    stems Greek and Cyrillic by), a short one only itself; an emoji where the text shows it."""
     if not terms:
         return 0.0
     return _coverage(text, tuple(terms))
@@ -88,6 +99,19 @@ def term_coverage(text: str, terms: Sequence[str]) -> float:
 # channel weight), and a long-lived process sees the same chunks again and again.
 @functools.lru_cache(maxsize=4096)
 def _coverage(text: str, terms: tuple[str, ...]) -> float:
+    pictures = tuple(t for t in terms if not t.isascii() and emoji(t) == [t])
+    if not pictures:
+        return _word_coverage(text, terms)
+    # an emoji is no word: it is covered where the text shows it (a skin tone aside)
+    shown = set(emoji_shown(text))
+    found = sum(1 for t in pictures if t in shown)
+    rest = tuple(t for t in terms if t not in pictures)
+    if rest:
+        found += _word_coverage(text, rest) * len(rest)
+    return found / len(terms)
+
+
+def _word_coverage(text: str, terms: tuple[str, ...]) -> float:
     if spelt_otherwise(text) or any(spelt_otherwise(t) for t in terms):
         # Greek accents, Arabic vowel marks, ß ...: the keyword index matched the plain
         # spelling (textsplit.search_spelling) or the words as written, and so does this
@@ -128,8 +152,8 @@ def found_in_words(text: str, terms: tuple[str, ...]) -> float:
     """The coverage rule stated on the words of ``text`` (:func:`words`)."""
     ws = words(text)
     whole = set(ws)
-    prefixes = {w[:5] for w in ws if len(w) >= 5}
-    found = sum(1 for t in terms if (t[:5] in prefixes if len(t) >= 5 else t in whole))
+    prefixes = {stem(w) for w in ws if len(w) >= STEM_LENGTH}
+    found = sum(1 for t in terms if (stem(t) in prefixes if len(t) >= STEM_LENGTH else t in whole))
     return found / len(terms)
 
 
@@ -137,8 +161,8 @@ def _holds(lower: str, term: str) -> bool:
     """Whether a word of ``lower`` starts with ``term``'s first 5 letters (a long term) or
     is ``term`` (a short one). ``str.find`` and a look at the neighbours: ten times what a
     split into words costs, and a regex with Unicode look-arounds was slower still."""
-    key = term[:5] if len(term) >= 5 else term
-    whole = len(term) < 5
+    key = stem(term)
+    whole = len(term) < STEM_LENGTH
     i = lower.find(key)
     while i >= 0:
         end = i + len(key)

@@ -16,11 +16,14 @@ from collections.abc import Callable
 
 from ..graphemes import safe_cut_after, safe_cut_before
 from ..textsplit import (
+    emoji,
+    emoji_shown,
     fold_diacritics,
     has_unspaced,
     query_words,
     search_spelling,
     spelt_otherwise,
+    stem,
     text_words,
 )
 
@@ -50,14 +53,18 @@ def words(text: str) -> list[str]:
 
 def query_terms(query: str) -> list[str]:
     """The keyword terms of a query: its words minus stopwords and one-letter words, in
-    order, without repeats. A query made only of stopwords keeps its words (so searching
-    for "who" still finds "who")."""
-    all_words = query_words(unicodedata.normalize("NFC", query))  # as the index holds text
+    order, then its emoji (👍🏽 as 👍, :func:`~soulframe._engine.textsplit.emoji`), without
+    repeats. A query made only of stopwords keeps its words (so searching for "who" still
+    finds "who")."""
+    nfc = unicodedata.normalize("NFC", query)  # as the index holds text
+    all_words = query_words(nfc)
     # one character of Chinese or Japanese is a word (猫, 雨); one Latin letter is not
     terms = [w for w in all_words
              if w not in STOPWORDS and (len(w) > 1 or w.isdigit() or has_unspaced(w))]
-    if not terms:
+    pictures = emoji(nfc)
+    if not terms and not pictures:
         terms = [w for w in all_words if w]
+    terms += pictures
     seen: set[str] = set()
     out = []
     for t in terms:
@@ -65,12 +72,6 @@ def query_terms(query: str) -> list[str]:
             seen.add(t)
             out.append(t)
     return out
-
-
-def stem(word: str) -> str:
-    """A crude stem for matching query words to text words in snippets ("screenshots",
-    "screenshot"; "appearance", "appear"): the first 5 letters of long words."""
-    return word[:5] if len(word) > 5 else word
 
 
 def best_lines(text: str, terms: list[str]) -> tuple[int, int]:
@@ -92,7 +93,8 @@ def _best_lines(text: str, terms: list[str]) -> tuple[int, int]:
     # as fusion._coverage counts them: a term typed without accents matches the words with
     # their accents dropped ("Muller" is "Müller"), one typed with them the words as written
     plain = {t for t in terms if t.isascii()}
-    marked = {t for t in terms if not t.isascii()}
+    pictures = {t for t in terms if not t.isascii() and emoji(t) == [t]}
+    marked = {t for t in terms if not t.isascii()} - pictures
     plain_stems = {stem(t) for t in plain}
     marked_stems = {stem(t) for t in marked}
     lines = text.split("\n")
@@ -108,7 +110,10 @@ def _best_lines(text: str, terms: list[str]) -> tuple[int, int]:
                 continue
         # the query's own words first: a stem only stands in for a missing word ("apin0x19q"
         # and "apin0x11q" share the stem "apin0", but only one of them was asked for)
-        scores.append(_line_score(line, plain, marked, plain_stems, marked_stems))
+        exact, stems = _line_score(line, plain, marked, plain_stems, marked_stems)
+        if pictures:  # an emoji is no word: it counts where the line shows it
+            exact += len(pictures.intersection(emoji_shown(line)))
+        scores.append((exact, stems))
     best = max(range(len(lines)), key=lambda i: (scores[i], -i)) if lines else -1
     if best < 0 or scores[best] == (0, 0):
         return (-1, -1)
@@ -171,8 +176,9 @@ def snippet(
         stems = {stem(t) for t in terms}
         lower = body.lower()
         pos = _word_position(lower, lambda w: w in terms)
-        if pos < 0:  # a character pair of an unspaced script sits inside a longer run
-            pos = min((lower.find(t) for t in terms if has_unspaced(t) and t in lower), default=-1)
+        if pos < 0:  # a character pair of an unspaced script sits inside a longer run, an emoji anywhere
+            pos = min((lower.find(t) for t in terms if (has_unspaced(t) or emoji(t) == [t]) and t in lower),
+                      default=-1)
         if pos < 0:
             pos = _word_position(lower, lambda w: stem(w) in stems)
         pos = max(pos, 0)
