@@ -315,8 +315,8 @@ def index_grams(text: str) -> str:
     can be found by any part: every character pair, then every character, space-separated
     (``""`` for text without unspaced scripts, so its index is exactly what it was).
     Words :func:`search_spelling` spells otherwise (Greek with accents, Arabic with vowel
-    marks, ß ...) add that spelling too, Greek, Cyrillic and Armenian words their stem
-    (:func:`stem_token`), and each emoji its code points (:func:`emoji_token`)."""
+    marks, ß ...) add that spelling too, Greek, Cyrillic and Armenian words their marked
+    stem, and each emoji its code points (what :func:`search_tokens` makes of a query term)."""
     extra = spelling_variants(text)
     if not text.isascii():
         if inflects(text):

@@ -104,7 +104,7 @@ def _coverage(text: str, terms: tuple[str, ...]) -> float:
         return _word_coverage(text, terms)
     # an emoji is no word: it is covered where the text shows it (a skin tone aside)
     shown = set(emoji_shown(text))
-    found = sum(1 for t in pictures if t in shown)
+    found: float = sum(1 for t in pictures if t in shown)
     rest = tuple(t for t in terms if t not in pictures)
     if rest:
         found += _word_coverage(text, rest) * len(rest)
