@@ -22,6 +22,7 @@ Public API (``__all__``, docs/api.md); imported on first use like :mod:`soulfram
   :data:`DIARY`, :data:`UNDO_DIR`.
 - **Indexing and search**: :data:`MAX_QUERY_CHARS` (the longest query), :func:`chunk_file`, :func:`passage_windows`,
   :func:`drop_superseded`, :func:`is_superseded_chunk`, :func:`query_terms`,
+  :func:`term_coverage` (the share of a query's terms a text holds, as search counts them),
   :func:`without_noise`, :func:`recall_key`; the embedding cache (:class:`EmbeddingCache`,
   :class:`InMemoryCacheBackend`, keyed by :func:`text_hash`), :func:`vector_to_bytes`,
   :func:`vector_from_bytes`.
@@ -77,6 +78,9 @@ if TYPE_CHECKING:
         confine_memory_path,
         day_of,
         is_curated,
+    )
+    from soulframe._engine.memory.fusion import (
+        term_coverage,
     )
     from soulframe._engine.memory.noise import (
         without_noise,
@@ -192,6 +196,7 @@ _HOMES: dict[str, str] = {
     "Quarantine": "soulframe._engine.memory.safety",
     "QuarantineEntry": "soulframe._engine.memory.safety",
     "query_terms": "soulframe._engine.memory.querying",
+    "term_coverage": "soulframe._engine.memory.fusion",
     "read_transcript": "soulframe._engine.memory.sessions",
     "recall_key": "soulframe._engine.memory.recall",
     "release": "soulframe._engine.memory.sessions",
@@ -275,6 +280,7 @@ __all__ = [
     "standalone_agent_id",
     "strip_controls",
     "strip_provenance",
+    "term_coverage",
     "text_hash",
     "undo_last",
     "user_level_files",

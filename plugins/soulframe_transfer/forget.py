@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from soulframe import ErasingStore, SoulframeError
-from soulframe.kit import atomic_write, caseless, fold_diacritics, search_spelling, update_locked
+from soulframe.kit import (
+    atomic_write,
+    caseless,
+    fold_diacritics,
+    search_spelling,
+    search_tokens,
+    update_locked,
+)
 from soulframe.memorykit import (
     DAILY_LOG,
     ENTITY_DIR,
@@ -39,6 +46,7 @@ from soulframe.memorykit import (
     parse_provenance,
     query_terms,
     strip_provenance,
+    term_coverage,
 )
 
 from .tombstones import Tombstones, normalise
@@ -194,14 +202,20 @@ def select(agent: AgentLike, *, text: str | None = None, query: str | None = Non
                     take(rel, i, line)
         plan.user_entries = list(_user_lines(agent, [needle]))
     if query is not None:
-        terms = [_plain(t) for t in query_terms(query)]
+        words = query_terms(query)
+        terms = [_plain(t) for t in words]
+        # a Greek or Cyrillic word is found in its other forms (Москва, в Москву): its
+        # lines are those the search's own rule says hold it
+        inflected = tuple(t for t in words if search_tokens(t))
         for hit in agent.memory.search(query, k=limit, track=False):
             if hit.scope != "agent":
                 continue
             lines = _lines(agent.workspace.resolve(hit.path))
             for i in range(hit.start_line, min(hit.end_line, len(lines)) + 1):
                 low = _plain(lines[i - 1])
-                if not lines[i - 1].lstrip().startswith("#") and any(t in low for t in terms):
+                if not lines[i - 1].lstrip().startswith("#") and (
+                        any(t in low for t in terms)
+                        or (inflected and term_coverage(lines[i - 1], inflected) > 0)):
                     take(hit.path, i, lines[i - 1])
     whole: list[str] = []
     if file is not None:

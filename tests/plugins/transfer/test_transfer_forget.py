@@ -241,11 +241,15 @@ def test_forget_finds_a_line_saved_decomposed_and_turkish_capitals(tmp_path: Pat
 @pytest.mark.parametrize(("query", "line"), [
     ("Muller", "- Treffen mit Jürgen Müller in Köln"),
     ("αθηνα", "- Συνάντηση στην Αθήνα για το συμβόλαιο"),
+    ("москва", "- Маша переехала в Москву в марте"),         # another form of the word
+    ("Αθήνα", "- Τα γραφεία της Αθήνας κλείνουν στις πέντε"),
+    ("Федор", "- Ужинали с Фёдором"),
+    ("🎂", "- Торт 🎂 к субботе"),
 ])
-def test_forget_by_query_takes_the_line_search_found_without_accents(
+def test_forget_by_query_takes_the_line_search_found_in_another_spelling_or_form(
         tmp_path: Path, query: str, line: str) -> None:
-    """memory search finds "Müller" for "Muller"; forget --query must take that line too,
-    not report nothing to forget."""
+    """memory search finds "Müller" for "Muller" and "в Москву" for "москва"; forget --query
+    must take that line too, not report nothing to forget."""
     ws, state = tmp_path / "ws", tmp_path / "state"
     run_cli("init", str(ws), check=True)
     (ws / "soulframe.toml").write_text(f'state_dir = "{state}"\n[embedding]\nprovider = "none"\n')
