@@ -85,8 +85,9 @@ _GREEK_MARKS = re.compile("(?<=[\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+")
 #: Hebrew points and cantillation, Arabic vowel and Quranic marks, the tatweel
 _SEMITIC_MARKS = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
                             "\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06ed]")
-_SPELLED_LETTERS = str.maketrans({"ß": "ss", "ẞ": "ss", "ı": "i", "İ": "i", "ς": "σ",
-                                  **dict(zip(_CYRILLIC_MARKED, "ЕеИиІіУуГгКкЕеИи", strict=True))})
+_SWAPS = {"ß": "ss", "ẞ": "ss", "ı": "i", "İ": "i", "ς": "σ",
+          **dict(zip(_CYRILLIC_MARKED, "ЕеИиІіУуГгКкЕеИи", strict=True))}
+_SWAPPED = re.compile("[" + "".join(_SWAPS) + "]")
 
 
 def spelt_otherwise(text: str) -> bool:
@@ -104,9 +105,22 @@ def search_spelling(text: str) -> str:
     lower-cased. Line breaks stay where they are."""
     if text.isascii() or not _SPELLED.search(text):
         return text.lower()
-    decomposed = unicodedata.normalize("NFD", text)
-    bare = _SEMITIC_MARKS.sub("", _GREEK_MARKS.sub("", decomposed))
-    return unicodedata.normalize("NFC", bare).translate(_SPELLED_LETTERS).lower().translate(_SPELLED_LETTERS)
+    if _MARKED.search(text):
+        decomposed = unicodedata.normalize("NFD", text)
+        bare = unicodedata.normalize("NFC", _SEMITIC_MARKS.sub("", _GREEK_MARKS.sub("", decomposed)))
+    else:  # only letters to swap (Cyrillic ё, ß ...): NFC(NFD(x)) is NFC(x), at a tenth of the cost
+        bare = unicodedata.normalize("NFC", text)
+    # a few letters in a long text: swapped where they are (str.translate looks up every one)
+    return _swap(_swap(bare).lower())
+
+
+def _swap(text: str) -> str:
+    return _SWAPPED.sub(lambda m: _SWAPS[m.group(0)], text)
+
+
+#: letters whose marks :func:`search_spelling` drops: Greek, Hebrew and Arabic
+_MARKED = re.compile("[\u0370-\u03ff\u1f00-\u1fff\u0591-\u05c7\u0610-\u061a\u0640\u064b-\u065f"
+                     "\u0670\u06d6-\u06ed]")
 
 
 def spelling_variants(text: str) -> list[str]:
@@ -114,8 +128,12 @@ def spelling_variants(text: str) -> list[str]:
     (what a keyword index stores beside it so the plain spelling finds it)."""
     if text.isascii() or not _SPELLED.search(text):
         return []
+    return _variants(text, raw_words(search_spelling(text)))
+
+
+def _variants(text: str, plain_words: list[str]) -> list[str]:
     have = set(raw_words(text))
-    return list(dict.fromkeys(w for w in raw_words(search_spelling(text)) if w not in have))
+    return list(dict.fromkeys(w for w in plain_words if w not in have))
 
 
 def caseless(text: str) -> str:
@@ -317,10 +335,15 @@ def index_grams(text: str) -> str:
     Words :func:`search_spelling` spells otherwise (Greek with accents, Arabic with vowel
     marks, ß ...) add that spelling too, Greek, Cyrillic and Armenian words their marked
     stem, and each emoji its code points (what :func:`search_tokens` makes of a query term)."""
-    extra = spelling_variants(text)
+    extra: list[str] = []
     if not text.isascii():
-        if inflects(text):
-            extra += [t for w in raw_words(text) if (t := stem_token(w))]
+        spelt = _SPELLED.search(text) is not None
+        plain_words = raw_words(search_spelling(text)) if spelt else None
+        if plain_words is not None:
+            extra += _variants(text, plain_words)
+        if inflects(text):  # as stem_token, on the whole text spelt once
+            extra += [STEM_MARK + stem(w) for w in (plain_words or raw_words(text))
+                      if len(w) >= STEM_LENGTH and _INFLECTING.match(w)]
         extra += [emoji_token(key) for key in emoji_shown(text)]
     if not has_unspaced(text):
         return " ".join(extra)

@@ -203,3 +203,18 @@ def test_a_postgres_schema_4_is_migrated_and_finds_other_forms(pg_dsn: str) -> N
             assert [(h.path, h.start_line) for h in hits] == [("memory/2026-01-02.md", 3)], query
     finally:
         again.close()
+
+
+def test_the_index_holds_the_stem_a_query_for_each_of_its_words_makes() -> None:
+    """The index spells a whole text once; a query term alone: both must give one stem."""
+    from soulframe._engine.textsplit import raw_words, stem_token
+
+    data = Path(__file__).parents[2] / "data" / "inflection_eval" / "workspace" / "memory"
+    texts = [p.read_text(encoding="utf-8") for p in sorted(data.glob("*.md"))]
+    texts += ["ΑΘΗΝΑΣ Фёдором ЙОШКАР-ОЛА Ї Ўладзімір Ѓорѓи Երևանում straße İstanbul"]
+    for text in texts:
+        grams = set(index_grams(text).split())
+        for word in raw_words(text):
+            token = stem_token(word)
+            assert token is None or token in grams, (word, token)
+            assert search_tokens(word) == ([token] if token else [])
