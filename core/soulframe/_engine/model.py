@@ -912,7 +912,11 @@ class Store(Protocol):
         scope: str | None = None,
     ) -> list[StoredChunk]:
         """Full-text search for chunks containing ANY of ``terms`` (already lower-cased,
-        stopwords dropped), best first, ``score`` > 0 growing with relevance (BM25)."""
+        stopwords dropped; an emoji is a term of its own), best first, ``score`` > 0 growing
+        with relevance (BM25). A store over a tokenizing index stores
+        :func:`soulframe.kit.index_grams` beside each chunk and matches each term's
+        :func:`soulframe.kit.search_tokens` too (other forms of Greek and Cyrillic words,
+        emoji, which tokenizers drop)."""
         ...
 
     def search_vector(
