@@ -556,7 +556,8 @@ class SqliteStore:
         total = self._chunk_count(conn)
         if total < self.TERM_BUDGET_MIN_CHUNKS:
             return unique
-        df = {t: self._document_frequency(conn, t) for t in unique}
+        # a Greek or Cyrillic word is searched with its stem, which most of its chunks hold
+        df = {t: self._document_frequency(conn, t, search_tokens(t)) for t in unique}
         kept: list[str] = []
         postings = 0
         for t in sorted(unique, key=lambda t: df[t]):
@@ -578,18 +579,20 @@ class SqliteStore:
     #: document frequencies kept per generation (terms recur across questions); bounded
     DF_CACHE_MAX = 4096
 
-    def _document_frequency(self, conn: Any, term: str) -> int:
-        """How many chunks hold ``term``, remembered until the index changes (counting a
-        common term's postings was ~0.4 ms per term per search at 100k chunks). Called
-        after :meth:`_chunk_count`, which empties the cache when the generation moved."""
-        n = self._df_cache.get(term)
+    def _document_frequency(self, conn: Any, term: str, forms: Sequence[str] = ()) -> int:
+        """How many chunks hold ``term`` (or any of ``forms``), remembered until the index
+        changes (counting a common term's postings was ~0.4 ms per term per search at 100k
+        chunks). Called after :meth:`_chunk_count`, which empties the cache when the
+        generation moved."""
+        query = fts_or_query([term, *forms])
+        n = self._df_cache.get(query)
         if n is None:
             n = int(conn.execute(
-                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_or_query([term]),)
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (query,)
             ).fetchone()[0])
             if len(self._df_cache) >= self.DF_CACHE_MAX:
                 self._df_cache.clear()
-            self._df_cache[term] = n
+            self._df_cache[query] = n
         return n
 
     def common_words(

@@ -218,3 +218,21 @@ def test_the_index_holds_the_stem_a_query_for_each_of_its_words_makes() -> None:
             token = stem_token(word)
             assert token is None or token in grams, (word, token)
             assert search_tokens(word) == ([token] if token else [])
+
+
+def test_the_term_budget_counts_the_chunks_a_stem_reaches(tmp_path: Path) -> None:
+    """A large index scores only a query's rarer terms (SqliteStore.TERM_BUDGET). A word
+    that is rare as typed but whose stem most chunks hold ("сегодня": сегодняшний ...) must
+    count as common, or every keyword search with it ranks most of the index."""
+    from soulframe_sqlite.store import SqliteStore
+
+    store = SqliteStore(tmp_path / "m.sqlite")
+    try:
+        store.TERM_BUDGET_MIN_CHUNKS = 1  # as at 5,000 chunks and more
+        store.replace_file(FileRecord(path="m.md", hash="h", mtime_ns=1, size=1), [
+            *(ChunkInput(i, i, f"Сегодняшний план номер {i}", f"c{i}") for i in range(1, 41)),
+            ChunkInput(41, 41, "Встреча в Петербурге", "p")])
+        hits = store.search_text(query_terms("сегодня Петербург"), 50, include_private=True)
+        assert [h.start_line for h in hits] == [41]
+    finally:
+        store.close()
