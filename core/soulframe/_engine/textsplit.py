@@ -85,6 +85,9 @@ _GREEK_MARKS = re.compile("(?<=[\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+")
 #: Hebrew points and cantillation, Arabic vowel and Quranic marks, the tatweel
 _SEMITIC_MARKS = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
                             "\u0610-\u061a\u0640\u064b-\u065f\u0670\u06d6-\u06ed]")
+#: letters whose marks :func:`search_spelling` drops: Greek, Hebrew and Arabic
+_MARKED = re.compile("[\u0370-\u03ff\u1f00-\u1fff\u0591-\u05c7\u0610-\u061a\u0640\u064b-\u065f"
+                     "\u0670\u06d6-\u06ed]")
 _SWAPS = {"ß": "ss", "ẞ": "ss", "ı": "i", "İ": "i", "ς": "σ",
           **dict(zip(_CYRILLIC_MARKED, "ЕеИиІіУуГгКкЕеИи", strict=True))}
 _SWAPPED = re.compile("[" + "".join(_SWAPS) + "]")
@@ -117,10 +120,6 @@ def search_spelling(text: str) -> str:
 def _swap(text: str) -> str:
     return _SWAPPED.sub(lambda m: _SWAPS[m.group(0)], text)
 
-
-#: letters whose marks :func:`search_spelling` drops: Greek, Hebrew and Arabic
-_MARKED = re.compile("[\u0370-\u03ff\u1f00-\u1fff\u0591-\u05c7\u0610-\u061a\u0640\u064b-\u065f"
-                     "\u0670\u06d6-\u06ed]")
 
 
 def spelling_variants(text: str) -> list[str]:
