@@ -154,6 +154,11 @@ class SqliteStore:
             conn.create_function("soulframe_grams", 1, index_grams, deterministic=True)
             self._migrate()
             self._check_fts5()
+        except UnicodeDecodeError as exc:
+            # SQLite's message about a damaged file (or quick_check's report) quotes the
+            # damaged bytes, which need not be UTF-8: the file is corrupted all the same
+            conn.close()
+            raise self.module.DatabaseError(f"the file is damaged ({exc})") from exc
         except BaseException:
             conn.close()
             raise

@@ -221,6 +221,19 @@ def _corrupt_pages(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
+def _corrupt_pages_quoted_in_the_report(db: Path) -> None:
+    """Scribbled pages that SQLite's error message quotes as bytes that are no UTF-8 (found
+    with this seed: the message could not be read, and the index was never recovered)."""
+    import random
+
+    rnd = random.Random(157)
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big") or 65536
+    for start in range(page * 2, len(data), page):
+        data[start + 8 : start + 200] = rnd.randbytes(192)
+    db.write_bytes(bytes(data))
+
+
 def indexed_then_damaged(ws: Path, state: Path, damage: Any) -> Path:
     """30 daily logs indexed, then the index file damaged; its path."""
     write_workspace(ws, 30)
@@ -238,7 +251,7 @@ def indexed_then_damaged(ws: Path, state: Path, damage: Any) -> Path:
     return db
 
 
-@pytest.mark.parametrize("damage", [_corrupt_header, _corrupt_pages])
+@pytest.mark.parametrize("damage", [_corrupt_header, _corrupt_pages, _corrupt_pages_quoted_in_the_report])
 def test_a_corrupted_index_is_moved_aside_and_rebuilt(tmp_path: Path, damage: Any) -> None:
     ws = tmp_path / "ws"
     db = indexed_then_damaged(ws, tmp_path / "state", damage)
