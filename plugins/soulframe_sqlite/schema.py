@@ -138,10 +138,12 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         # Greek, Cyrillic and Armenian words inflect at the end: grams also holds each
         # one's stem (its first five letters, marked: soulframe.kit.search_tokens), so
         # "петербург" finds "Петербурге"; Cyrillic ё and й get their plain spelling (е, и);
-        # and each emoji its code points (unicode61 drops emoji). Filled as in 4.
+        # and each emoji its code points (unicode61 drops emoji). Filled as in 4, but the
+        # full-text index is rebuilt only when a row changed: an index of English notes
+        # alone opens at once after the upgrade.
         """
         UPDATE chunks SET grams = soulframe_grams(text) WHERE soulframe_grams(text) != grams;
-        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+        INSERT INTO chunks_fts(chunks_fts) SELECT 'rebuild' WHERE changes() > 0;
         """,
     ),
 )
