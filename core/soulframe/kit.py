@@ -18,7 +18,8 @@ What is here:
   runs one tool, :func:`export_tools` gives a chat API the tool schemas, :class:`ToolError` is a tool's answer to bad input.
 - **Conversation text** (OpenAI-style message dicts): :func:`system_message`,
   :func:`user_message`, :func:`assistant_message`, :func:`tool_result_message`,
-  :func:`text_of`, :func:`tool_calls_of`, :func:`parse_arguments`, :func:`check_conversation`.
+  :func:`text_of`, :func:`tool_calls_of`, :func:`parse_arguments`, :func:`check_conversation`;
+  a silent reply: :data:`NO_REPLY`, :func:`is_no_reply`.
 - **Neutralising** text a model did not write before it enters a prompt: :func:`neutralise`,
   :func:`one_line`.
 - **Workspace and files**: :class:`Workspace`, :func:`atomic_write`, :func:`directory_identity`, :func:`locked`,
@@ -64,13 +65,15 @@ if TYPE_CHECKING:
         user_config_dir,
     )
     from soulframe._engine.conversation import (
-        assistant as assistant_message,
-    )
-    from soulframe._engine.conversation import (
+        NO_REPLY,
         check_conversation,
+        is_no_reply,
         parse_arguments,
         text_of,
         tool_calls_of,
+    )
+    from soulframe._engine.conversation import (
+        assistant as assistant_message,
     )
     from soulframe._engine.conversation import (
         system as system_message,
@@ -268,6 +271,8 @@ _HOMES: dict[str, str] = {
     "StorageFullError": "soulframe._engine.workspace",
     "system_message": "soulframe._engine.conversation:system",
     "text_of": "soulframe._engine.conversation",
+    "NO_REPLY": "soulframe._engine.conversation",
+    "is_no_reply": "soulframe._engine.conversation",
     "tool_calls_of": "soulframe._engine.conversation",
     "tool_result_message": "soulframe._engine.conversation:tool_result",
     "ToolError": "soulframe._engine.tools",
@@ -294,6 +299,7 @@ __all__ = [
     "EmbeddingUnavailableError",
     "LoopResult",
     "MARKS",
+    "NO_REPLY",
     "OWNERS_FILES",
     "PluginManager",
     "Reached",
@@ -326,6 +332,7 @@ __all__ = [
     "fold_diacritics",
     "heartbeat_has_tasks",
     "index_grams",
+    "is_no_reply",
     "is_safe_cut",
     "key_source",
     "list_plugins",

@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from soulframe import ChatModel, Session, SoulframeError, ToolContext
 from soulframe.kit import (
+    NO_REPLY,
     LoopResult,
     ToolEvent,
     Workspace,
     agent_now,
     chat_model_for,
+    is_no_reply,
     run_tool_loop,
     system_message,
     text_of,
@@ -51,7 +53,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("soulframe.chat")
 
 #: the reply that means "nothing for the user to see" (seed 003 §1.6)
-NO_REPLY = "NO_REPLY"
 
 
 # --------------------------------------------------------------------------- settings
@@ -133,11 +134,6 @@ class FlushResult:
 
 def daily_file(moment: dt.datetime) -> str:
     return f"memory/{moment:%Y-%m-%d}.md"
-
-
-def is_no_reply(text: str) -> bool:
-    """``NO_REPLY`` alone, allowing markdown emphasis, quotes and a trailing period."""
-    return text.strip().strip("*_`\"'.").strip() == NO_REPLY or not text.strip()
 
 
 def flush_instructions(

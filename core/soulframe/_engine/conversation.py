@@ -21,6 +21,16 @@ from typing import Any
 
 from .model import ChatReply, ToolCall
 
+#: the whole reply of a model that has nothing to say (seed 000 §5): a silent turn
+NO_REPLY = "NO_REPLY"
+
+
+def is_no_reply(text: str) -> bool:
+    """Whether a model's reply is :data:`NO_REPLY` alone (markdown emphasis, quotes and a
+    trailing period allowed) or empty: a silent turn, not text to keep or show."""
+    return text.strip().strip("*_`\"'.").strip() == NO_REPLY or not text.strip()
+
+
 #: the key a client puts into ToolCall.arguments when the model sent arguments that are not
 #: a JSON object; the tool runner reports it back to the model as a tool error
 INVALID_ARGUMENTS = "__invalid_arguments__"

@@ -67,6 +67,20 @@ def test_save_session_summarises_with_the_chat_model(workspace: Path, tmp_path: 
     assert "## Summary" in body and "- Priya books flights by 1 April" in body
 
 
+def test_a_silent_model_reply_is_no_summary_the_last_turns_are_kept(workspace: Path, tmp_path: Path) -> None:
+    """A model told (by the agent's own prompt) to answer NO_REPLY when it has nothing to add
+    said just that: the session file kept "- NO_REPLY" as its summary and lost the talk."""
+    with FakeLLMServer([say("**NO_REPLY**")]) as srv:
+        ws = prepared(workspace, f'[model]\nprovider = "openai-compatible"\nname = "m"\nbase_url = "{srv.openai_base_url}"\n')
+        out = run_cli("-w", str(ws), "memory", "save-session", "--transcript", "-", "--json",
+                      input=json.dumps(TALK), env={"OPENAI_API_KEY": "k-1"})
+        assert out.returncode == 0, out.stderr
+    saved = json.loads(out.stdout)
+    body = (ws / saved["path"]).read_text()
+    assert "NO_REPLY" not in body and "Priya books flights by 1 April" in body
+    assert saved["model"] is None and any("empty summary" in w for w in saved["warnings"])
+
+
 def test_bad_transcripts_name_the_line(workspace: Path, tmp_path: Path) -> None:
     ws = prepared(workspace)
     bad = tmp_path / "bad.jsonl"

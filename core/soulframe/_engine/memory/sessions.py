@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..conversation import text_of
+from ..conversation import is_no_reply, text_of
 from ..model import Session, SoulframeError
 from .files import PRIVATE_DIR, is_curated
 from .indexview import index_of
@@ -326,7 +326,9 @@ def save_session(
         if model is not None:
             try:
                 summary = ask_model(model, SUMMARY_INSTRUCTIONS, _transcript_text(turns))
-                body = _bullets(summary) or None
+                # a silent turn (NO_REPLY, what the agent's own prompt tells it to say when
+                # it has nothing to add) is no summary to keep as a bullet
+                body = None if is_no_reply(summary) else (_bullets(summary) or None)
                 if body is None:
                     notes.append("the model returned an empty summary; kept the last turns instead")
                 used_model = model.model_id or model.name
