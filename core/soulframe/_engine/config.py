@@ -412,11 +412,19 @@ class Config:
 
 
 def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int | None = None) -> None:
+    problem = _value_problem(key, value, spec)
+    if problem is not None:
+        loc = f"{where}{f' line {line}' if line else ''}"
+        raise ConfigError(f"{loc}: {problem}", file=None if where == "override" else where, line=line,
+                          key=key)
+
+
+def _value_problem(key: str, value: Any, spec: Key | None) -> str | None:
+    """What is wrong with ``value`` for ``key``, said after its place; None when it is fine."""
     from .config_ranges import range_problem
 
     if spec is None:
-        return
-    loc = f"{where}{f' line {line}' if line else ''}"
+        return None
     ok_types = spec.types
     if isinstance(value, bool) and bool not in ok_types:
         ok = False
@@ -424,21 +432,21 @@ def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int |
         ok = isinstance(value, ok_types)
     if not ok:
         expected = " or ".join("null" if t is NONE else t.__name__ for t in ok_types)
-        raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected {expected}")
+        return f"{key} = {shown_value(key, value)} — expected {expected}"
     if spec.items is not None and isinstance(value, (list, dict)):
         members = value.items() if isinstance(value, dict) else enumerate(value)
         for at, item in members:
             if not isinstance(item, spec.items) or (isinstance(item, bool) and bool not in spec.items):
                 expected = " or ".join("null" if t is NONE else t.__name__ for t in spec.items)
-                raise ConfigError(f"{loc}: {key}[{at!r}] = {shown_value(key, item)} — expected {expected}"
-                                  + (" (quote it)" if str in spec.items else ""))
+                return (f"{key}[{at!r}] = {shown_value(key, item)} — expected {expected}"
+                        + (" (quote it)" if str in spec.items else ""))
     if key == "prompt.cache_boundary" and isinstance(value, str) and value:
         text = value.strip()
         if len(text) < 8 or "\n" in text or "\r" in text or not any(c.isalnum() for c in text):
             # every copy of the marker in a file or a section is replaced (a prompt holds one):
             # "---" would take every Markdown rule, " " every space
-            raise ConfigError(
-                f"{loc}: {key} = {shown_value(key, value)} — expected \"\" (no marker) or one line of "
+            return (
+                f"{key} = {shown_value(key, value)} — expected \"\" (no marker) or one line of "
                 "at least 8 characters with a letter or digit that no file would hold, like the "
                 "default '<!-- SOULFRAME_CACHE_BOUNDARY -->': every copy of the marker in the "
                 "prompt's text is replaced")
@@ -448,19 +456,20 @@ def _check_value(key: str, value: Any, spec: Key | None, where: str, line: int |
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — not a known IANA timezone "
-                              "(e.g. 'Europe/Berlin', 'America/New_York', 'UTC')") from None
+            return (f"{key} = {shown_value(key, value)} — not a known IANA timezone "
+                    "(e.g. 'Europe/Berlin', 'America/New_York', 'UTC')")
     if spec.choices is not None and value not in spec.choices:
         allowed = ", ".join(repr(c) for c in spec.choices if c is not None)
-        raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected one of {allowed}")
+        return f"{key} = {shown_value(key, value)} — expected one of {allowed}"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if spec.min is not None and value < spec.min:
-            raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected a number ≥ {spec.min:g}")
+            return f"{key} = {shown_value(key, value)} — expected a number ≥ {spec.min:g}"
         if spec.max is not None and value > spec.max:
-            raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — expected a number ≤ {spec.max:g}")
+            return f"{key} = {shown_value(key, value)} — expected a number ≤ {spec.max:g}"
         problem = range_problem(key, value)
         if problem:
-            raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — {problem}")
+            return f"{key} = {shown_value(key, value)} — {problem}"
+    return None
 
 
 #: how much of a value an error message quotes
@@ -607,20 +616,21 @@ def _read_file(path: Path) -> tuple[dict[str, Any], str]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+        raise ConfigError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})", file=str(path)) from exc
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})", file=str(path)) from exc
     try:
         if path.suffix == ".json":
             data = json.loads(text)
         else:
             data = tomllib.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} line {exc.lineno}: invalid JSON: {exc.msg}") from exc
+        raise ConfigError(f"{path} line {exc.lineno}: invalid JSON: {exc.msg}", file=str(path),
+                          line=exc.lineno) from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+        raise ConfigError(f"{path}: invalid TOML: {exc}", file=str(path)) from exc
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a table/object")
+        raise ConfigError(f"{path}: the top level must be a table/object", file=str(path))
     return data, text
 
 
@@ -688,8 +698,9 @@ def load_config(
                 if any(k.startswith(key + ".") for k in keys):
                     # "memory = 5": a table's name given a value
                     raise ConfigError(f"{loc}: {key} = {shown_value(key, value)} — {key} is a table of "
-                                      f"settings: write them under [{key}]")
-                raise ConfigError(f"{loc}: unknown key {key!r}{_did_you_mean(key, list(keys))}")
+                                      f"settings: write them under [{key}]", file=where, line=line, key=key)
+                raise ConfigError(f"{loc}: unknown key {key!r}{_did_you_mean(key, list(keys))}",
+                                  file=where, line=line, key=key)
             _check_value(key, value, spec, where, line)
             if spec.path and isinstance(value, str) and value and not value.startswith("~") \
                     and not Path(value).is_absolute():
@@ -785,7 +796,8 @@ def _build_agents(
             line = _locate_in_agent(text, i, key)
             if spec is None:
                 raise ConfigError(f"{cfg_path}{f' line {line}' if line else ''}: agents[{i}]: unknown key "
-                                  f"{key!r}{_did_you_mean(key, list(AGENT_KEYS))}")
+                                  f"{key!r}{_did_you_mean(key, list(AGENT_KEYS))}",
+                                  file=str(cfg_path), line=line, key=f"agents[{i}].{key}")
             _check_value(f"agents[{i}].{key}", value, spec, str(cfg_path), line)
         agent_id = str(entry.get("id", "default" if i == 0 else f"agent{i}"))
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", agent_id):

@@ -65,7 +65,17 @@ class SoulframeWarning(UserWarning):
 
 
 class ConfigError(SoulframeError):
-    """Bad configuration: the message names the file, the key and what was expected."""
+    """Bad configuration: the message names the file, the key and what was expected.
+
+    ``file``, ``line`` and ``key``, when the check knew them, say the same for a program
+    (``--json`` errors on the command line): None when unknown."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 key: str | None = None) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+        self.key = key
 
 
 class UnknownNameError(ConfigError):

@@ -120,7 +120,7 @@ def test_text_output_and_exit_code(tmp_path: Path, cli) -> None:  # type: ignore
 def test_a_missing_workspace_is_one_clear_problem(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     # like every command but init: exit 2, the path named, `soulframe init` suggested
     out = cli("-w", str(tmp_path / "nope"), "doctor", "--json")
-    assert out.returncode == 2 and out.stdout == ""
+    assert out.returncode == 2 and json.loads(out.stdout)["error"]["code"] == 2
     assert f"the workspace {tmp_path / 'nope'} does not exist" in out.stderr
     assert f"soulframe init {tmp_path / 'nope'}" in out.stderr
 

@@ -63,3 +63,58 @@ def test_new_json_outputs(cli, workspace: Path) -> None:
     assert where["config_file"] is None and where["user_config_dir"]
     keys = json.loads(cli("keys", "path", "--json", check=True).stdout)
     assert keys["path"].endswith("keys.json") and keys["exists"] is False
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _json_commands() -> list[str]:
+    return sorted(name for name, cmd in commands(build_cli(make_plugin_manager())).items()
+                  if any("--json" in getattr(p, "opts", []) for p in cmd.params))
+
+
+def test_every_json_command_answers_an_argument_error_in_json(cli) -> None:
+    """A script parsing stdout got nothing from a failed `--json` command: the error was
+    plain text on stderr. Each command's own parser, plugin commands' too, now answers in
+    JSON as well, with the exit status unchanged."""
+    names = _json_commands()
+    assert {"memory search", "prompt", "plugins", "serve", "db status"} - set(names) == {"serve"}
+    wrong = {}
+    for name in names:
+        out = cli(*name.split(), "--json", "--no-such-option")
+        try:
+            error = json.loads(out.stdout)["error"]
+        except (ValueError, KeyError):
+            wrong[name] = out.stdout[:80]
+            continue
+        if out.returncode != 2 or error["code"] != 2 or "--no-such-option" not in error["message"]:
+            wrong[name] = error
+        if "Error: No such option: '--no-such-option'" not in out.stderr.replace("option '", "option: '"):
+            wrong[name] = out.stderr  # the usual line stays on stderr, for the script's log
+    assert not wrong
+
+
+def test_a_json_error_names_the_config_file_line_and_key(cli, workspace: Path) -> None:
+    (workspace / "soulframe.toml").write_text("[memory]\nmax_results = 'eight'\n")
+    out = cli("-w", str(workspace), "memory", "search", "lease", "--json")
+    assert out.returncode == 2
+    assert json.loads(out.stdout) == {"error": {
+        "message": f"{workspace}/soulframe.toml line 2: memory.max_results = 'eight' — expected int",
+        "code": 2, "file": f"{workspace}/soulframe.toml", "line": 2, "key": "memory.max_results"}}
+    plain = cli("-w", str(workspace), "memory", "search", "lease")
+    assert plain.returncode == 2 and plain.stdout == ""  # without --json: nothing changes
+    assert plain.stderr == f"Error: {json.loads(out.stdout)['error']['message']}\n"
+
+
+def test_json_errors_while_a_command_runs_keep_their_exit_status(cli, workspace: Path, tmp_path: Path) -> None:
+    cli("init", str(workspace), "--no-download", check=True)
+    unknown = cli("-w", str(workspace), "skills", "show", "no-such-skill", "--json")
+    assert unknown.returncode == 1
+    assert json.loads(unknown.stdout) == {"error": {
+        "message": "no skill named 'no-such-skill'; see `soulframe skills list`", "code": 1}}
+    missing = cli("-w", str(tmp_path / "nowhere"), "prompt", "--json")
+    assert missing.returncode == 2
+    assert json.loads(missing.stdout)["error"]["message"].startswith(f"the workspace {tmp_path / 'nowhere'} does not")
+    # after `--`, "--json" is an argument: the answer stays text
+    text = cli("-w", str(workspace), "memory", "get", "--", "--json")
+    assert text.returncode == 1 and text.stdout == "" and text.stderr.startswith("Error: ")

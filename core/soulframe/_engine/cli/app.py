@@ -44,7 +44,10 @@ class SoulframeGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            super().invoke(ctx)
+            # None, whatever the command returned: :func:`main` reads a value here as the
+            # exit status a ``ctx.exit(n)`` gave, and a command's return value is none
+            return None
         except KeyboardInterrupt:
             click.echo("\ninterrupted (Ctrl-C)", err=True)
             raise SystemExit(INTERRUPTED) from None
@@ -203,10 +206,10 @@ def _require_workspace(ctx: click.Context, workspace: str) -> None:
     path = Path(workspace).expanduser()
     if path.is_dir():
         return
+    from .errors import StartError
+
     what = "is not a directory" if path.exists() else "does not exist"
-    click.secho(f"Error: the workspace {path} {what}; create one with `soulframe init {path}`",
-                fg="red", err=True)
-    ctx.exit(2)
+    raise StartError(f"the workspace {path} {what}; create one with `soulframe init {path}`")
 
 
 def _add_core_commands(cli: click.Group) -> None:
@@ -537,13 +540,37 @@ def main(argv: list[str] | None = None) -> None:
     if verbosity or ENV in os.environ:  # before plugins load, so their loading is logged
         configure(verbosity)
 
+    from .errors import StartError, report
+
+    as_json = _wants_json(args)
     try:
         pm = _plugins_for(args)
     except ConfigError as exc:
-        click.secho(f"Error: {exc}", fg="red", err=True)
-        sys.exit(2)
+        error = StartError(str(exc))
+        error.__cause__ = exc  # its file, line and key, for --json
+        report(error, as_json=as_json)
+        sys.exit(error.exit_code)
     cli = build_cli(pm)
-    cli.main(args=args, prog_name="soulframe")
+    try:
+        # not standalone: click would print every error as text on stderr itself
+        code = cli.main(args=args, prog_name="soulframe", standalone_mode=False)
+    except click.ClickException as exc:
+        report(exc, as_json=as_json)
+        sys.exit(exc.exit_code)
+    except click.Abort as exc:  # a declined confirmation, or Ctrl-C while click read input
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            click.echo("interrupted (Ctrl-C)", err=True)
+            sys.exit(INTERRUPTED)
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _wants_json(args: list[str]) -> bool:
+    """Whether the command line asks for ``--json`` (before a ``--``, after which it would be
+    an argument): then even an error in the arguments themselves is answered in JSON."""
+    head = args[:args.index("--")] if "--" in args else args
+    return "--json" in head
 
 
 def _verbosity(args: list[str]) -> int:

@@ -1,14 +1,57 @@
 """The one line the command line prints for an error that is no bug of soulframe's: a
 :class:`SoulframeError`, a full disk, a read-only or missing place. Shared by every command
 (:class:`~soulframe._engine.cli.app.SoulframeGroup`) and by ``memory watch``, which reports a
-failed sync and goes on."""
+failed sync and goes on. With ``--json`` the error is one JSON object on standard output
+instead (:func:`report`), so a script that parses what a command prints gets it too."""
 
 from __future__ import annotations
 
 import errno
 import os
+from typing import IO, Any
 
-from ..model import SoulframeError
+import click
+
+from ..model import ConfigError, SoulframeError
+
+
+class StartError(click.ClickException):
+    """What keeps a command from starting — a missing workspace, a config file that does not
+    load — said in one line. Exit status 2, as for a usage error: the command line or its
+    setup must change before a run can succeed."""
+
+    exit_code = 2
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        # shown after the command's context is gone, or before it was made: NO_COLOR
+        # (no-color.org) is read here as build_cli reads it
+        color = False if os.environ.get("NO_COLOR") else self.show_color
+        click.secho(f"Error: {self.format_message()}", fg="red", err=True, color=color)
+
+
+def report(exc: click.ClickException, *, as_json: bool) -> None:
+    """Say ``exc`` to the user: click's ``Error: ...`` on standard error and, with
+    ``--json``, ``{"error": {"message", "code", and "file", "line", "key" when known}}`` on
+    standard output too — the script gets an answer to parse, its log the usual line. The
+    exit status is ``exc.exit_code`` either way."""
+    exc.show()
+    if as_json:
+        from .state import echo_json
+
+        echo_json({"error": error_fields(exc)})
+
+
+def error_fields(exc: click.ClickException) -> dict[str, Any]:
+    """The ``--json`` error object: the message and the exit code, plus the file, line and
+    key the error names when the error behind it says them."""
+    fields: dict[str, Any] = {"message": exc.format_message(), "code": exc.exit_code}
+    cause = exc.__cause__
+    if isinstance(cause, ConfigError):
+        fields |= {k: v for k, v in (("file", cause.file), ("line", cause.line), ("key", cause.key))
+                   if v is not None}
+    elif isinstance(cause, OSError) and cause.filename:
+        fields["file"] = os.fsdecode(cause.filename)
+    return fields
 
 
 def error_line(exc: BaseException, *, when_full: str = "free some space and run the command again") -> str | None:

@@ -55,11 +55,12 @@ class State:
             except SoulframeError as exc:
                 # the workspace came from the config or the built-in default, not from -w
                 # (checked earlier): say which, so "where is my agent?" has an answer
+                from .errors import StartError
+
                 origin = self.config().origin("workspace") if self.workspace is None else "-w"
                 source = "the built-in default" if origin == "default" else origin
-                click.secho(f"Error: {exc} (the workspace from {source}; pick another with -w "
-                            "or `workspace` in your user config)", fg="red", err=True)
-                raise SystemExit(2) from None
+                raise StartError(f"{exc} (the workspace from {source}; pick another with -w "
+                                 "or `workspace` in your user config)") from None
             self._agent = agent
         return self._agent
 
