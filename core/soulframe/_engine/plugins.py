@@ -74,12 +74,19 @@ class PluginManager(pluggy.PluginManager):
         self.overrides: list[str] = []
         #: plugin name -> the commands it added (``tides``, ``memory tidy``), as the CLI was built
         self.commands: dict[str, list[str]] = {}
+        #: the plugins that failed to load, in load order (not registered: no hooks to list)
+        self.failed: list[PluginInfo] = []
+        #: plugin name -> its lines of load_errors, so a report can put them by the plugin
+        self.problems: dict[str, list[str]] = {}
 
-    def warn(self, message: str, *, override: bool = False) -> None:
+    def warn(self, message: str, *, override: bool = False, plugin: str | None = None) -> None:
+        """Warn once per process; ``plugin`` names the plugin a problem is about."""
         kept = self.overrides if override else self.load_errors
         if message in kept:  # a hook called again fails again: said once per process
             return
         kept.append(message)
+        if plugin is not None and not override:
+            self.problems.setdefault(plugin, []).append(message)
         warnings.warn(message, PluginWarning, stacklevel=3)
 
     def is_own(self, plugin_name: str) -> bool:
@@ -205,10 +212,11 @@ def make_plugin_manager(
             if own:
                 # a broken default plugin is a bug in soulframe itself: fail loudly
                 raise
+            pm.failed.append(PluginInfo(name=ep.name, dist=dist, version=version, hooks=()))
             pm.warn(
                 f"plugin {ep.name!r} from distribution {dist} {version} could not be loaded "
                 f"and was skipped: {type(exc).__name__}: {exc}{_hook_hint(exc, pm)} "
-                f"(disable it with plugins.disabled = [{ep.name!r}])"
+                f"(disable it with plugins.disabled = [{ep.name!r}])", plugin=ep.name,
             )
             continue
         pm.dists[ep.name] = (dist, version)
@@ -219,7 +227,7 @@ def make_plugin_manager(
             unmarked = [n for n in hookspecs.HOOK_NAMES if callable(getattr(plugin, n, None))]
             pm.warn(f"plugin {ep.name!r} from distribution {dist} {version} implements no hook"
                     + (f": {', '.join(unmarked)} needs the @soulframe.hookimpl decorator" if unmarked
-                       else " (decorate each hook function with @soulframe.hookimpl)"))
+                       else " (decorate each hook function with @soulframe.hookimpl)"), plugin=ep.name)
 
     for plugin in plugins:
         name = getattr(plugin, "__name__", None) or type(plugin).__name__
@@ -356,7 +364,7 @@ def plugin_failed(pm: pluggy.PluginManager, plugin_name: str, hook_name: str, wh
     if isinstance(pm, PluginManager):
         if message not in pm.hook_failures:
             pm.hook_failures.append(message)
-        pm.warn(message)
+        pm.warn(message, plugin=plugin_name)
     else:
         warnings.warn(message, PluginWarning, stacklevel=3)
 

@@ -136,8 +136,15 @@ def test_broken_plugin_gives_one_warning_and_the_rest_works(cli, tmp_path: Path)
     assert "soulframe_broken" in warnings_[0] and "soulframe-broken" in warnings_[0]
     assert "ModuleNotFoundError" in warnings_[0]
     assert warnings_[0].endswith("(disable it with plugins.disabled = ['soulframe_broken'])")
-    names = {r["name"] for r in json.loads(out.stdout)}
-    assert "soulframe_quiet_hours" in names and "soulframe_broken" not in names
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert rows["soulframe_quiet_hours"]["loaded"] and rows["soulframe_quiet_hours"]["problems"] == []
+    # a script reading --json sees the broken plugin as well, with why (it was left out)
+    assert rows["soulframe_broken"] == {
+        "name": "soulframe_broken", "dist": "soulframe-broken", "version": "0.1", "hooks": [],
+        "registers": {}, "overrides": [], "loaded": False, "problems": [warnings_[0].removeprefix("warning: ")]}
+    text = cli("plugins", env=pythonpath(site), process=True)
+    assert "soulframe_broken  (soulframe-broken 0.1)\n    not loaded (the problem is below)\n" in text.stdout
+    assert "problem: plugin 'soulframe_broken' from distribution soulframe-broken 0.1 could not" in text.stdout
 
 
 def test_plugin_with_a_bad_hook_signature_is_skipped(cli, tmp_path: Path) -> None:
@@ -152,7 +159,8 @@ def test_plugin_with_a_bad_hook_signature_is_skipped(cli, tmp_path: Path) -> Non
     out = cli("plugins", "--json", env=pythonpath(site), process=True)
     assert out.returncode == 0, out.stderr
     assert "soulframe_badsig" in out.stderr and "not_an_argument_of_the_spec" in out.stderr
-    assert "soulframe_badsig" not in {r["name"] for r in json.loads(out.stdout)}
+    badsig = next(r for r in json.loads(out.stdout) if r["name"] == "soulframe_badsig")
+    assert not badsig["loaded"] and "not_an_argument_of_the_spec" in badsig["problems"][0]
 
 
 def test_misspelled_hook_fails_loudly(tmp_path: Path) -> None:

@@ -244,13 +244,15 @@ def _add_core_commands(cli: click.Group) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include soulframe's own default plugins (text and JSON alike).")
 @click.option("--hook", "hook_filter", metavar="NAME", help="Only plugins implementing this hook.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print JSON: a list of {name, dist, version, hooks, registers, overrides}.")
+              help="Print JSON: a list of {name, dist, version, hooks, registers, overrides, loaded, "
+              "problems}; a plugin that failed to load has loaded false and its error in problems.")
 @pass_state
 def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_json: bool) -> None:
     """List installed plugins: distribution, version, hooks and what each registers.
 
     Third-party plugins only, like `llm plugins`; --all adds soulframe's own default
     plugins (ordinary plugins loaded from the same entry points), in text and JSON alike.
+    A plugin that failed to load is listed too, with why (unless --hook is given).
 
     \b
       soulframe plugins
@@ -291,13 +293,22 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
             "hooks": list(info.hooks),
             "registers": registered.get(info.name, {}),
             "overrides": overrides.get(info.name, []),
+            "loaded": True,
+            "problems": pm.problems.get(info.name, []),
         })
+    if hook_filter is None:  # no hooks to filter by: it never loaded
+        rows.extend({"name": info.name, "dist": info.dist, "version": info.version, "hooks": [],
+                     "registers": {}, "overrides": [], "loaded": False,
+                     "problems": pm.problems.get(info.name, [])} for info in pm.failed)
     if as_json:
         echo_json(rows)
         return
     for row in rows:
         click.secho(f"{row['name']}", bold=True, nl=False)
         click.echo(f"  ({row['dist'] or 'local'} {row['version'] or ''})".rstrip())
+        if not row["loaded"]:
+            click.secho("    not loaded (the problem is below)", fg="yellow")
+            continue
         click.echo(f"    hooks: {', '.join(row['hooks'])}")
         for kind, names in row["registers"].items():
             click.echo(f"    {kind}: {', '.join(names)}")
