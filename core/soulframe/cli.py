@@ -4,10 +4,11 @@ hook.
 Public API (``__all__``, docs/api.md): :class:`State` (the workspace, config and agent a
 command runs on, built on first use) with :func:`pass_state`; :func:`command_group` adds a
 group once however many plugins add commands to it; :func:`echo_json` prints a command's
-``--json`` answer; :func:`model_option` is the shared ``--model`` option. Doctor checks use
-:func:`quiet_logs` and :func:`unlink_fix`; :func:`run_checks` runs them (a plugin's tests). :func:`main` is the console script and
-:func:`build_cli` the click group with every plugin's commands. Names are imported on first
-use, so ``soulframe --version`` stays light.
+``--json`` answer; :func:`model_option` is the shared ``--model`` option and
+:func:`user_option` the shared ``--user ID``. Doctor checks use :func:`quiet_logs` and
+:func:`unlink_fix`; :func:`run_checks` runs them (a plugin's tests). :func:`main` is the
+console script and :func:`build_cli` the click group with every plugin's commands. Names are
+imported on first use, so ``soulframe --version`` stays light.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         echo_json,
         model_option,
         pass_state,
+        user_option,
     )
 
 #: where each name lives in the engine (``module`` or ``module:attribute`` when the public
@@ -47,6 +49,7 @@ _HOMES: dict[str, str] = {
     "run_checks": "soulframe._engine.cli.doctor",
     "State": "soulframe._engine.cli.state",
     "unlink_fix": "soulframe._engine.cli.doctor",
+    "user_option": "soulframe._engine.cli.state",
 }
 
 __all__ = [
@@ -60,6 +63,7 @@ __all__ = [
     "quiet_logs",
     "run_checks",
     "unlink_fix",
+    "user_option",
 ]
 
 

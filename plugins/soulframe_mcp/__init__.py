@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 from soulframe import SESSION_KINDS, K, Key, hookimpl
+from soulframe.cli import user_option
 
 
 @hookimpl
@@ -24,7 +25,7 @@ def register_commands(cli: click.Group) -> None:
                        "loopback names and --host are always allowed).")
     @click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main",
                   show_default=True, help="Session kind tool calls run in.")
-    @click.option("--user", "user_id", help="User id tool calls and prompts are for.")
+    @user_option("User id tool calls and prompts are for.")
     @click.option("--no-remember", is_flag=True, help="Do not offer memory_remember.")
     @click.option("--read-only", is_flag=True,
                   help="Offer no tool that writes (memory_remember, context_write, any plugin's).")

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 from soulframe import SESSION_KINDS, Session
-from soulframe.cli import State, command_group, echo_json, model_option, pass_state
+from soulframe.cli import State, command_group, echo_json, model_option, pass_state, user_option
 
 
 def add_upkeep_commands(cli: click.Group) -> None:
@@ -135,8 +135,7 @@ def quarantine_drop(state: State, entry_id: str, as_json: bool) -> None:
 @click.option("--no-model", is_flag=True, help="Keep the last turns instead of asking the chat model for a summary.")
 @click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
               help="The kind of session the conversation was: only a group's is public memory.")
-@click.option("--user", "user_id", metavar="ID",
-              help="The user it was with: kept in that user's own memory unless they own the workspace.")
+@user_option("The user it was with: kept in that user's own memory unless they own the workspace.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON: {path, model, turns, chars, warnings, private, user}.")
 @model_option

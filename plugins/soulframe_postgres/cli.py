@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 from soulframe import SoulframeError
+from soulframe.cli import user_option
 
 
 def _state(ctx: click.Context) -> Any:
@@ -314,7 +315,7 @@ def _add_skill_commands(group: click.Group) -> None:
     @group.command("grant")
     @click.argument("skill")
     @click.option("--agent", "agent", metavar="ID", help="Grant to this agent (key or uuid).")
-    @click.option("--user", "user", metavar="ID", help="Grant to this user.")
+    @user_option("Grant to this user.", name="user")
     @click.option("--pin", "pin", type=click.IntRange(1), metavar="VERSION",
                   help="With --agent: the version that agent sees (default: always the latest).")
     @click.option("--by", "granted_by", metavar="WHO", help="Recorded as who granted it.")
@@ -347,7 +348,7 @@ def _add_skill_commands(group: click.Group) -> None:
     @group.command("revoke")
     @click.argument("skill")
     @click.option("--agent", "agent", metavar="ID", help="Revoke this agent's grant.")
-    @click.option("--user", "user", metavar="ID", help="Revoke this user's grant.")
+    @user_option("Revoke this user's grant.", name="user")
     @dsn_option
     @click.pass_context
     def revoke(ctx: click.Context, skill: str, agent: str | None, user: str | None,
@@ -369,7 +370,7 @@ def _add_skill_commands(group: click.Group) -> None:
     @click.option("--agent", "agent", metavar="ID",
                   help="Agent key or uuid (default: the selected agent, under the key its "
                   "workspace runs as: `memory status --json` state_key).")
-    @click.option("--user", "user", metavar="ID", help="As seen by this user.")
+    @user_option("As seen by this user.", name="user")
     @click.option("--json", "as_json", is_flag=True,
                   help="Print a JSON list of {slug, name, visibility, version, latest_version, "
                        "pinned, owner}.")

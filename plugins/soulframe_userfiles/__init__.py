@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from soulframe import Registration, ToolSpec, hookimpl
+from soulframe.cli import user_option
 
 if TYPE_CHECKING:
     from soulframe import AgentLike, ContextSource
@@ -170,7 +171,7 @@ def register_commands(cli: click.Group) -> None:
 
     @context.command("show")
     @click.argument("name", type=names)
-    @click.option("--user", "user_id", help="Show this user's copy (falls back to the agent's).")
+    @user_option("Show this user's copy (falls back to the agent's).")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON: {name, user, content}.")
     @click.pass_obj
     def show(state: Any, name: str, user_id: str | None, as_json: bool) -> None:
@@ -196,7 +197,7 @@ def register_commands(cli: click.Group) -> None:
     @click.argument("name", type=names)
     @click.option("--from", "source", type=click.File("rb"), required=True,
                   help="File with the new content ('-' for standard input).")
-    @click.option("--user", "user_id", help="Set this user's copy instead of the agent's.")
+    @user_option("Set this user's copy instead of the agent's.")
     @click.pass_obj
     def set_(state: Any, name: str, source: Any, user_id: str | None) -> None:
         """Replace context file NAME as an administrator.

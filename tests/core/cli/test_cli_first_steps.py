@@ -295,3 +295,34 @@ def test_ctrl_c_exits_130_with_one_line_not_1_like_a_failure(workspace: Path) ->
     assert p.returncode == 130, err
     assert err.strip() == "interrupted (Ctrl-C)" and "Traceback" not in err and "Aborted" not in err
     assert out == ""
+
+
+def test_an_empty_user_is_refused_with_how_to_mean_the_owner(workspace: Path) -> None:
+    """`--user ""` (a script's unset variable) was refused by some commands with the Python
+    API's wording "(None for the agent's owner)", and taken for the owner by others:
+    `memory remember --user ""` wrote the note into the owner's daily log."""
+    import click
+    from soulframe._engine.cli.app import build_cli
+    from soulframe._engine.plugins import make_plugin_manager
+
+    run_cli("init", str(workspace), "--no-download", check=True)
+    root = build_cli(make_plugin_manager())
+    ctx = click.Context(root)
+    with_user = []
+    for path in _leaf_commands(root, ctx, []):
+        cmd = root
+        for part in path:
+            cmd = cmd.get_command(ctx, part)  # type: ignore[attr-defined]
+        if any("--user" in p.opts and not getattr(p, "is_flag", False) for p in cmd.params):
+            with_user.append(path)
+    assert {"prompt", "memory remember", "memory search", "context set", "serve", "skills grant"} <= {
+        " ".join(p) for p in with_user}
+    wrong = {}
+    for path in with_user:
+        out = run_cli("-w", str(workspace), *path, "--user", "")
+        if out.returncode != 2 or "got an empty id (leave --user out for the agent's owner)" not in out.stderr \
+                or "None for" in out.stderr:
+            wrong[" ".join(path)] = out.stderr[-200:]
+    assert not wrong
+    note = run_cli("-w", str(workspace), "memory", "remember", "the door code is 4711", "--user", "")
+    assert note.returncode == 2 and not list((workspace / "memory").glob("*.md"))  # not the owner's

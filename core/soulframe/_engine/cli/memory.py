@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..model import SESSION_KINDS, Session, SoulframeError
-from .state import State, echo_json, pass_state
+from .state import State, echo_json, pass_state, user_option
 
 log = logging.getLogger("soulframe.cli")
 
@@ -160,8 +160,7 @@ def memory_rebuild(state: State, as_json: bool) -> None:
               show_default=True, help="Search one channel alone (for comparing).")
 @click.option("--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
               help="Search as this kind of session (group/subagent sessions see no private memory).")
-@click.option("--user", "user_id", metavar="ID",
-              help="Search as this user: the agent's memory and that user's own (never another user's).")
+@user_option("Search as this user: the agent's memory and that user's own (never another user's).")
 @click.option("--history", is_flag=True, help="Also show superseded entries (~~old~~ (superseded ...)), ranked last.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list of {path, start_line, end_line, score, snippet, text_score, vector_score, citation, mode, notice, focused (the question also embedded without its common names, or null), provenance}.")
@@ -266,8 +265,7 @@ def memory_get(state: State, path: str, from_line: int | None, lines: int | None
 @memory_group.command("remember")
 @click.argument("text")
 @click.option("--curated", is_flag=True, help="Write to MEMORY.md (curated long-term memory) instead of today's log.")
-@click.option("--user", "user_id", metavar="ID",
-              help="Remember it in this user's own memory (kept in the store, found only in their sessions).")
+@user_option("Remember it in this user's own memory (kept in the store, found only in their sessions).")
 @click.option("--json", "as_json", is_flag=True, help="Print {path, sync} as JSON.")
 @pass_state
 def memory_remember(state: State, text: str, curated: bool, user_id: str | None, as_json: bool) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from ..model import PROMPT_MODES, SESSION_KINDS, Section, Session, SystemPrompt
-from .state import State, echo_json, pass_state
+from .state import State, echo_json, pass_state, user_option
 
 log = logging.getLogger("soulframe.cli")
 
@@ -24,7 +24,7 @@ log = logging.getLogger("soulframe.cli")
               help="Force a prompt mode (default: from the session kind and the agent's config).")
 @click.option("--session", "kind", type=click.Choice(SESSION_KINDS), default=None,
               help="Session kind to build for (default: main; group when --title is given).")
-@click.option("--user", "user_id", metavar="ID", help="The user the session is with.")
+@user_option("The user the session is with.")
 @click.option("--channel", metavar="NAME", help="Channel name (telegram, slack, ...).")
 @click.option("--title", metavar="TEXT", help="Group chat title (implies --session group).")
 @click.option("--budget", type=click.IntRange(min=1), metavar="TOKENS",

@@ -4,12 +4,14 @@ use), ``pass_state``, ``echo_json`` and ``command_group`` — the helpers a plug
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..model import SoulframeError
+from ..model import SoulframeError, check_user
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -139,3 +141,23 @@ def model_option(fn: Any) -> Any:
                         callback=remember, is_eager=True,
                         help="Chat model for this run: an alias, provider/model, or a model id "
                         "(default: [model] in the config, else `soulframe models default`).")(fn)
+
+
+def user_option(help: str, *, name: str = "user_id") -> Callable[[F], F]:
+    """``--user ID``, the user a command acts for, passed to the command as ``name``.
+    An id the API refuses (empty, over 256 characters, with a NUL) is a usage error that
+    says how to mean the agent's owner on the command line: leave ``--user`` out — so an
+    empty ``--user "$USER_ID"`` in a script is refused, not taken for the owner."""
+
+    def check(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return check_user(value)
+        except SoulframeError:
+            got = ("an empty id" if not value else "a NUL character" if "\x00" in value
+                   else f"{len(value)} characters")
+            raise click.BadParameter(f"expected 1 to 256 characters, got {got} (leave --user out "
+                                     "for the agent's owner)") from None
+
+    return click.option("--user", name, metavar="ID", callback=check, help=help)

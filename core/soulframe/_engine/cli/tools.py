@@ -7,7 +7,7 @@ import json
 import click
 
 from ..model import SESSION_KINDS, Session
-from .state import State, echo_json, pass_state
+from .state import State, echo_json, pass_state, user_option
 
 session_option = click.option(
     "--session", "session_kind", type=click.Choice(SESSION_KINDS), default="main", show_default=True,
@@ -69,7 +69,7 @@ def tools_export(state: State, fmt: str, session_kind: str) -> None:
 @click.argument("name")
 @click.argument("arguments", required=False, default="{}")
 @session_option
-@click.option("--user", "user_id", metavar="ID", help="Call it in a session with this user (their own memory and files).")
+@user_option("Call it in a session with this user (their own memory and files).")
 @pass_state
 def tools_call(state: State, name: str, arguments: str, session_kind: str, user_id: str | None) -> None:
     """Call tool NAME with ARGUMENTS (a JSON object) and print the JSON result.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .state import State, echo_json, pass_state
+from .state import State, echo_json, pass_state, user_option
 
 if TYPE_CHECKING:
     pass
@@ -117,7 +117,7 @@ def _exists(path: Path) -> bool:
 
 
 @click.command("identity")
-@click.option("--user", "user_id", metavar="ID", help="Resolve for this user's files (per-user IDENTITY.md).")
+@user_option("Resolve for this user's files (per-user IDENTITY.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: identity, sources, warnings.")
 @pass_state
 def identity_command(state: State, user_id: str | None, as_json: bool) -> None:
