@@ -299,8 +299,14 @@ def _add_skill_commands(group: click.Group) -> None:
         max_bytes = int(state.config().get("skills.max_skill_file_bytes"))
         res = api.publish(Path(directory), visibility=visibility, owner_id=owner_id,
                           published_by=published_by, slug=slug, max_skill_bytes=max_bytes)
-        what = "published" if res.created else ("new version" if res.changed else "unchanged")
-        click.echo(f"{res.slug}: {what}, version {res.version}, visibility {visibility}")
+        what = "published" if res.created else ("new version" if res.changed else "content unchanged")
+        moved = []  # who may see it changes with no new version: say so, it is no "unchanged"
+        if not res.created and res.was_visibility != visibility:
+            moved.append(f"visibility {res.was_visibility} → {visibility}")
+        if not res.created and res.was_owner != owner_id:
+            moved.append(f"owner {res.was_owner or '(none)'} → {owner_id or '(none)'}")
+        click.echo(f"{res.slug}: {what}, version {res.version}, "
+                   + ("; ".join(moved) if moved else f"visibility {visibility}"))
         # seed 000 §11 auto-backfill: embed every active skill that lacks a vector of the
         # configured model, so pgvector skill search covers it (skipped without a provider)
         try:

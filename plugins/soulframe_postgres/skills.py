@@ -68,10 +68,16 @@ class ManagedSkill:
 
 @attrs.frozen
 class Published:
+    """What a publish did: ``changed`` is a new version of the content; ``was_visibility``
+    and ``was_owner`` are what the skill had before (None when ``created``), so a republish
+    that only changed who may see it says so instead of "unchanged"."""
+
     slug: str
     version: int
     created: bool
     changed: bool
+    was_visibility: str | None = None
+    was_owner: str | None = None
 
 
 def _digest(content: str, files: dict[str, str]) -> str:
@@ -191,8 +197,8 @@ class PostgresSkills:
         digest = _digest(content, files)
 
         def go(conn: Any) -> Published:
-            row = conn.execute("SELECT id, version FROM skills WHERE slug = %s FOR UPDATE",
-                               (key,)).fetchone()
+            row = conn.execute("SELECT id, version, visibility, owner_id FROM skills WHERE slug = %s "
+                               "FOR UPDATE", (key,)).fetchone()
             if row is None:
                 sid = uuid.uuid4()
                 conn.execute(
@@ -217,7 +223,8 @@ class PostgresSkills:
                 (parsed.name, parsed.description, visibility, owner_id, version, changed,
                  changed, sid))
             self._bump(conn)
-            return Published(key, version, created=False, changed=changed)
+            return Published(key, version, created=False, changed=changed, was_visibility=row[2],
+                             was_owner=row[3])
 
         return self.db.run(go, what=f"publishing skill {key}")
 

@@ -555,6 +555,21 @@ def test_skills_cli_publish_grant_revoke(workspace, pg_dsn, tmp_path):
     assert res.returncode == 2 and "exactly one of --agent" in res.stderr
 
 
+def test_republishing_with_only_a_new_visibility_says_what_changed(workspace, pg_dsn, tmp_path):
+    """A private skill made public by a republish of the same content was reported as
+    "unchanged": the change of who may read it went unsaid."""
+    d = write_skill(tmp_path, "payroll-steps")
+    env = {"SOULFRAME_DSN": pg_dsn}
+    run_cli("-w", str(workspace), "skills", "publish", str(d), "--owner", "alice", env=env, check=True)
+    res = run_cli("-w", str(workspace), "skills", "publish", str(d), "--visibility", "public", env=env,
+                  check=True)
+    assert res.stdout.splitlines()[0] == ("payroll-steps: content unchanged, version 1, visibility "
+                                          "private → public; owner alice → (none)")
+    again = run_cli("-w", str(workspace), "skills", "publish", str(d), "--visibility", "public", env=env,
+                    check=True)
+    assert again.stdout.splitlines()[0] == "payroll-steps: content unchanged, version 1, visibility public"
+
+
 def test_skills_accessible_shows_what_this_workspace_loads(workspace, pg_dsn, tmp_path):
     """A workspace other than the one the config names runs under its own key: without
     --agent, `skills accessible` answers for that key, as `skills list` loads - a grant to
