@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sys
+import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -79,20 +80,87 @@ class PluginManager(pluggy.PluginManager):
         #: plugin name -> its lines of load_errors, so a report can put them by the plugin
         self.problems: dict[str, list[str]] = {}
 
-    def warn(self, message: str, *, override: bool = False, plugin: str | None = None) -> None:
-        """Warn once per process; ``plugin`` names the plugin a problem is about."""
+    def warn(self, message: str, *, override: bool = False, plugin: str | None = None,
+             at: CodePlace | None = None) -> None:
+        """Warn once per process; ``plugin`` names the plugin a problem is about, ``at`` the
+        line of the plugin's code the warning points at (else soulframe's caller)."""
         kept = self.overrides if override else self.load_errors
         if message in kept:  # a hook called again fails again: said once per process
             return
         kept.append(message)
         if plugin is not None and not override:
             self.problems.setdefault(plugin, []).append(message)
-        warnings.warn(message, PluginWarning, stacklevel=3)
+        if at is None:
+            warnings.warn(message, PluginWarning, stacklevel=3)
+            return
+        # pointed at the plugin's line, not pluggy's or soulframe's frame that called it
+        # (Python 3.11 has no warn(skip_file_prefixes=...)); its module is the one a filter
+        # names: warnings.filterwarnings("ignore", module="acme_plugin")
+        registry = at.module_globals.setdefault("__warningregistry__", {})
+        warnings.warn_explicit(message, PluginWarning, at.filename, at.lineno, module=at.module,
+                               registry=registry, module_globals=at.module_globals)
+
 
     def is_own(self, plugin_name: str) -> bool:
         """Whether ``plugin_name`` is one of soulframe's default plugins."""
         dist = self.dists.get(plugin_name)
         return dist is not None and _norm(dist[0]) == OWN_DIST
+
+
+@attrs.frozen
+class CodePlace:
+    """A line of a plugin's code, for a warning about that plugin to point at."""
+
+    filename: str
+    lineno: int
+    module: str
+    module_globals: dict[str, Any] = attrs.field(eq=False, repr=False)
+
+
+def hook_place(pm: pluggy.PluginManager, plugin_name: str, hook_name: str,
+               exc: BaseException | None = None) -> CodePlace | None:
+    """Where the plugin's implementation of ``hook_name`` is: the line of it that raised
+    ``exc`` (its innermost frame in the hook's file), else the function's first line; None
+    when the implementation is no plain Python function."""
+    plugin = pm.get_plugin(plugin_name)
+    callers = pm.get_hookcallers(plugin) if plugin is not None else None
+    impls = [impl for caller in callers or () if caller.name == hook_name
+             for impl in caller.get_hookimpls() if impl.plugin_name == plugin_name]
+    if not impls:
+        return None
+    fn = impls[0].function
+    if isinstance(fn, types.MethodType):  # a plugin object's method
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType):
+        return None
+    code = fn.__code__
+    lineno = code.co_firstlineno
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:  # the last frame in the hook's own file: where it raised
+        if tb.tb_frame.f_code.co_filename == code.co_filename:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    return CodePlace(code.co_filename, lineno, fn.__module__, fn.__globals__)
+
+
+#: the code that loads plugins and calls their hooks: a frame there is no plugin's line
+_LOADER_FILES = (os.path.dirname(pluggy.__file__) + os.sep,
+                 os.path.dirname(os.path.dirname(md.__file__)) + os.sep,  # importlib
+                 os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep, "<frozen ")
+
+
+def _raised_in_plugin(exc: BaseException) -> CodePlace | None:
+    """The innermost line of a plugin's own code in ``exc``'s traceback (the import that
+    failed, the statement that raised as its module ran); None when it never got there."""
+    place = None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if not frame.f_code.co_filename.startswith(_LOADER_FILES):
+            place = CodePlace(frame.f_code.co_filename, tb.tb_lineno,
+                              str(frame.f_globals.get("__name__", "")), frame.f_globals)
+        tb = tb.tb_next
+    return place
 
 
 def _env_list(name: str) -> list[str]:
@@ -217,6 +285,7 @@ def make_plugin_manager(
                 f"plugin {ep.name!r} from distribution {dist} {version} could not be loaded "
                 f"and was skipped: {type(exc).__name__}: {exc}{_hook_hint(exc, pm)} "
                 f"(disable it with plugins.disabled = [{ep.name!r}])", plugin=ep.name,
+                at=_raised_in_plugin(exc),
             )
             continue
         pm.dists[ep.name] = (dist, version)
@@ -364,7 +433,7 @@ def plugin_failed(pm: pluggy.PluginManager, plugin_name: str, hook_name: str, wh
     if isinstance(pm, PluginManager):
         if message not in pm.hook_failures:
             pm.hook_failures.append(message)
-        pm.warn(message, plugin=plugin_name)
+        pm.warn(message, plugin=plugin_name, at=hook_place(pm, plugin_name, hook_name, exc))
     else:
         warnings.warn(message, PluginWarning, stacklevel=3)
 
@@ -408,7 +477,7 @@ def collect_named(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> di
             message = (f"{hook_name}: {name!r} from plugin {plugin_name!r} replaces the one "
                        f"from {owner[name]!r}")
             if isinstance(pm, PluginManager):  # ours keeps the list `soulframe plugins` shows
-                pm.warn(message, override=True)
+                pm.warn(message, override=True, at=hook_place(pm, plugin_name, hook_name))
             else:
                 warnings.warn(message, PluginWarning, stacklevel=2)
         found[name] = item

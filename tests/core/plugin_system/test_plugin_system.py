@@ -384,6 +384,48 @@ def test_a_plugin_whose_hooks_lack_the_marker_is_told_so(tmp_path: Path, monkeyp
         "register_prompt_sections needs the @soulframe.hookimpl decorator"]
 
 
+def test_a_warning_about_a_plugin_points_at_the_plugins_own_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 request: pytest.FixtureRequest) -> None:
+    """`python -W default` showed a failing hook's warning at soulframe's plugins.py (the
+    line that called pluggy), a line no plugin author can act on; and a filter by the
+    plugin's module could not reach it."""
+    import sys
+
+    from soulframe import Session
+    from soulframe.testing import make_agent
+
+    site = tmp_path / "site"
+    make_dist(site, "soulframe-gusts", "soulframe_gusts", """
+        from soulframe import hookimpl
+
+        @hookimpl
+        def register_prompt_sections():
+            raise RuntimeError("no wind data")
+
+        @hookimpl
+        def register_tools():
+            return "wind"
+    """)
+    make_dist(site, "soulframe-calm", "soulframe_calm", "import os\nimport no_such_module_for_calm\n")
+    monkeypatch.syspath_prepend(str(site))
+    request.addfinalizer(lambda: sys.modules.pop("soulframe_gusts", None))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with make_agent(tmp_path / "ws") as agent:
+            agent.system_prompt(Session.main())
+            agent.tools(Session.main())
+    where = sorted({(Path(w.filename).name, w.lineno) for w in caught
+                    if "gusts" in str(w.message) or "calm" in str(w.message)})
+    # the import that failed; the raise; the hook that returned a string (its decorator line)
+    assert where == [("soulframe_calm.py", 2), ("soulframe_gusts.py", 6), ("soulframe_gusts.py", 8)]
+    with warnings.catch_warnings(record=True) as quiet:  # a filter by the plugin's module reaches it
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", module="soulframe_gusts")
+        with make_agent(tmp_path / "ws2") as agent:
+            agent.system_prompt(Session.main())
+    assert not [w for w in quiet if "gusts" in str(w.message)]
+
+
 def test_blocked_plugins_are_never_imported(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         make_plugin_manager(["no_such_plugin"])
