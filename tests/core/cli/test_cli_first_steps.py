@@ -326,3 +326,32 @@ def test_an_empty_user_is_refused_with_how_to_mean_the_owner(workspace: Path) ->
     assert not wrong
     note = run_cli("-w", str(workspace), "memory", "remember", "the door code is 4711", "--user", "")
     assert note.returncode == 2 and not list((workspace / "memory").glob("*.md"))  # not the owner's
+
+
+#: SOULFRAME_ names in the code that are no environment variable a user sets
+_NOT_USER_ENV = {"SOULFRAME_CACHE_BOUNDARY": "the default prompt.cache_boundary marker's text",
+                 "SOULFRAME_UPDATE_DOCS": "the docs generator's switch, for developers"}
+
+
+def test_every_environment_variable_is_named_in_a_help() -> None:
+    """$SOULFRAME_WORKSPACE, $SOULFRAME_KEYS_PATH, $SOULFRAME_DISABLE_PLUGINS and NO_COLOR
+    worked but no --help named them, nor the exit codes a script tests."""
+    import re
+
+    import click
+    from click.testing import CliRunner
+    from soulframe._engine.cli.app import build_cli
+    from soulframe._engine.plugins import make_plugin_manager
+
+    root_dir = Path(__file__).resolve().parents[3]
+    read = {name for folder in ("core", "plugins") for path in (root_dir / folder).rglob("*.py")
+            for name in re.findall(r"\bSOULFRAME_[A-Z_]+\b", path.read_text(encoding="utf-8"))}
+    read = read - set(_NOT_USER_ENV) | {"NO_COLOR"}
+    root = build_cli(make_plugin_manager())
+    runner = CliRunner()
+    helps = runner.invoke(root, ["--help"]).output + "".join(
+        runner.invoke(root, [*path, "--help"]).output for path in _leaf_commands(root, click.Context(root), []))
+    assert sorted(name for name in read if name not in helps) == []
+    top = runner.invoke(root, ["--help"]).output
+    assert "Exit status: 0 done, 1 an error" in top and "130 stopped with Ctrl-C" in top
+    assert max(len(line) for line in top.splitlines()) <= 80

@@ -79,6 +79,27 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit()
 
 
+#: the top-level --help's closing part: what a script needs beyond the options
+_EPILOG = """\b
+Environment:
+  SOULFRAME_WORKSPACE        the workspace, as -w gives it
+  SOULFRAME_CONFIG           the config file, as --config gives it
+  SOULFRAME_HOME             config, keys, models, caches and state in one dir
+  SOULFRAME_DSN              PostgreSQL DSN for managed mode (store.dsn)
+  SOULFRAME_KEYS_PATH        the API keys file (default: in the config dir)
+  SOULFRAME_DISABLE_PLUGINS  plugin names to leave out, comma-separated
+  SOULFRAME_LOG              log level on stderr (info, debug), as -v/-vv
+  SOULFRAME_TRACE_PLUGINS    print every hook call on stderr (plugin authors)
+  NO_COLOR                   no colour, even on a terminal
+
+\b
+Exit status: 0 done, 1 an error the message explains, 2 a wrong option or
+argument or a workspace or config that keeps the command from starting,
+130 stopped with Ctrl-C. With --json an error is also printed on stdout as
+{"error": {"message", "code", ...}}.
+"""
+
+
 def build_cli(pm: PluginManager | None = None) -> click.Group:
     """A fresh CLI group with the core commands and every plugin's commands."""
     from .install import install_command, uninstall_command
@@ -87,7 +108,7 @@ def build_cli(pm: PluginManager | None = None) -> click.Group:
     # NO_COLOR (no-color.org): any non-empty value turns colour off, even on a terminal
     color = False if os.environ.get("NO_COLOR") else None
 
-    @click.group(cls=SoulframeGroup,
+    @click.group(cls=SoulframeGroup, epilog=_EPILOG,
                  context_settings={"help_option_names": ["-h", "--help"], "color": color})
     @click.option("-w", "--workspace", type=click.Path(file_okay=False), envvar="SOULFRAME_WORKSPACE",
                   help="Agent workspace directory (default: from config, else ~/.soulframe/workspace).")
