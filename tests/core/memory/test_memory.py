@@ -1071,6 +1071,28 @@ def test_remember_from_stdin_refuses_an_archive_and_an_endless_pipe(tmp_path: Pa
     assert sorted(p.read_bytes() for p in (ws / "memory").glob("*.md")) == before
 
 
+def test_a_note_too_big_for_its_file_to_be_indexed_is_refused(tmp_path: Path, cli) -> None:
+    """`memory remember - < meeting.log` appended a 40 MB line and said "remembered": the
+    day's log was then over memory.max_file_bytes and skipped whole by the index, so every
+    other note of the day vanished from search. Standard input was read without bound too
+    (`< /dev/zero` took gigabytes)."""
+    ws = tmp_path / "ws"
+    cli("init", str(ws), "--no-download", check=True)
+    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n[memory]\nmax_file_bytes = 4096\n')
+    cli("-w", str(ws), "memory", "remember", "The plumber comes on Monday.", check=True)
+    [log] = (ws / "memory").glob("*.md")
+    before = log.read_text()
+    big = cli("-w", str(ws), "memory", "remember", "word " * 900)
+    assert big.returncode == 1 and f"would take memory/{log.name} past memory.max_file_bytes (4,096" in big.stderr
+    curated = cli("-w", str(ws), "memory", "remember", "--curated", "word " * 900)
+    assert curated.returncode == 1 and "would take MEMORY.md past memory.max_file_bytes" in curated.stderr
+    piped = cli("-w", str(ws), "memory", "remember", "-", input="line of a long log\n" * 300)
+    assert piped.returncode == 2 and "standard input: over memory.max_file_bytes (4,096 bytes)" in piped.stderr
+    assert log.read_text() == before
+    hits = cli("-w", str(ws), "memory", "search", "plumber", "--json", check=True)
+    assert [h["path"] for h in json.loads(hits.stdout)] == [f"memory/{log.name}"]  # still found
+
+
 def test_remember_turns_bytes_that_are_not_utf8_into_replacement_characters(tmp_path: Path, cli) -> None:
     """A shell passes undecodable bytes through as surrogates; they are written as U+FFFD,
     not a UnicodeEncodeError traceback."""

@@ -24,8 +24,26 @@ def append_daily(index: IndexView, text: str, *, when: _dt.datetime | None = Non
     from .safety import guard
 
     guard(index.agent, entry, target=f"memory/{day}.md", via=via)
+    _check_room(index, path, entry, f"memory/{day}.md")
     _append_locked(path, _marked(entry, via, when), heading=f"# {day}\n\n")
     return path
+
+
+def _check_room(index: IndexView, path: Path, entry: str, target: str) -> None:
+    """Refuse a note that would take its file past ``memory.max_file_bytes``: the index
+    skips a file over it whole, so one pasted log would hide every other note of the day
+    from search while the write itself reported success."""
+    limit = int(index.config.get("memory.max_file_bytes"))
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    grown = size + len(entry.encode("utf-8")) + 200  # with its heading and provenance mark
+    if grown > limit:
+        raise SoulframeError(
+            f"memory remember: a note of {len(entry.encode('utf-8')):,} bytes would take {target} "
+            f"past memory.max_file_bytes ({limit:,} bytes), and a file over it is not indexed; "
+            "keep the note shorter (or put a long text in its own memory/*.md file)")
 
 
 def remember(index: IndexView, text: str, *, curated: bool = False, via: str = "memory remember") -> Path:
@@ -46,6 +64,7 @@ def remember(index: IndexView, text: str, *, curated: bool = False, via: str = "
     ws = index.agent.workspace
     existing = index.discovery.root_memory()
     path = existing if existing is not None else ws.resolve("MEMORY.md")
+    _check_room(index, path, entry, path.name)
     from .curated import file_note_locked
 
     file_note_locked(path, _marked(entry, via), heading="# MEMORY.md\n\n")
