@@ -355,3 +355,23 @@ def test_every_environment_variable_is_named_in_a_help() -> None:
     top = runner.invoke(root, ["--help"]).output
     assert "Exit status: 0 done, 1 an error" in top and "130 stopped with Ctrl-C" in top
     assert max(len(line) for line in top.splitlines()) <= 80
+
+
+def test_only_the_top_level_options_choose_the_config_read_before_plugins_load(tmp_path: Path) -> None:
+    """The early read of the config (for plugins.disabled) took `--workspace` from anywhere
+    on the command line: `agents add bob --workspace DIR` read DIR's config, and failed on
+    it. `-w WS -vv` missed the -vv (it stopped at WS), so plugin loading was not logged;
+    and a wrong --agent was exit 1 where a wrong --config or -w is exit 2."""
+    ws, other = tmp_path / "ws", tmp_path / "other"
+    run_cli("init", str(ws), "--no-download", check=True)
+    (ws / "soulframe.toml").write_text("")
+    other.mkdir()
+    (other / "soulframe.toml").write_text('[plugins]\ndisabled = ["no_such_plugin"]\n')
+    added = run_cli("agents", "add", "bob", "--workspace", str(other), "--no-seed", "--json",
+                    env={"SOULFRAME_WORKSPACE": str(ws)})
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["workspace"] == str(other)
+    loud = run_cli("-w", str(ws), "-vv", "prompt")
+    assert "loaded plugin soulframe_workspace" in loud.stderr
+    wrong = run_cli("-w", str(ws), "--agent", "nobody", "prompt", "--json")
+    assert wrong.returncode == 2 and "--agent 'nobody': no such agent" in json.loads(wrong.stdout)["error"]["message"]

@@ -605,36 +605,55 @@ def _wants_json(args: list[str]) -> bool:
     return "--json" in head
 
 
+#: the top-level options that take a value (which is then no command name)
+_VALUE_OPTIONS = ("-w", "--workspace", "--agent", "--config")
+
+
+def _top_level(args: list[str]) -> list[str]:
+    """The arguments before the command name: the top-level options and their values. A
+    command's own options are not among them (`agents add ID --workspace DIR` names the new
+    agent's workspace, not the one to run in)."""
+    head: list[str] = []
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        head.append(args[i])
+        if args[i] in _VALUE_OPTIONS and i + 1 < len(args):
+            head.append(args[i + 1])
+            i += 1
+        i += 1
+    return head
+
+
 def _verbosity(args: list[str]) -> int:
-    """How many ``-v`` the top-level options hold (``-v``, ``-vv``, ``--verbose``), before
-    the first command name."""
+    """How many ``-v`` the top-level options hold (``-v``, ``-vv``, ``--verbose``)."""
     n = 0
-    for a in args:
+    for a in _top_level(args):
         if a == "--verbose":
             n += 1
         elif re.fullmatch(r"-v+", a):
             n += len(a) - 1
-        elif not a.startswith("-"):
-            break
     return n
 
 
 def _plugins_for(args: list[str]) -> PluginManager:
     """The plugins the config enables. ``plugins.disabled`` must be known before plugins load
     (they add the commands), so the config is read once, early, with the same lookup the CLI
-    options use; the plugin manager it loaded serves every command."""
+    options use; the plugin manager it loaded serves every command. A wrong ``--agent`` is
+    found here too, as a wrong ``--config`` is (exit 2)."""
     from ..config import load_config
 
+    head = _top_level(args)
+
     def opt(*names: str) -> str | None:
-        for i, a in enumerate(args):
+        for i, a in enumerate(head):
             for n in names:
-                if a == n and i + 1 < len(args):
-                    return args[i + 1]
+                if a == n and i + 1 < len(head):
+                    return head[i + 1]
                 if a.startswith(n + "="):
                     return a.split("=", 1)[1]
         return None
 
-    cfg = load_config(opt("--config"), workspace=opt("-w", "--workspace"))
+    cfg = load_config(opt("--config"), workspace=opt("-w", "--workspace"), agent_id=opt("--agent"))
     pm: PluginManager = cfg.pm
     return pm
 
