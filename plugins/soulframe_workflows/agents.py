@@ -308,7 +308,10 @@ def _replace_validated(path: Path, text: str, agent_id: str, workspace: Path) ->
                 f"adding agent {agent_id!r} would make {path} invalid, so it was left unchanged: "
                 f"{message}") from None
         got = cfg.agent(agent_id)
-        if Path(got.workspace).resolve() != workspace:  # pragma: no cover - a bug if reached
+        # as the file has it: $SOULFRAME_WORKSPACE (like -w) puts the selected agent in
+        # another workspace for a run, and load_config reads it whoever calls
+        configured = got.configured_workspace if got.configured_workspace is not None else got.workspace
+        if Path(configured).resolve() != workspace:  # pragma: no cover - a bug if reached
             raise ConfigError(f"{path}: agent {agent_id!r} did not load with workspace {workspace}")
         os.replace(tmp, path)
     except BaseException:

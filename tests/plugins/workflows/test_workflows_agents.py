@@ -97,6 +97,19 @@ def test_add_appends_to_the_config_in_use_keeping_its_text(tmp_path: Path, cli: 
     assert f"--config {cfg} --agent helper" in out.stdout
 
 
+def test_adding_an_agent_works_with_the_workspace_in_the_environment(tmp_path: Path, cli: Any) -> None:
+    """With $SOULFRAME_WORKSPACE set (as -w, but for a whole shell), `agents add` failed with
+    "agent 'bob' did not load with workspace ...": the check after writing loaded the
+    config with the variable still putting the new agent in the run's workspace."""
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    (ws / "soulframe.toml").write_text("")
+    out = cli("agents", "add", "bob", "--no-seed", env={"SOULFRAME_WORKSPACE": str(ws)})
+    assert out.returncode == 0, out.stderr
+    agents = tomllib.loads((ws / "soulframe.toml").read_text())["agents"]
+    assert [a["id"] for a in agents] == ["default", "bob"] and agents[0]["workspace"] == str(ws)
+
+
 def test_a_duplicate_id_or_a_shared_workspace_is_refused_and_the_file_is_untouched(
         tmp_path: Path, cli: Any) -> None:
     cfg = tmp_path / "soulframe.toml"
