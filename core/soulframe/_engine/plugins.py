@@ -496,10 +496,13 @@ def select(registry: dict[str, R], name: str, *, key: str, kind: str, origin: st
 
     hint = difflib.get_close_matches(name, list(registry), n=1)
     where = f"{origin}: " if origin else ""
+    # origin is a config file's "path:line" when the name came from one (else "$ENV", ...)
+    place = re.fullmatch(r"(.+):(\d+)", origin)
     raise UnknownNameError(
         f"{where}{key} = {name!r} — no such {kind}"
         + (f" (did you mean {hint[0]!r}?)" if hint else "")
-        + f"; available: {choices or 'none installed'}"
+        + f"; available: {choices or 'none installed'}",
+        file=place.group(1) if place else None, line=int(place.group(2)) if place else None, key=key,
     )
 
 

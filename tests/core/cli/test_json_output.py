@@ -104,6 +104,12 @@ def test_a_json_error_names_the_config_file_line_and_key(cli, workspace: Path) -
     plain = cli("-w", str(workspace), "memory", "search", "lease")
     assert plain.returncode == 2 and plain.stdout == ""  # without --json: nothing changes
     assert plain.stderr == f"Error: {json.loads(out.stdout)['error']['message']}\n"
+    # a name no plugin offers is found when it is used (exit 1), and placed the same way
+    (workspace / "soulframe.toml").write_text("[store]\nbackend = 'sqlight'\n")
+    unknown = cli("-w", str(workspace), "memory", "search", "lease", "--json")
+    assert unknown.returncode == 1
+    assert {k: v for k, v in json.loads(unknown.stdout)["error"].items() if k != "message"} == {
+        "code": 1, "file": f"{workspace}/soulframe.toml", "line": 2, "key": "store.backend"}
 
 
 def test_json_errors_while_a_command_runs_keep_their_exit_status(cli, workspace: Path, tmp_path: Path) -> None:
