@@ -7,6 +7,7 @@ instead (:func:`report`), so a script that parses what a command prints gets it 
 from __future__ import annotations
 
 import errno
+import json
 import os
 from typing import IO, Any
 
@@ -35,10 +36,8 @@ def report(exc: click.ClickException, *, as_json: bool) -> None:
     standard output too — the script gets an answer to parse, its log the usual line. The
     exit status is ``exc.exit_code`` either way."""
     exc.show()
-    if as_json:
-        from .state import echo_json
-
-        echo_json({"error": error_fields(exc)})
+    if as_json:  # as echo_json prints an answer (state.py, which imports this module)
+        click.echo(json.dumps({"error": error_fields(exc)}, indent=2, ensure_ascii=False, default=str))
 
 
 def error_fields(exc: click.ClickException) -> dict[str, Any]:
