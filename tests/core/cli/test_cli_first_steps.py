@@ -375,3 +375,10 @@ def test_only_the_top_level_options_choose_the_config_read_before_plugins_load(t
     assert "loaded plugin soulframe_workspace" in loud.stderr
     wrong = run_cli("-w", str(ws), "--agent", "nobody", "prompt", "--json")
     assert wrong.returncode == 2 and "--agent 'nobody': no such agent" in json.loads(wrong.stdout)["error"]["message"]
+
+
+def test_a_workspace_path_too_long_for_the_system_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    long = str(tmp_path / ("a" * 300))
+    out = run_cli("-w", long, "prompt", "--json")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert json.loads(out.stdout)["error"]["message"].endswith("soulframe.toml: the name is too long")

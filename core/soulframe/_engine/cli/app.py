@@ -566,19 +566,21 @@ def main(argv: list[str] | None = None) -> None:
         return
     warnings.showwarning = _show_warning
     from ..logs import ENV, configure
-    from ..model import ConfigError
 
     verbosity = _verbosity(args)
     if verbosity or ENV in os.environ:  # before plugins load, so their loading is logged
         configure(verbosity)
 
-    from .errors import StartError, report
+    from .errors import StartError, error_line, report
 
     as_json = _wants_json(args)
     try:
         pm = _plugins_for(args)
-    except ConfigError as exc:
-        error = StartError(str(exc))
+    except Exception as exc:  # a config that does not load; a -w path the system refuses
+        said = error_line(exc)
+        if said is None:
+            raise
+        error = StartError(said)
         error.__cause__ = exc  # its file, line and key, for --json
         report(error, as_json=as_json)
         sys.exit(error.exit_code)
