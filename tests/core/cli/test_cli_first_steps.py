@@ -4,6 +4,7 @@ extra is not installed."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -171,6 +172,17 @@ def test_no_color_turns_colour_off_on_a_terminal(tmp_path: Path) -> None:
     assert "\x1b[" in coloured  # a terminal gets colour ...
     plain = _stderr_on_a_terminal(["-w", typo, "prompt"], {"NO_COLOR": "1"})
     assert "Error: the workspace" in plain and "\x1b[" not in plain  # ... unless NO_COLOR
+    # a warning while plugins load, before click has a context to read NO_COLOR from
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "soulframe_frail.py").write_text("import no_such_module_for_frail\n")
+    (site / "soulframe_frail-0.1.dist-info").mkdir()
+    (site / "soulframe_frail-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: soulframe-frail\n"
+                                                                  "Version: 0.1\n")
+    (site / "soulframe_frail-0.1.dist-info" / "entry_points.txt").write_text("[soulframe]\nfrail = soulframe_frail\n")
+    path = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    warned = _stderr_on_a_terminal(["-w", typo, "prompt"], {**path, "NO_COLOR": "1"})
+    assert "warning: plugin 'frail'" in warned and "\x1b[" not in warned
 
 
 def test_tables_have_no_trailing_spaces(tmp_path: Path) -> None:

@@ -24,7 +24,11 @@ if TYPE_CHECKING:
 
 
 def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None) -> None:
-    click.secho(f"warning: {message}", fg="yellow", err=True)
+    from .errors import no_color
+
+    # None: click's context decides (a terminal, NO_COLOR via build_cli); a warning while
+    # plugins load comes before there is one
+    click.secho(f"warning: {message}", fg="yellow", err=True, color=False if no_color() else None)
 
 
 #: the exit status of a command stopped by Ctrl-C, as shells report a process SIGINT ended
@@ -102,11 +106,11 @@ argument or a workspace or config that keeps the command from starting,
 
 def build_cli(pm: PluginManager | None = None) -> click.Group:
     """A fresh CLI group with the core commands and every plugin's commands."""
+    from .errors import no_color
     from .install import install_command, uninstall_command
     from .keys import keys_group
 
-    # NO_COLOR (no-color.org): any non-empty value turns colour off, even on a terminal
-    color = False if os.environ.get("NO_COLOR") else None
+    color = False if no_color() else None
 
     @click.group(cls=SoulframeGroup, epilog=_EPILOG,
                  context_settings={"help_option_names": ["-h", "--help"], "color": color})

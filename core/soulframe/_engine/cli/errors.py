@@ -24,10 +24,16 @@ class StartError(click.ClickException):
     exit_code = 2
 
     def show(self, file: IO[Any] | None = None) -> None:
-        # shown after the command's context is gone, or before it was made: NO_COLOR
-        # (no-color.org) is read here as build_cli reads it
-        color = False if os.environ.get("NO_COLOR") else self.show_color
+        # shown after the command's context is gone, or before it was made
+        color = False if no_color() else self.show_color
         click.secho(f"Error: {self.format_message()}", fg="red", err=True, color=color)
+
+
+def no_color() -> bool:
+    """NO_COLOR (no-color.org): any non-empty value turns colour off, even on a terminal —
+    for what the command line prints outside a click context (warnings while plugins load,
+    an error before the command started) as for what it prints inside one."""
+    return bool(os.environ.get("NO_COLOR"))
 
 
 def report(exc: click.ClickException, *, as_json: bool) -> None:
