@@ -703,6 +703,7 @@ def test_a_plugin_whose_hook_fails_is_skipped_and_every_command_still_works(cli,
     shown = cli("plugins", env=env, process=True)
     assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
     assert said in shown.stderr and "plugins.disabled = ['soulframe_brittle']" in shown.stderr
+    assert shown.stderr.count("warning: plugin 'soulframe_brittle'") == 1, shown.stderr  # said once
     prompt = cli("-w", str(workspace), "prompt", env=env, process=True)
     assert prompt.returncode == 0 and "Traceback" not in prompt.stderr, prompt.stderr
     assert "## " in prompt.stdout

@@ -297,11 +297,13 @@ def plugins_command(state: State, show_all: bool, hook_filter: str | None, as_js
     pm = state.pm
     assert pm is not None
     infos = p.list_plugins(pm)
+    warned = set(pm.load_errors)  # as plugins loaded and the CLI was built: said once already
     registered, overrides, failures = p.what_each_registers(pm)
     for name, commands in pm.commands.items():
         registered.setdefault(name, {})["commands"] = commands
     for line in failures:
-        click.secho(f"warning: {line}", fg="yellow", err=True)
+        if line not in warned:
+            click.secho(f"warning: {line}", fg="yellow", err=True)
     rows: list[dict[str, Any]] = []
     hidden = 0
     for info in infos:
