@@ -309,6 +309,35 @@ def test_ctrl_c_exits_130_with_one_line_not_1_like_a_failure(workspace: Path) ->
     assert out == ""
 
 
+def test_ctrl_c_while_plugins_load_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    """Loading the plugins takes a second or more; a Ctrl-C then printed a traceback."""
+    import signal
+    import time
+
+    site, marker = tmp_path / "site", tmp_path / "loading"
+    site.mkdir()
+    (site / "soulframe_slow.py").write_text(f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\n"
+                                            "time.sleep(60)\n")
+    info = site / "soulframe_slow-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: soulframe-slow\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[soulframe]\nslow = soulframe_slow\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    p = subprocess.Popen([sys.executable, "-m", "soulframe", "plugins"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the slow plugin is being imported
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130 and err.strip() == "interrupted (Ctrl-C)", err
+
+
 def test_an_empty_user_is_refused_with_how_to_mean_the_owner(workspace: Path) -> None:
     """`--user ""` (a script's unset variable) was refused by some commands with the Python
     API's wording "(None for the agent's owner)", and taken for the owner by others:

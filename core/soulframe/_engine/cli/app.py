@@ -582,6 +582,9 @@ def main(argv: list[str] | None = None) -> None:
     as_json = _wants_json(args)
     try:
         pm = _plugins_for(args)
+    except KeyboardInterrupt:  # while plugins load (a second or more): no traceback either
+        click.echo("\ninterrupted (Ctrl-C)", err=True)
+        sys.exit(INTERRUPTED)
     except Exception as exc:  # a config that does not load; a -w path the system refuses
         said = error_line(exc)
         if said is None:
