@@ -1,8 +1,8 @@
 """The one line the command line prints for an error that is no bug of soulframe's: a
 :class:`SoulframeError`, a full disk, a read-only or missing place. Shared by every command
 (:class:`~soulframe._engine.cli.app.SoulframeGroup`) and by ``memory watch``, which reports a
-failed sync and goes on. With ``--json`` the error is one JSON object on standard output
-instead (:func:`report`), so a script that parses what a command prints gets it too."""
+failed sync and goes on. With ``--json`` the error is also one JSON object on standard
+output (:func:`report`), so a script that parses what a command prints gets it too."""
 
 from __future__ import annotations
 
