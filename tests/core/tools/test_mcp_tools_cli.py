@@ -55,6 +55,18 @@ def test_call_prints_the_json_result(ws: Path) -> None:
     assert "14 October" in json.dumps(json.loads(out.stdout))
 
 
+def test_call_reads_the_arguments_from_stdin_with_a_dash(ws: Path) -> None:
+    """A note with quotes and $ signs had to survive shell quoting inside a JSON string;
+    `-` reads the arguments as `memory remember -` reads a note, and as boundedly."""
+    note = {"text": 'Door code is "4711" & the $pare key is under the mat'}
+    out = run_cli("-w", str(ws), "tools", "call", "memory_remember", "-", input=json.dumps(note))
+    assert out.returncode == 0, out.stderr
+    saved = json.loads(out.stdout)["path"]
+    assert '- Door code is "4711" & the $pare key is under the mat' in (ws / saved).read_text()
+    huge = run_cli("-w", str(ws), "tools", "call", "memory_search", "-", input=" " * (1024 * 1024 + 1))
+    assert huge.returncode == 2 and "over 1,048,576 bytes" in huge.stderr
+
+
 @pytest.mark.parametrize(("name", "arguments", "message"), [
     ("memory_search", "{bad", "not valid JSON"),
     ("memory_search", "[1, 2]", "expected object"),

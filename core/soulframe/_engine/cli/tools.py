@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
@@ -65,6 +66,11 @@ def tools_export(state: State, fmt: str, session_kind: str) -> None:
     echo_json(export_tools(tools, fmt))  # type: ignore[arg-type]
 
 
+#: the most ``tools call NAME -`` reads: far above any tool's arguments (a note is 4,000
+#: characters), far below what would fill memory
+MAX_STDIN_ARGUMENTS = 1024 * 1024
+
+
 @tools_group.command("call")
 @click.argument("name")
 @click.argument("arguments", required=False, default="{}")
@@ -73,6 +79,7 @@ def tools_export(state: State, fmt: str, session_kind: str) -> None:
 @pass_state
 def tools_call(state: State, name: str, arguments: str, session_kind: str, user_id: str | None) -> None:
     """Call tool NAME with ARGUMENTS (a JSON object) and print the JSON result.
+    ARGUMENTS "-" reads the JSON from standard input (no shell quoting to get right).
 
     Exits 1 with the tool's error message when the call fails, as a model would see it
     ({"error": ...} on stderr).
@@ -80,9 +87,15 @@ def tools_call(state: State, name: str, arguments: str, session_kind: str, user_
     \b
       soulframe tools call memory_search '{"query": "the lease"}'
       soulframe tools call memory_get '{"path": "MEMORY.md"}' --session group
+      jq -n --arg t "$NOTE" '{text: $t}' | soulframe tools call memory_remember -
     """
     from ..tools import ToolError, dispatch
 
+    if arguments == "-":
+        raw = sys.stdin.buffer.read(MAX_STDIN_ARGUMENTS + 1)  # bounded: `- < /dev/zero` stops
+        if len(raw) > MAX_STDIN_ARGUMENTS:
+            raise click.UsageError(f"ARGUMENTS from standard input: over {MAX_STDIN_ARGUMENTS:,} bytes")
+        arguments = raw.decode("utf-8", "replace")
     try:
         session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
         result = dispatch(state.agent(), name, arguments, session=session)
