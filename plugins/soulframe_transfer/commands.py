@@ -218,7 +218,8 @@ def forget_command(state: State, text: str | None, query: str | None, file_: str
     if not yes:
         if not sys.stdin.isatty():
             raise SoulframeError("forget: not a terminal to ask on; pass --yes to forget, or --dry-run to look")
-        click.confirm("Forget these everywhere? This cannot be undone", abort=True)
+        # on stderr with --json: stdout holds the one JSON answer, the plan or the refusal
+        click.confirm("Forget these everywhere? This cannot be undone", abort=True, err=as_json)
     result = forget(agent, plan)
     if as_json:
         echo_json({**listing, "result": result.to_dict()})

@@ -124,3 +124,30 @@ def test_json_errors_while_a_command_runs_keep_their_exit_status(cli, workspace:
     # after `--`, "--json" is an argument: the answer stays text
     text = cli("-w", str(workspace), "memory", "get", "--", "--json")
     assert text.returncode == 1 and text.stdout == "" and text.stderr.startswith("Error: ")
+
+
+def test_a_declined_confirmation_is_a_json_error_and_the_question_stays_off_stdout(cli, workspace: Path) -> None:
+    """`forget --json` on a terminal asked its question on stdout, and a "no" printed only
+    "Aborted!" on stderr: a script got the question and no JSON."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    cli("init", str(workspace), "--no-download", check=True)
+    (workspace / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')  # no model to load
+    cli("-w", str(workspace), "memory", "remember", "The old door code is 1234", check=True)
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"n\n")
+        done = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(workspace), "forget",
+                               "old door code", "--json"], stdin=slave, capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout) == {"error": {"message": "aborted: the confirmation was declined",
+                                                 "code": 1}}
+    assert "Forget these everywhere?" in done.stderr and done.stderr.rstrip().endswith("Aborted!")
+    assert "1234" in "".join(p.read_text() for p in (workspace / "memory").glob("*.md"))  # kept

@@ -577,7 +577,7 @@ def main(argv: list[str] | None = None) -> None:
     if verbosity or ENV in os.environ:  # before plugins load, so their loading is logged
         configure(verbosity)
 
-    from .errors import StartError, error_line, report
+    from .errors import Declined, StartError, error_line, report
 
     as_json = _wants_json(args)
     try:
@@ -604,8 +604,9 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc.__cause__, KeyboardInterrupt):
             click.echo("interrupted (Ctrl-C)", err=True)
             sys.exit(INTERRUPTED)
-        click.echo("Aborted!", err=True)
-        sys.exit(1)
+        declined = Declined()
+        report(declined, as_json=as_json)
+        sys.exit(declined.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 
 

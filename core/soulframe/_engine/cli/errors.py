@@ -29,6 +29,17 @@ class StartError(click.ClickException):
         click.secho(f"Error: {self.format_message()}", fg="red", err=True, color=color)
 
 
+class Declined(click.ClickException):
+    """A confirmation the user answered no (click's Abort): said as click says it,
+    ``Aborted!``, and with ``--json`` as an error object like any other. Exit status 1."""
+
+    def __init__(self) -> None:
+        super().__init__("aborted: the confirmation was declined")
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo("Aborted!", err=True)
+
+
 def no_color() -> bool:
     """NO_COLOR (no-color.org): any non-empty value turns colour off, even on a terminal —
     for what the command line prints outside a click context (warnings while plugins load,
