@@ -89,7 +89,7 @@ def test_plugins_does_not_say_none_is_installed_when_one_failed_to_load(tmp_path
     out = cli("plugins", env=env, process=True)
     assert out.returncode == 0, out.stderr
     assert "no third-party plugins installed" not in out.stdout
-    assert "no third-party plugin loaded (see the problems below)" in out.stdout
+    assert "soulframe_broken  (soulframe-broken 0.1)\n    not loaded (the problem is below)" in out.stdout
     assert "problem: plugin 'soulframe_broken' from distribution soulframe-broken 0.1 could not be loaded" in out.stdout
 
 
