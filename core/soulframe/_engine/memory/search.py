@@ -353,7 +353,11 @@ def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
          recalls: list[Any] | None = None, files: Widener | None = None,
          language: str = "en", cached: _PassageVectors | None = None) -> SearchHit:
     ch = f.chunk
-    focus = _focus_line(index, ch.text, terms, qv, language, cached) if qv is not None and f.vector_score is not None else None
+    # the question's terms weigh a line only where the keyword channel matched the chunk: a
+    # word sharing a term's first letters ("Portuguese" for "Portugal") is no match there,
+    # and must not pull the snippet off the passage the vector channel found
+    weighed = terms if f.text_score is not None else []
+    focus = _focus_line(index, ch.text, weighed, qv, language, cached) if qv is not None and f.vector_score is not None else None
     if focus is None:  # the line with the most query terms, looked for only when needed
         first = best_lines(ch.text, terms)[0]
         focus = first if first >= 0 else None
