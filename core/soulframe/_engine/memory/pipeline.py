@@ -51,6 +51,33 @@ def chunker(agent: AgentLike) -> Chunker:
     return built
 
 
+def chunker_signature(agent: AgentLike) -> str:
+    """The selected chunker and chunk size: stored chunks cut with others are cut again."""
+    return f"{chunker(agent).name}:{int(agent.config.get('memory.chunk_max_chars'))}"
+
+
+#: how :func:`chunk` turns a file into indexed text beyond the chunker itself (NFC,
+#: provenance cut, noise blanked, secrets masked). Bump it when that changes: an index made
+#: the old way is cut again on its next sync, so an upgrade does not keep, say, a secret
+#: an older release indexed unmasked.
+INDEXED_TEXT_VERSION = 1
+
+#: the store meta key holding :func:`indexed_text_signature` of the index's text
+INDEXED_TEXT_KEY = "indexed_text"
+
+
+def indexed_text_signature() -> str:
+    """The version above and a digest of the secret patterns: a pattern added in a release
+    (a new token format) is masked in files indexed before it as well."""
+    import hashlib
+
+    from ..redaction import SECRET_PATTERNS
+
+    patterns = "\n".join(f"{name}\t{pat.pattern}\t{pat.flags}" for name, pat in SECRET_PATTERNS)
+    digest = hashlib.sha256(patterns.encode("utf-8")).hexdigest()[:12]
+    return f"{INDEXED_TEXT_VERSION}:{digest}"
+
+
 def chunk(agent: AgentLike, text: str, path: str) -> list[Chunk]:
     """``text`` cut by the selected chunker, with the chunker's promise checked: every chunk
     has text and a 1-based, inclusive, in-order line range. Provenance comments

@@ -68,13 +68,20 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
             )
         store.set_meta("embedding_model", model)
 
-    from .pipeline import chunk, chunker
+    from .pipeline import INDEXED_TEXT_KEY, chunk, chunker_signature, indexed_text_signature
 
-    cutter = f"{chunker(index.agent).name}:{int(index.config.get('memory.chunk_max_chars'))}"
+    cutter = chunker_signature(index.agent)
+    synced_before = store.get_meta("chunker") is not None
     if store.get_meta("chunker") != cutter:
         # another chunker (or chunk size) cut the stored chunks: cut every file again
-        force = force or store.get_meta("chunker") is not None
+        force = force or synced_before
         store.set_meta("chunker", cutter)
+    made = indexed_text_signature()
+    if store.get_meta(INDEXED_TEXT_KEY) != made:
+        # an older release made the stored text (unmasked secrets, other normalisation):
+        # cut every file again; unchanged chunks are embedded from the cache. Noted only
+        # once every file is done, so an interrupted sync does it again.
+        force = force or synced_before
     found = index.files()
     report.files = len(found)
     for path, why in index.skipped_paths:  # links astray, loops, names that are not UTF-8
@@ -193,6 +200,8 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         moves = [(p, appeared[stored[p].hash].pop()) for p in vanished if appeared.get(stored[p].hash)]
         if moves and isinstance(store, MovesRecalls):
             store.move_recalls(moves)
+    if store.get_meta(INDEXED_TEXT_KEY) != made:
+        store.set_meta(INDEXED_TEXT_KEY, made)
     if progress is not None:
         progress(total, total)
     if read_any and (touched or report.changed_anything):

@@ -28,7 +28,7 @@ from ..model import FileRecord, Session, SoulframeError, check_user
 from .hashing import bytes_hash
 from .indexview import index_of
 from .journal import entry_line
-from .pipeline import chunk
+from .pipeline import INDEXED_TEXT_KEY, chunk, chunker_signature, indexed_text_signature
 
 if TYPE_CHECKING:
     from ..model import AgentLike
@@ -127,11 +127,17 @@ class UserMemory:
         provider = index.embedder
         model = index.model_key() if provider is not None else None
         pending = []
+        # documents cut by another chunker, or indexed by an older release (a secret it
+        # did not mask), are cut again, as the agent's own files are
+        made_key = f"{INDEXED_TEXT_KEY}:{self.user_id}"
+        made = f"{indexed_text_signature()} {chunker_signature(self.agent)}"
+        recut = store.get_meta(made_key) != made
         for name, text in docs.items():
             data = text.encode("utf-8")
             digest = bytes_hash(data)
             old = stored.get(name)
-            if old is not None and old.hash == digest and (provider is None or old.model == model):
+            if (old is not None and old.hash == digest and not recut
+                    and (provider is None or old.model == model)):
                 continue
             m = DAILY.match(name) or SESSION.match(name)
             record = FileRecord(path=name, hash=digest, mtime_ns=0, size=len(data),
@@ -146,6 +152,8 @@ class UserMemory:
         gone = sorted(set(stored) - set(docs))
         if gone:
             store.remove_files(gone, self.user_id)
+        if recut:
+            store.set_meta(made_key, made)
         return len(pending)
 
     def search(self, query: str, k: int | None = None, *, min_score: float | None = None,
