@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from soulframe import ConfigError, Finding, Fix
+from soulframe import ConfigError, Finding, Fix, SoulframeError
 from soulframe.cli import quiet_logs as _quiet_logs
 from soulframe.memorykit import CURATED
 
@@ -44,8 +44,12 @@ def memory_index(agent: CheckedAgent) -> Iterable[Finding]:
                       "search builds it, or run `soulframe memory index`", str(path),
                       fix=_index_fix(agent))
     else:
-        with _quiet_logs():
-            st = mem.status()
+        try:
+            with _quiet_logs():
+                st = mem.status()
+        except SoulframeError as exc:  # a newer soulframe's index: the message says what to do
+            yield Finding("memory", "problem", str(exc), None if path is None else str(path))
+            return
         for problem in st.problems:
             yield Finding("memory", "problem", f"index at {st.location}: {problem}", st.location)
         stale = st.stale_files

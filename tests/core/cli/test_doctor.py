@@ -243,3 +243,24 @@ def test_a_pinned_skill_that_does_not_exist_is_named_with_its_file_and_line(
     assert len(pinned) == 1, data["findings"]
     assert "soulframe.toml:2: skills.pinned names 'deplyo'" in pinned[0]["message"]
     assert "did you mean 'deploy'?" in pinned[0]["message"]
+
+
+def test_an_index_from_a_newer_soulframe_is_named_with_what_to_do(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from soulframe_sqlite.schema import LATEST
+
+    ws = tmp_path / "ws"
+    seed_workspace(ws)
+    index = tmp_path / "index.sqlite"
+    (ws / "soulframe.toml").write_text(f'embedding.provider = "none"\nstore.path = "{index}"\n')
+    assert cli("-w", str(ws), "memory", "index").returncode == 0
+    with sqlite3.connect(index) as conn:  # as a later release, after a downgrade, leaves it
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(LATEST + 1),))
+    conn.close()
+    code, data = doctor(cli, ws)
+    memory = [f for f in data["findings"] if "schema version" in f["message"]]
+    assert code == 1 and len(memory) == 1 and memory[0]["level"] == "problem"
+    # the store's own message, not a check that broke: the file and what to do
+    assert memory[0]["message"].startswith(f"{index}: memory index schema version {LATEST + 1} is newer")
+    assert "upgrade soulframe" in memory[0]["message"] and memory[0]["path"] == str(index)

@@ -201,7 +201,7 @@ def test_doctor_memory_disabled_and_a_broken_store_never_crash(ws: Path, cli: An
     cfg.write_text(base + '[store]\nbackend = "nowhere"\n')
     code, found = findings(cli, ws)
     assert code == 1
-    failed = [f for f in found if f["check"] == "memory_index"]
+    failed = [f for f in found if f["check"] == "memory" and f["level"] == "problem"]
     assert failed and failed[0]["level"] == "problem" and "nowhere" in failed[0]["message"]
 
 
