@@ -78,10 +78,13 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         store.set_meta("chunker", cutter)
     made = indexed_text_signature()
     if store.get_meta(INDEXED_TEXT_KEY) != made:
-        # an older release made the stored text (unmasked secrets, other normalisation):
-        # cut every file again; unchanged chunks are embedded from the cache. Noted only
-        # once every file is done, so an interrupted sync does it again.
-        force = force or synced_before
+        if synced_before:
+            # an older release made the stored text (unmasked secrets, other normalisation):
+            # cut every file again; unchanged chunks are embedded from the cache. Noted only
+            # once every file is done, so an interrupted sync does it again.
+            force = True
+        else:  # a new index: every chunk is made this way, a killed first sync's too
+            store.set_meta(INDEXED_TEXT_KEY, made)
     found = index.files()
     report.files = len(found)
     for path, why in index.skipped_paths:  # links astray, loops, names that are not UTF-8
