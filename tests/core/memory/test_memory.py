@@ -1109,3 +1109,22 @@ def test_remember_turns_bytes_that_are_not_utf8_into_replacement_characters(tmp_
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     logs = "".join(p.read_text() for p in (ws / "memory").glob("*.md"))
     assert "- bad \ufffd\ufffd bytes" in logs
+
+
+def test_a_users_log_of_the_same_day_does_not_hide_the_agents(agent: Any) -> None:
+    """alice remembered something on 2026-08-01, the day of the agent's log: her search
+    dropped the agent's log of that day as if hers were a copy of it (same path and line),
+    and a note every session may see was not found."""
+    import datetime as dt
+
+    from soulframe._engine.memory.users import UserMemory
+
+    UserMemory(agent, "alice").append_daily("Alice likes green tea with dinner", when=dt.datetime(2026, 8, 1, 9))
+    alice = Session.main(user_id="alice")
+    agents = quiet(agent.memory.search, "dinner at Lupine and Salt", min_score=0)
+    assert agents and agents[0].path == "memory/2026-08-01.md"
+    hers = quiet(agent.memory.search, "dinner at Lupine and Salt", min_score=0, session=alice)
+    assert any(h.path == "memory/2026-08-01.md" and h.scope == "agent" and "Lupine" in h.snippet
+               for h in hers), [(h.path, h.scope, h.snippet) for h in hers]
+    tea = quiet(agent.memory.search, "green tea", min_score=0, session=alice)
+    assert tea[0].scope == "user" and "green tea" in tea[0].snippet

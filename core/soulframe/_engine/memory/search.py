@@ -336,8 +336,15 @@ def _adjust(index: IndexView, fused: list[Fused], k: int, session: Session | Non
         for f in fused:
             if f.chunk.scope:
                 f.score = boosted(f.score, boost)
-        mine = {(f.chunk.path, f.chunk.start_line) for f in fused if f.chunk.scope}
-        fused = ordered([f for f in fused if f.chunk.scope or (f.chunk.path, f.chunk.start_line) not in mine])
+        # a user's copy of a file hides the agent's (seed 000 §15 "user copy wins"); a
+        # user's own document of the same name (her daily log of the same day) is no copy:
+        # the agent's chunk goes only when hers at that place holds all of its text
+        mine: dict[tuple[str, int], list[str]] = {}
+        for f in fused:
+            if f.chunk.scope:
+                mine.setdefault((f.chunk.path, f.chunk.start_line), []).append(_plain(f.chunk.text))
+        fused = ordered([f for f in fused if f.chunk.scope or not any(
+            _plain(f.chunk.text) in copy for copy in mine.get((f.chunk.path, f.chunk.start_line), ()))])
     if index.config.get("memory.temporal_decay"):
         fused = temporal_decay(fused, index.agent.now().date(), float(index.config.get("memory.half_life_days")))
     if index.config.get("memory.mmr") and len(fused) > 1:
@@ -347,6 +354,11 @@ def _adjust(index: IndexView, fused: list[Fused], k: int, session: Session | Non
             vectors = index.store.chunk_vectors([f.chunk.id for f in head])
         fused = mmr(head, len(head), float(index.config.get("memory.mmr_lambda")), cosine_lookup(vectors))
     return fused
+
+
+def _plain(text: str) -> str:
+    """``text`` with its whitespace runs made one space, to tell a copy from another text."""
+    return " ".join(text.split())
 
 
 def _hit(index: IndexView, f: Fused, terms: list[str], qv: Any = None,
