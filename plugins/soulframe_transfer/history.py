@@ -225,7 +225,9 @@ class HistoryWriter:
             if (place, entry) in self.quarantined:
                 already += 1  # refused by an earlier import and kept in quarantine: not twice
                 continue
-            if entry in self.tombstones:
+            # a forgotten note ("- Door code …") said again in a chat comes back as the
+            # speaker's line ("User: Door code …"): its text alone is checked too
+            if entry in self.tombstones or text in self.tombstones:
                 self.report.forgotten += 1
                 continue
             if not self._allowed(entry, parts[-1].rel, via):

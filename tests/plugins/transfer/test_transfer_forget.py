@@ -575,3 +575,25 @@ def test_a_secret_forgotten_from_the_quarantine_is_not_quarantined_again(tmp_pat
     assert (again["imported"], again["refused"], again["forgotten"]) == (1, 0, 1)
     assert holding([ws, state], "hunter2hunter2") == []
     assert "quarantine is empty" in run_cli("-w", str(ws), "memory", "quarantine", "list", check=True).stdout
+
+
+def test_a_forgotten_note_does_not_come_back_as_a_line_of_an_imported_conversation(tmp_path: Path) -> None:
+    """`forget` of the remembered note "Door code of the shed is 4471", then an import of a
+    chat where the user said the same: the imported line "User: Door code …" matched no
+    tombstone (they hold the note's text) and the forgotten code was in memory again."""
+    from transfer_support import imported, keyword_workspace, sf
+
+    ws = keyword_workspace(tmp_path)
+    sf(ws, "memory", "remember", "Door code of the shed is 4471")
+    sf(ws, "forget", "--query", "door code shed 4471", "--yes")
+    assert "4471" not in "".join(p.read_text() for p in (ws / "memory").glob("*.md"))
+    msgs = [_message("u1", None, "user", 1709287200, "Door code of the shed is 4471"),
+            _message("a1", "u1", "assistant", 1709287260, "Noted, I will keep it safe.")]
+    msgs[0]["children"] = ["a1"]
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([{"title": "Shed", "create_time": 1709287200, "id": "conv-shed",
+                                   "current_node": "a1", "mapping": {m["id"]: m for m in msgs}}]))
+    report = imported(ws, "chatgpt", export)
+    assert report["forgotten"] == 1, report
+    text = "".join(p.read_text() for p in (ws / "memory").rglob("*.md"))
+    assert "4471" not in text and "keep it safe" in text
