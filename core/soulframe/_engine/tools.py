@@ -19,6 +19,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from .hostpaths import hide_host_paths
 from .model import PathEscapeError, Session, SoulframeError, ToolContext, ToolSpec
 
 if TYPE_CHECKING:
@@ -203,14 +204,20 @@ def dispatch(
     args = _whole_numbers(tool.parameters, args)
     try:
         return tool.handler(ToolContext(agent=agent, session=session), args)
-    except ToolError:
-        raise
+    except ToolError as exc:
+        # a plugin's own refusal may name a file of the host: the caller sees none
+        hidden = hide_host_paths(agent, str(exc))
+        if hidden == str(exc):
+            raise
+        raise ToolError(hidden) from exc
     except (SoulframeError, PathEscapeError, ValueError, FileNotFoundError) as exc:
         # a refusal the model can act on, named once (the write guard names the tool itself)
-        said = str(exc)
+        from .memory.safety import UnsafeWriteError
+
+        said = hide_host_paths(agent, exc.for_caller if isinstance(exc, UnsafeWriteError) else str(exc))
         raise ToolError(said if said.startswith(f"{name}: ") else f"{name}: {said}") from exc
     except Exception as exc:
         # the arguments fit the schema, so this is the handler's own failure: the model
         # (and an MCP client) gets a tool error, the traceback goes to the log (-v)
         logging.getLogger("soulframe.tools").info("tool %s failed", name, exc_info=True)
-        raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+        raise ToolError(hide_host_paths(agent, f"{name} failed: {type(exc).__name__}: {exc}")) from exc

@@ -50,10 +50,14 @@ MODES = ("refuse", "warn", "allow")
 class UnsafeWriteError(SoulframeError):
     """A write was refused: the text looks like a prompt injection or holds a secret."""
 
-    def __init__(self, message: str, findings: tuple[Finding, ...] = (), quarantine_id: str | None = None) -> None:
+    def __init__(self, message: str, findings: tuple[Finding, ...] = (), quarantine_id: str | None = None,
+                 for_caller: str | None = None) -> None:
         super().__init__(message)
         self.findings = findings
         self.quarantine_id = quarantine_id
+        #: the message for a tool's caller (a model, a remote MCP client): it names no
+        #: file of the host and no command only the machine's owner can run
+        self.for_caller = for_caller or message
 
 
 class UnsafeWriteWarning(SoulframeWarning):
@@ -230,6 +234,9 @@ def guard(agent: AgentLike, text: str, *, target: str, via: str) -> list[Finding
         f"`soulframe memory quarantine show {entry_id}`; write it anyway with "
         f"`soulframe memory quarantine release {entry_id}`",
         tuple(findings), entry_id,
+        f"{via}: refused to write to {target}: the text contains {what}. It was not written; "
+        f"it is kept in quarantine as {entry_id} for the agent's owner to review. Do not retry "
+        "the same text: leave the secret or instruction out",
     )
 
 
