@@ -95,3 +95,22 @@ def test_a_context_file_written_from_chat_cannot_grow_past_what_a_prompt_shows(
     big.write_text(huge)
     cli("-w", str(workspace), "context", "set", "SOUL.md", "--from", str(big), check=True)
     assert (workspace / "SOUL.md").stat().st_size == len(huge)
+
+
+def test_context_set_from_a_source_with_no_end_stops_at_a_stated_limit(
+        workspace: Path, tmp_path: Path, cli) -> None:
+    """`context set --from /dev/zero` (or a pipe that never ends) read until memory ran out;
+    now it stops at 8 MiB, says so and writes nothing."""
+    import subprocess
+    import sys
+
+    seed_workspace(workspace)
+    before = (workspace / "TOOLS.md").read_bytes()
+    done = subprocess.run([sys.executable, "-m", "soulframe", "-w", str(workspace), "context", "set", "TOOLS.md",
+                           "--from", "/dev/zero"], capture_output=True, text=True, timeout=10)
+    assert done.returncode == 1 and "/dev/zero: over 8 MiB" in done.stderr and "nothing was written" in done.stderr
+    big = tmp_path / "tools.md"
+    big.write_text("# Tools\n" + "x" * (8 * 1024 * 1024))
+    out = cli("-w", str(workspace), "context", "set", "TOOLS.md", "--from", str(big))
+    assert out.returncode == 1 and f"{big}: over 8 MiB" in out.stderr
+    assert (workspace / "TOOLS.md").read_bytes() == before
