@@ -207,4 +207,8 @@ def _consolidate(agent: Any, model: ChatModel) -> str:
         done = consolidate(agent, model=model)
     except (ChatModelError, SoulframeError) as exc:
         return f"failed: {exc}"
+    if done.status == "failed":  # the model's reply could not be read, the model not reached
+        return f"failed: {done.refused}"
+    if done.status == "refused":  # a guard said no: which one, and that nothing changed
+        return done.refused if (done.refused or "").startswith("refused") else f"refused: {done.refused}"
     return done.status

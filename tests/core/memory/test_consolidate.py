@@ -406,4 +406,31 @@ def test_cli_dry_run_with_an_unreadable_reply_writes_no_diary(
         # the real run records the refusal
         run_cli("-w", str(workspace), "memory", "consolidate", env=env)
     diary = (workspace / "memory" / ".diary" / "consolidation.md").read_text()
-    assert "refused: the model's reply is not valid JSON" in diary
+    assert "failed: the model's reply is not valid JSON" in diary
+
+
+def test_a_heartbeat_says_its_consolidation_failed_on_an_unreadable_reply(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It said "refused", as if a guard had judged the text unsafe; the model's reply could
+    not be read, and the report says so."""
+    from soulframe_routines.heartbeat import run_heartbeat
+
+    with FakeLLMServer() as srv:
+        agent, _ = setup(workspace, tmp_path, srv)
+        recall_over_three_days(agent, monkeypatch)
+        agent.close()
+        (workspace / "HEARTBEAT.md").write_text("# HEARTBEAT.md\n\n- Check the backups.\n")
+        values = {"embedding.provider": "none", "state_dir": str(tmp_path / "state"),
+                  "model.provider": "openai-compatible", "model.name": "m", "model.base_url": srv.openai_base_url,
+                  "model.max_retries": 0, "memory.consolidate.on_heartbeat": True}
+        agent = Agent(load_config(search=False, workspace=workspace, overrides=values))
+        srv.script.extend([say("HEARTBEAT_OK"), say('Sure! {"operations": [ {op: add} ]')])
+        monkeypatch.setenv("OPENAI_API_KEY", "k-1")
+        before = (workspace / "MEMORY.md").read_bytes()
+        result = run_heartbeat(agent, log=True)
+        agent.close()
+    assert result.status == "ok" and result.exit_code == 0  # the agent itself is fine
+    assert result.consolidation is not None
+    assert result.consolidation.startswith("failed: the model's reply is not valid JSON")
+    assert "MEMORY.md was not changed" in result.to_dict()["consolidation"]
+    assert (workspace / "MEMORY.md").read_bytes() == before

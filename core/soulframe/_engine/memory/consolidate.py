@@ -80,7 +80,7 @@ places or projects the fact is about (e.g. ["Priya", "Lisbon office"]), or [] fo
 
 @attrs.define
 class ConsolidationResult:
-    status: str = "nothing"  # applied | dry-run | refused | nothing | undone
+    status: str = "nothing"  # applied | dry-run | refused | failed | nothing | undone
     diff: str = ""
     operations: list[dict[str, Any]] = attrs.field(factory=list)
     candidates: list[dict[str, Any]] = attrs.field(factory=list)
@@ -311,10 +311,12 @@ def consolidate(agent: AgentLike, *, dry_run: bool = False, use_model: bool = Tr
             reply = ask_model(model, system, f"MEMORY.md entries:\n{listing}\n\nCandidates:\n{cands}")
             ops = parse_operations(reply)
         except SoulframeError as exc:
+            # the model could not be asked or its reply not read: a failure, not a refusal
+            # (nothing was judged unsafe), and said as one wherever the status is shown
             result.refused = f"{exc}; {rel} was not changed"
             if not dry_run:  # a dry run changes nothing, the diary included
-                _diary(agent, f"refused: {result.refused}", [])
-            result.status = "refused"
+                _diary(agent, f"failed: {result.refused}", [])
+            result.status = "failed"
             return result
 
         def check(text: str) -> None:
