@@ -91,6 +91,11 @@ def summon_command(
     where = "the store" if result.target == "store" else str(agent.workspace.root)
     if result.source == "model":
         click.echo(f"Summoned agent {agent.id!r}: wrote {', '.join(result.written)} to {where}")
+        if result.bootstrap == "removed":
+            click.echo("Removed BOOTSTRAP.md: the agent knows who it is, so its first-run ritual is over.")
+        elif result.bootstrap == "kept":
+            click.echo("BOOTSTRAP.md was edited by hand and is kept: the next chat still runs the first-run "
+                       "ritual; delete it if the summoned files already say who the agent is.")
         return
     click.secho(f"Could not summon with the model: {result.reason}", fg="yellow", err=True)
     if result.written:

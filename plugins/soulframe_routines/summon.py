@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from soulframe import AgentLike
 
 SUMMON_FILES: tuple[str, ...] = ("SOUL.md", "IDENTITY.md", "AGENTS.md", "TOOLS.md", "HEARTBEAT.md")
+BOOTSTRAP = "BOOTSTRAP.md"
 
 #: how long the one summoning call may take by default: five files are a long answer
 DEFAULT_TIMEOUT_S = 180.0
@@ -96,6 +97,10 @@ class SummonResult:
     #: "workspace" or "store"
     target: str = "workspace"
     chars: Mapping[str, int] = attrs.field(factory=dict)
+    #: what became of the workspace's BOOTSTRAP.md after a summon by the model: "removed"
+    #: (it was the untouched template), "kept" (edited by hand, or a link), None (none there,
+    #: or the files were not summoned)
+    bootstrap: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +111,7 @@ class SummonResult:
             "fallback_reason": self.reason,
             "target": self.target,
             "chars": dict(self.chars),
+            "bootstrap": self.bootstrap,
         }
 
 
@@ -224,6 +230,26 @@ def _existing(target: _Target, templates: Mapping[str, WorkspaceTemplate]) -> li
     return taken
 
 
+def _end_first_run(agent: AgentLike) -> str | None:
+    """After a summon the agent knows who it is: the template BOOTSTRAP.md ("time to
+    figure out who you are") would have it ask again on the first chat and overwrite the
+    summoned IDENTITY.md and SOUL.md. Seed 000 §1: the file is deleted once the first run is
+    done. Only the untouched template is removed; one edited by hand is the owner's to keep.
+    (In a store, BOOTSTRAP.md is each user's own ritual of learning about them: not ours.)"""
+    from soulframe.kit import workspace_templates
+
+    path = agent.workspace.root / BOOTSTRAP
+    if not path.exists() and not path.is_symlink():
+        return None
+    template = next((t.content for t in workspace_templates(agent.pm) if t.name == BOOTSTRAP), None)
+    if path.is_symlink() or not path.is_file() or template is None:
+        return "kept"
+    if path.read_text(encoding="utf-8", errors="replace") != template:
+        return "kept"
+    path.unlink()
+    return "removed"
+
+
 def summon(
     agent: AgentLike,
     description: str,
@@ -274,7 +300,8 @@ def summon(
         for name in SUMMON_FILES:
             target.write(name, files[name])
         return SummonResult(
-            "model", SUMMON_FILES, (), (), None, target.name, {n: len(t) for n, t in files.items()}
+            "model", SUMMON_FILES, (), (), None, target.name, {n: len(t) for n, t in files.items()},
+            _end_first_run(agent) if target.name == "workspace" else None,
         )
 
     # fallback: the templates, only where there is no file yet (seeding never overwrites)

@@ -148,6 +148,34 @@ def test_untouched_templates_may_be_replaced_without_force(workspace):
     assert (workspace / "USER.md").read_text() == templates_all()["USER.md"]  # not ours: untouched
 
 
+def test_a_summon_ends_the_first_run_ritual_of_a_new_workspace(workspace):
+    """After `init` and a summon, BOOTSTRAP.md stayed: the next prompt still told the agent
+    "time to figure out who you are", and the first chat redid (and overwrote) the summoned
+    identity. The untouched template is removed; one edited by hand is kept and said so."""
+    from soulframe._engine.model import Session
+
+    seed_workspace(workspace)
+    assert (workspace / "BOOTSTRAP.md").is_file()
+    with FakeLLMServer([say(GOOD), say(GOOD)]) as srv:
+        agent = agent_at(workspace, srv)
+        result = summon(agent, "sarcastic Rust reviewer")
+        assert result.bootstrap == "removed" and result.to_dict()["bootstrap"] == "removed"
+        assert not (workspace / "BOOTSTRAP.md").exists()
+        assert "FIRST RUN" not in agent.system_prompt(Session.main()).text
+        (workspace / "BOOTSTRAP.md").write_text("# BOOTSTRAP.md\nAsk about their garden first.\n")
+        again = summon(agent, "sarcastic Rust reviewer", force=True)
+    assert again.bootstrap == "kept"
+    assert "garden" in (workspace / "BOOTSTRAP.md").read_text()
+
+
+def test_a_failed_summon_leaves_the_first_run_ritual(workspace):
+    seed_workspace(workspace)
+    with FakeLLMServer([say("no files here")]) as srv:
+        result = summon(agent_at(workspace, srv), "x")
+    assert result.source == "templates" and result.bootstrap is None
+    assert (workspace / "BOOTSTRAP.md").read_text() == templates_all()["BOOTSTRAP.md"]
+
+
 def templates_all() -> dict[str, str]:
     return {t.name: t.content for t in workspace_templates()}
 
@@ -178,11 +206,13 @@ def write_config(workspace: Path, srv: FakeLLMServer | None) -> None:
 
 
 def test_cli_summon(workspace, cli):
+    seed_workspace(workspace)  # as after `soulframe init`
     with FakeLLMServer([say(GOOD)]) as srv:
         write_config(workspace, srv)
         out = cli("-w", str(workspace), "agents", "summon", "sarcastic Rust reviewer")
     assert out.returncode == 0, out.stderr
     assert "Summoned agent 'default'" in out.stdout and "SOUL.md" in out.stdout
+    assert "Removed BOOTSTRAP.md" in out.stdout and not (workspace / "BOOTSTRAP.md").exists()
     assert "sarcastic" in (workspace / "HEARTBEAT.md").read_text()
 
 
