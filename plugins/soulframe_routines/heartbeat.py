@@ -210,5 +210,6 @@ def _consolidate(agent: Any, model: ChatModel) -> str:
     if done.status == "failed":  # the model's reply could not be read, the model not reached
         return f"failed: {done.refused}"
     if done.status == "refused":  # a guard said no: which one, and that nothing changed
-        return done.refused if (done.refused or "").startswith("refused") else f"refused: {done.refused}"
+        why = done.refused or "refused"
+        return why if why.startswith("refused") else f"refused: {why}"
     return done.status
