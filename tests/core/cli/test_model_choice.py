@@ -151,6 +151,12 @@ def test_models_list_shows_chat_models_and_embedding_providers(cli, workspace: P
     assert any(r["name"] == "local" for r in data["embedding"]["providers"])
     text = cli("-w", str(workspace), "models", "list", check=True).stdout
     assert "chat models" in text and "embedding providers" in text and "alias fast -> openai/gpt-fast" in text
+    # the providers' descriptions start in one column, the selected one marked
+    chat = text.split("embedding providers")[0]
+    rows = [line for line in chat.splitlines() if any(line[2:].startswith(n + " ") for n in names)]
+    assert len(rows) == len(names) and "* anthropic " in chat
+    columns = {len(line) - len(line[2:].split(" ", 1)[1].lstrip()) for line in rows}
+    assert len(columns) == 1, rows
 
 
 def test_resolve_names() -> None:

@@ -76,9 +76,10 @@ def list_command(state: State, as_json: bool) -> None:
                + (f"; default: {chat['default']}" if chat["default"] else ""))
     for alias, target in sorted(chat["aliases"].items()):
         click.echo(f"  alias {alias} -> {target}")
-    for p in chat["providers"]:
+    width = max((len(p["name"]) for p in chat["providers"]), default=0)
+    for p in chat["providers"]:  # the descriptions in one column, as a table reads
         mark = "*" if p["selected"] else " "
-        click.echo(f"{mark} {p['name']}  {p['description']}".rstrip())
+        click.echo(f"{mark} {p['name']:<{width}}  {p['description']}".rstrip())
     click.echo()
     click.secho("embedding providers", bold=True)
     click.echo(f"embedding.provider = {emb['provider']!r}"
