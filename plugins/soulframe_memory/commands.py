@@ -55,7 +55,7 @@ def load_transcript(path: str, limits: Limits | None = None) -> Any:
     help="The conversation: JSON list (or JSON Lines) of {role, content}, or plain text; - for stdin.",
 )
 @click.option("--json", "as_json", is_flag=True,
-              help="Print JSON: {ran, status, daily_file, iterations, written, refused, show, error, "
+              help="Print JSON: {ran, status, daily_file, iterations, written, refused, show, error: {message, code} or null, "
                    "elapsed_s, tool_calls: [{tool, arguments, ok, result}]}.")
 @model_option
 @pass_state

@@ -126,7 +126,8 @@ class FlushResult:
             "written": list(self.written),
             "refused": list(self.refused),
             "show": self.show,
-            "error": self.error,
+            # a flush that failed (exit 1): the error object every --json command answers
+            "error": {"message": self.error, "code": 1} if self.error else None,
             "elapsed_s": round(self.elapsed_s, 3),
             "tool_calls": [e.to_dict() for e in self.events],
         }

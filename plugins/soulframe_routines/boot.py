@@ -143,7 +143,8 @@ class BootResult:
             "exit_code": self.exit_code,
             "summary": self.summary,
             "reply": self.reply,
-            "error": self.error,
+            # a run that failed as a whole: the error object every --json command answers
+            "error": {"message": self.error, "code": self.exit_code} if self.error else None,
             "detail": self.detail,
             "stopped": self.stopped,
             "iterations": self.iterations,

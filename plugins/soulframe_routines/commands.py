@@ -115,7 +115,7 @@ def summon_command(
 
 @click.command("heartbeat")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print JSON: {status, ok, exit_code, reply, error, detail, logged_to, "
+              help="Print JSON: {status, ok, exit_code, reply, error: {message, code} or null, detail, logged_to, "
                    "elapsed_s, consolidation}.")
 @click.option("--force", is_flag=True, help="Call the model even if HEARTBEAT.md has no tasks.")
 @click.option(
@@ -156,7 +156,7 @@ def heartbeat_command(state: State, as_json: bool, force: bool, timeout: float |
 
 @click.command("boot")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print JSON: {status, ok, exit_code, summary, reply, error, detail, stopped, "
+              help="Print JSON: {status, ok, exit_code, summary, reply, error: {message, code} or null, detail, stopped, "
                    "iterations, tool_calls: [{tool, arguments, ok, result}], logged_to, elapsed_s}.")
 @click.option(
     "--timeout",

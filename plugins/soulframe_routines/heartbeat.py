@@ -97,7 +97,8 @@ class HeartbeatResult:
             "ok": self.exit_code == EXIT_OK,
             "exit_code": self.exit_code,
             "reply": self.reply,
-            "error": self.error,
+            # a run that failed as a whole: the error object every --json command answers
+            "error": {"message": self.error, "code": self.exit_code} if self.error else None,
             "detail": self.detail,
             "logged_to": self.logged_to,
             "elapsed_s": round(self.elapsed_s, 3),

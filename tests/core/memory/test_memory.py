@@ -869,7 +869,7 @@ def test_cli_watch_outlives_a_full_disk_and_indexes_what_it_missed(ws: Path, tmp
         tmp.write_text("# Ledger\n\n- The quokka ledger is audited yearly.\n" + big)
         os.replace(tmp, ws / "memory" / "ledger.md")
         failed = next_line("error")
-        assert "disk" in failed["error"] and failed["retry_s"] > 0, failed
+        assert "disk" in failed["error"]["message"] and failed["retry_s"] > 0, failed
         assert p.poll() is None  # still watching
         resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
         (ws / "memory" / "2026-08-04.md").write_text("# 2026-08-04\n\n- Space freed on the disk.\n")

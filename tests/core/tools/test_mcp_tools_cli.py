@@ -78,5 +78,6 @@ def test_call_reads_the_arguments_from_stdin_with_a_dash(ws: Path) -> None:
 def test_a_bad_call_exits_1_with_the_models_error(ws: Path, name: str, arguments: str, message: str) -> None:
     out = run_cli("-w", str(ws), "tools", "call", name, arguments)
     assert out.returncode == 1
-    assert message in json.loads(out.stderr)["error"]
+    error = json.loads(out.stderr)["error"]  # the error object every --json command answers
+    assert message in error["message"] and error["code"] == 1
     assert "Traceback" not in out.stderr and out.stdout == ""

@@ -445,10 +445,13 @@ def test_cli_memory_flush_over_a_saved_conversation(workspace, tmp_path, cli):
 def test_cli_memory_flush_plain_text_and_failure_exit_code(workspace, tmp_path, cli):
     transcript = tmp_path / "chat.txt"
     transcript.write_text("user: remember that the deploy key rotates on Fridays\n")
-    with FakeLLMServer([fail(500, "down")]) as srv:
+    with FakeLLMServer([fail(500, "down"), fail(500, "down")]) as srv:
         write_config(workspace, srv)
         out = cli("-w", str(workspace), "memory", "flush", "--transcript", str(transcript))
-    assert out.returncode == 1
+        as_json = cli("-w", str(workspace), "memory", "flush", "--transcript", str(transcript), "--json")
+    assert out.returncode == 1 and as_json.returncode == 1
+    error = json.loads(as_json.stdout)["error"]  # the error object every --json command answers
+    assert error["code"] == 1 and "HTTP 500" in error["message"]
     assert "memory flush: error" in out.stdout and "HTTP 500" in out.stderr
     assert "rotates on Fridays" in json.dumps(srv.requests[0].json)
 

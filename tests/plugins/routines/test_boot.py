@@ -366,6 +366,21 @@ def test_cli_json_and_options(workspace: Path, cli) -> None:
     assert data["logged_to"].startswith("memory/")
 
 
+def test_cli_json_of_a_failed_boot_is_the_common_error_object(workspace: Path, cli) -> None:
+    """Every other --json command answers a failure with {"error": {"message", "code"}};
+    boot said "error": "<string>", so one script's error handling did not fit both."""
+    booted(workspace)
+    with FakeLLMServer([fail(500, "boom")]) as srv:
+        write_config(workspace, srv)
+        out = cli("-w", str(workspace), "boot", "--json")
+        srv.script.append(say("BOOT_OK — fine."))
+        ok = json.loads(cli("-w", str(workspace), "boot", "--json").stdout)
+    assert out.returncode == 2
+    data = json.loads(out.stdout)
+    assert data["status"] == "error" and data["error"]["code"] == 2 and "HTTP 500" in data["error"]["message"]
+    assert ok["status"] == "ok" and ok["error"] is None
+
+
 def test_cli_nothing_to_do(workspace: Path, cli) -> None:
     with FakeLLMServer() as srv:
         write_config(workspace, srv)

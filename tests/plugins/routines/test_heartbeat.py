@@ -283,6 +283,10 @@ def test_cli_on_a_fresh_workspace_without_a_model(workspace, cli):
         assert out.returncode == 2
         assert out.stderr.startswith("Error: no chat model configured") and "[model]" in out.stderr
         assert out.stdout == ""
+    # --json: the error object every --json command answers a failure with
+    data = json.loads(cli("-w", str(workspace), "heartbeat", "--json").stdout)
+    assert data["status"] == "error" and data["error"]["code"] == 2
+    assert data["error"]["message"].startswith("no chat model configured")
     after = sorted(p.name for p in (workspace / "memory").glob("*")) if (workspace / "memory").exists() else []
     assert after == before, "a failed heartbeat wrote into the daily log"
     assert "heartbeat: failed" not in Agent.open(workspace).system_prompt(Session.main()).text

@@ -487,7 +487,8 @@ def memory_watch(state: State, debounce_ms: int | None, as_json: bool) -> None:
         said = error_line(exc, when_full="free some space") or f"{type(exc).__name__}: {exc}"
         log.debug("memory watch: sync failed", exc_info=exc)
         if as_json:
-            click.echo(json.dumps({"error": said, "retry_s": RETRY_S}, ensure_ascii=False))
+            # the error object of every --json command, without a "code": the watch exits not
+            click.echo(json.dumps({"error": {"message": said}, "retry_s": RETRY_S}, ensure_ascii=False))
             sys.stdout.flush()
             return
         click.secho(f"[{time.strftime('%H:%M:%S')}] sync failed: {said} — still watching; trying again "

@@ -82,7 +82,7 @@ def tools_call(state: State, name: str, arguments: str, session_kind: str, user_
     ARGUMENTS "-" reads the JSON from standard input (no shell quoting to get right).
 
     Exits 1 with the tool's error message when the call fails, as a model would see it
-    ({"error": ...} on stderr).
+    ({"error": {"message": ..., "code": 1}} on stderr).
 
     \b
       soulframe tools call memory_search '{"query": "the lease"}'
@@ -100,6 +100,8 @@ def tools_call(state: State, name: str, arguments: str, session_kind: str, user_
         session = Session(kind=session_kind, user_id=user_id)  # type: ignore[arg-type]
         result = dispatch(state.agent(), name, arguments, session=session)
     except ToolError as exc:
-        click.echo(json.dumps({"error": str(exc)}), err=True)
+        # the error object of every --json command; on stderr, so standard output holds
+        # only what a tool returns (a result may itself hold an "error" key)
+        click.echo(json.dumps({"error": {"message": str(exc), "code": 1}}, ensure_ascii=False), err=True)
         raise SystemExit(1) from exc
     echo_json(result)
