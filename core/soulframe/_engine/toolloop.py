@@ -96,7 +96,12 @@ def run_tool(call: ToolCall, tools: Mapping[str, ToolSpec], ctx: ToolContext) ->
     try:
         return True, _render(tool.handler(ctx, dict(call.arguments)))
     except (SoulframeError, ValueError, TypeError, OSError) as exc:
-        return False, f"error: {exc}"
+        # the model (and its provider) learn nothing of the host's files, as an MCP client
+        from .hostpaths import hide_host_paths
+        from .memory.safety import UnsafeWriteError
+
+        said = exc.for_caller if isinstance(exc, UnsafeWriteError) else str(exc)
+        return False, f"error: {hide_host_paths(ctx.agent, said)}"
     except Exception as exc:  # a broken tool must not end the agent's turn
         log.warning("tool %s failed: %s: %s", call.name, type(exc).__name__, exc)
         return False, f"error: the tool failed ({type(exc).__name__})"
