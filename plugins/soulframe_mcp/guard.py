@@ -20,12 +20,15 @@ server stops.
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+log = logging.getLogger("soulframe.serve")
 
 TOKEN_ENV = "SOULFRAME_SERVE_TOKEN"
 MIN_TOKEN_CHARS = 32
@@ -96,8 +99,12 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
         host = _host_name(headers.get("host", ""))
         if host not in self.hosts:
-            await _refuse(send, 421, f"refused: Host {host!r} does not name this server (allowed: "
-                                     f"{', '.join(sorted(self.hosts))}; add a name with --allow-host)")
+            # the names served stay in the server's log: this answer may be read by the very
+            # page that rebinds a name to this port, and --allow-host names are the network's
+            log.warning("refused a request for Host %r: this server answers %s (add a name with "
+                        "--allow-host)", host, ", ".join(sorted(self.hosts)))
+            await _refuse(send, 421, f"refused: Host {host!r} does not name this server (its owner can add "
+                                     "a name with soulframe serve --allow-host)")
             return
         origin = headers.get("origin")
         if origin is not None:
