@@ -101,6 +101,12 @@ def build_server(agent: Agent, *, session_kind: str = "main", user_id: str | Non
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         offered = tools()
         spec = next((t for t in offered if t.name == params.name), None)
+        if spec is None:
+            # said in the client's terms: dispatch's own message speaks to a host's code
+            # ("the tools passed to dispatch"), and a worker need not be woken for it
+            available = ", ".join(sorted(t.name for t in offered)) or "none"
+            return tool_error(f"unknown tool {params.name!r}: this server does not offer it to its "
+                              f"{session_kind} session; available: {available}")
         arguments = dict(params.arguments or {})
         if workers is not None:  # another process runs it: this one goes on serving HTTP
             # a call that changes nothing, or nothing more when repeated, may go to another

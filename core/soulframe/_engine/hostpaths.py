@@ -56,4 +56,4 @@ def hide_host_paths(agent: AgentLike, text: str) -> str:
     # longest first: the state directory lies under the soulframe home, which lies under home
     for form, name in sorted(_places(agent), key=lambda p: len(p[0]), reverse=True):
         text = re.sub(re.escape(form) + r"(?:/[\w.@+-]+)*", name, text)
-    return _ABSOLUTE.sub("a path outside the workspace", text)
+    return _ABSOLUTE.sub("a path on the host", text)

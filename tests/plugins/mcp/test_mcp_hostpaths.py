@@ -91,7 +91,26 @@ def test_a_plugins_tool_failing_on_a_host_file_does_not_name_it(workspace: Path,
         missing, crashed = anyio.run(main)
     finally:
         agent.close()
-    assert "roll_die: [Errno 2]" in missing and "a path outside the workspace" in missing
+    assert "roll_die: [Errno 2]" in missing and "a path on the host" in missing
     assert "the agent's state directory" in crashed and "the database" in crashed
     for text in (missing, crashed):
         assert not _leaks(text, tmp_path, Path(os.environ["HOME"])) and "db.internal" not in text, text
+
+
+def test_a_tool_this_server_does_not_offer_is_said_in_the_clients_terms(workspace: Path) -> None:
+    from soulframe._engine.agent import Agent
+    from soulframe_mcp.server import build_server
+
+    make_workspace(workspace)
+    agent = Agent.open(workspace, embedding__provider="none")
+
+    async def main() -> str:
+        async with Client(build_server(agent, session_kind="group")) as c:
+            return text_of(await c.call_tool("context_read", {"name": "USER.md"}))
+
+    try:
+        said = anyio.run(main)
+    finally:
+        agent.close()
+    assert said.startswith("unknown tool 'context_read': this server does not offer it to its group session")
+    assert "dispatch" not in said and "memory_search" in said
