@@ -3,7 +3,8 @@
 A tool's error goes to a model (the tool loop, a chat provider) or to a remote MCP client
 (``serve --http``): neither should learn where the machine keeps its workspace, soulframe's
 state, config or home directory, nor a database's address. The CLI's own messages are for
-the local admin and keep their paths; :func:`hide_host_paths` is for tool errors only.
+the local admin and keep their paths and the commands they suggest; :func:`hide_host_paths`
+is for tool errors only.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ _DSN = re.compile(r"\b(?:postgres(?:ql)?|mysql|mariadb|sqlite|redis)(?:\+\w+)?:/
 #: an absolute path left after the known places are named: a slash not inside a word, a
 #: relative path or a URL, with two segments at least (``</b>`` or ``a /b`` is no path)
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]")
+
+
+#: advice to run a command of the host's (``; see `soulframe skills list```): a clause for
+#: the local admin, which a model or remote client can neither run nor needs
+_COMMAND_ADVICE = re.compile(r"[;,]\s*(?:see|run|try|use|check)\s+`soulframe [^`]*`(?:\s*\([^)]*\))?")
+#: a command named anywhere else in the sentence
+_COMMAND = re.compile(r"`soulframe [^`]*`")
 
 
 def _places(agent: AgentLike) -> list[tuple[str, str]]:
@@ -47,7 +55,7 @@ def _places(agent: AgentLike) -> list[tuple[str, str]]:
 def hide_host_paths(agent: AgentLike, text: str) -> str:
     """``text`` with every absolute path made workspace-relative (a path inside the
     workspace) or named generically (the state, config, home directory; any other path),
-    and database URLs replaced."""
+    database URLs replaced, and the host's own commands (advice for the local admin) left out."""
     text = _DSN.sub("the database", text)
     root = Path(agent.root)
     for form in sorted({str(root), os.path.realpath(root)}, key=len, reverse=True):
@@ -56,4 +64,5 @@ def hide_host_paths(agent: AgentLike, text: str) -> str:
     # longest first: the state directory lies under the soulframe home, which lies under home
     for form, name in sorted(_places(agent), key=lambda p: len(p[0]), reverse=True):
         text = re.sub(re.escape(form) + r"(?:/[\w.@+-]+)*", name, text)
+    text = _COMMAND.sub("a command of the agent's owner", _COMMAND_ADVICE.sub("", text))
     return _ABSOLUTE.sub("a path on the host", text)

@@ -15,7 +15,7 @@ from mcp_servers import client, http_server, make_workspace, text_of
 
 def _leaks(text: str, *places: Path) -> list[str]:
     found = [str(p) for p in places if str(p) in text or os.path.realpath(p) in text]
-    return found + [w for w in ("soulframe memory quarantine", ".jsonl") if w in text]
+    return found + [w for w in ("`soulframe ", ".jsonl") if w in text]
 
 
 #: calls a curious or hostile client makes to learn where things are
