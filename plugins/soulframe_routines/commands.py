@@ -53,7 +53,7 @@ def _agent(state: State, agent_id: str | None) -> Any:
 )
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON: {agent, workspace, source, written, kept, unchanged, "
-                   "fallback_reason, target, chars}.")
+                   "fallback_reason, target, chars, bootstrap}.")
 @model_option
 @pass_state
 def summon_command(
@@ -76,7 +76,9 @@ def summon_command(
     embedded templates are written instead (existing files are never replaced by them),
     the reason is printed, and the exit status is 1: the agent was not summoned. Files
     still identical to their template, as after `soulframe init`, count as templates in
-    place, and are replaced by a successful summon without --force.
+    place, and are replaced by a successful summon without --force. A successful summon
+    also removes BOOTSTRAP.md while it is the untouched template: the agent knows who it
+    is, so the first-run ritual is over (one edited by hand is kept).
 
     Exit codes: 0 summoned by the model, 1 not (templates written or kept instead).
     """
