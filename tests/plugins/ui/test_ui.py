@@ -256,3 +256,28 @@ def test_compare_keeps_the_budget_user_and_title_the_prompt_page_was_built_with(
     with page.expect_navigation():  # and the form sends them again
         page.click("#compare")
     assert page.locator("p.summary").inner_text() == summary
+
+
+def test_the_memory_page_walks_the_memory_tree_once_per_load(tmp_path: Path) -> None:
+    """The Memory page shows the index status and the daily-log timeline: both come from one
+    listing of memory/ (at 20,000 logs each walk of the tree cost half a second a load)."""
+    import warnings
+
+    from soulframe import Agent
+    from soulframe_ui.memory_page import index_facts
+    from walk_support import file_system_calls
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "soulframe.toml").write_text('[embedding]\nprovider = "none"\n')
+    for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
+        (ws / "memory" / f"{day}.md").write_text(f"# {day}\n- walked the heron trail\n")
+    with Agent.open(ws, state_dir=str(tmp_path / "state")) as agent, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent.memory.sync()
+        (ws / "memory" / "2026-01-04.md").write_text("# 2026-01-04\n- not indexed yet\n")
+        with file_system_calls(ws) as calls:
+            facts = index_facts(agent)
+    assert calls.listings_of(ws / "memory") == 1
+    assert [d["day"] for d in facts["days"]] == ["2026-01-04", "2026-01-03", "2026-01-02", "2026-01-01"]
+    assert facts["status"].stale_files == ("memory/2026-01-04.md",)

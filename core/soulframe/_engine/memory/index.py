@@ -346,11 +346,14 @@ class MemoryIndex:
         # rows of edited or deleted entries are skipped: ask for more than will be shown
         return still_there(self.agent, store.recalls(max(limit * 5, 50)), limit)
 
-    def status(self, *, deep: bool = False, sync: bool = False) -> MemoryStatus:
-        """Files, chunks, provider, model, dimensions, vector backend, stale files and health."""
+    def status(self, *, deep: bool = False, sync: bool = False,
+               files: list[MemoryFile] | None = None) -> MemoryStatus:
+        """Files, chunks, provider, model, dimensions, vector backend, stale files and health.
+        ``files``: the walk :meth:`files` just made, so a caller that shows the files as
+        well (the web inspector) walks the tree once, not twice."""
         from .status import status
 
-        return status(self, deep=deep, sync=sync)
+        return status(self, deep=deep, sync=sync, files=files)
 
 
 def _is_private_dir(workspace: Any, name: str) -> bool:
