@@ -60,6 +60,7 @@ from soulframe._engine.model import (
     ErasingStore,
     ExplainsUnavailability,
     FileRecord,
+    FindsFiles,
     MovesRecalls,
     Recall,
     Registration,
@@ -623,6 +624,19 @@ class StoreContract(ContextFileContract):
         if not isinstance(store, MovesRecalls):
             pytest.skip("this store does not move recall counts")
         check_moved_recalls(store)
+
+    def test_files_named_returns_those_records_alone(self, store: Store) -> None:
+        """Optional (:class:`soulframe.FindsFiles`): a few records without reading all."""
+        if not isinstance(store, FindsFiles):
+            pytest.skip("this store does not look files up by name")
+        a = record("memory/a.md", "1", day="2026-01-01")
+        store.replace_file(a, [ChunkInput(1, 1, "otter", "x")])
+        store.replace_file(record("memory/b.md", "2"), [ChunkInput(1, 1, "heron", "y")])
+        mine = record("memory/a.md", "3", scope="alice")
+        store.replace_file(mine, [ChunkInput(1, 1, "alice's otter", "z")])
+        assert store.files_named(["memory/a.md", "memory/gone.md"]) == {"memory/a.md": a}
+        assert store.files_named(["memory/a.md"], "alice") == {"memory/a.md": mine}
+        assert store.files_named([]) == {}
 
     # ------------------------------------------------------------------ end to end
 

@@ -58,7 +58,7 @@ class ChangeFeed:
     """The watcher and the fan-out of one server."""
 
     def __init__(self, view: ResourceView, *, legacy_push: bool,
-                 on_change: Callable[[], None] | None = None) -> None:
+                 on_change: Callable[[frozenset[str] | None], None] | None = None) -> None:
         self.view = view
         self.legacy_push = legacy_push
         self.on_change = on_change
@@ -70,6 +70,10 @@ class ChangeFeed:
         self._snapshot: Snapshot = {}
         self._dirty = threading.Event()
         self._last_event = 0.0
+        #: the files the events since the last comparison named; None: an event that names
+        #: no file alone (a directory created, moved or deleted; the workspace replaced)
+        self._changed: set[str] | None = set()
+        self._changed_lock = threading.Lock()
         self._stop = threading.Event()
         self._observer: Any = None
         self._worker: threading.Thread | None = None
@@ -172,6 +176,11 @@ class ChangeFeed:
             return
         paths = [str(event.src_path), str(getattr(event, "dest_path", "") or "")]
         if any(self._matters(p, event.is_directory) for p in paths if p):
+            with self._changed_lock:
+                if event.is_directory:
+                    self._changed = None  # its files may send no events of their own
+                elif self._changed is not None:
+                    self._changed.update(p for p in paths if p)
             self._last_event = time.monotonic()
             self._dirty.set()
 
@@ -219,19 +228,23 @@ class ChangeFeed:
             log.warning("watching the new workspace directory failed: %s: %s", type(exc).__name__, exc)
             return
         self._last_event = 0.0
+        with self._changed_lock:
+            self._changed = None
         self._dirty.set()
 
     def _take(self) -> Snapshot:
         return {s.uri: s.signature for s in self.view.served()}
 
     def _compare(self) -> None:
+        with self._changed_lock:
+            changed, self._changed = self._changed, set()
         now = self._take()
         before, self._snapshot = self._snapshot, now
         updated = [uri for uri, sig in now.items() if uri in before and before[uri] != sig]
         listed = set(now) != set(before)
         if self.on_change is not None:
             try:  # the index first: a client told of a change searches next
-                self.on_change()
+                self.on_change(None if changed is None else frozenset(changed))
             except Exception as exc:  # the periodic sync and the next change try again
                 log.warning("sync after a change failed: %s: %s", type(exc).__name__, exc)
         if not updated and not listed:

@@ -13,6 +13,7 @@ session has a user), in a main session only; the MCP server leaves it out when
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from soulframe import ToolContext, ToolSpec
@@ -20,6 +21,8 @@ from soulframe.kit import mask_for_model, neutralise
 from soulframe.memorykit import MAX_QUERY_CHARS
 
 from .tool_schemas import GET_OUTPUT, REMEMBER_OUTPUT, SEARCH_OUTPUT
+
+log = logging.getLogger("soulframe.memory")
 
 #: a note is a line of the daily log, which is loaded into every main-session prompt: a
 #: runaway model must not be able to push megabytes into it through one call
@@ -174,5 +177,12 @@ def _remember(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
         return {"saved": True, "path": name, "scope": "user"}
     # a refused note (injection, secret) raises UnsafeWriteError: the tool error names it
     path = ctx.agent.memory.append_daily(args["text"], via="memory_remember")
+    try:
+        # the file this call wrote, indexed now: searchable by the next call, even in a
+        # server whose searches leave syncing to its file watcher (that watcher's sync of
+        # the same write then finds nothing to do); never a walk of every memory file
+        ctx.agent.memory.sync_paths([path], blocking=False)
+    except Exception as exc:  # the note is saved; the next sync indexes it
+        log.warning("memory_remember: the note is saved, indexing it failed: %s: %s", type(exc).__name__, exc)
     # workspace-relative, like the user scope and memory_search's paths (usable with memory_get)
     return {"saved": True, "path": str(ctx.agent.workspace.relative(path)), "scope": "agent"}

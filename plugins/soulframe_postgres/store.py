@@ -192,6 +192,23 @@ class PostgresStore:
             for r in self.db.run(go, what="list files")
         }
 
+    def files_named(self, paths: Sequence[str], scope: str | None = None) -> dict[str, FileRecord]:
+        if not paths:
+            return {}
+
+        def go(conn: Any) -> Any:
+            return conn.execute(
+                "SELECT path, hash, mtime_ns, size, private, day, model, user_id "
+                "FROM memory_documents WHERE agent_id = %s AND user_id = %s AND path = ANY(%s)",
+                (self.agent_id, scope or "", list(paths)),
+            ).fetchall()
+
+        return {
+            r[0]: FileRecord(path=r[0], hash=r[1], mtime_ns=int(r[2]), size=int(r[3]),
+                             private=bool(r[4]), day=r[5], model=r[6], scope=r[7] or None)
+            for r in self.db.run(go, what="list files")
+        }
+
     def replace_file(self, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
         """Replace one file's record, chunks and vectors in ONE transaction."""
         self.db.run(lambda conn: self._replace(conn, record, chunks),

@@ -359,6 +359,23 @@ class SqliteStore:
             for r in rows
         }
 
+    def files_named(self, paths: Sequence[str], scope: str | None = None) -> dict[str, FileRecord]:
+        if not paths:
+            return {}
+        self._follow_file()
+        marks = ",".join("?" * len(paths))
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT path, hash, mtime_ns, size, private, day, model, scope FROM files "
+                f"WHERE scope = ? AND path IN ({marks})",
+                (scope or "", *paths),
+            ).fetchall()
+        return {
+            r[0]: FileRecord(path=r[0], hash=r[1], mtime_ns=r[2], size=r[3], private=bool(r[4]),
+                             day=r[5], model=r[6], scope=r[7] or None)
+            for r in rows
+        }
+
     def replace_file(self, record: FileRecord, chunks: Sequence[ChunkInput]) -> None:
         from soulframe.memorykit import vector_to_bytes
 

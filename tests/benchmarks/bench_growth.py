@@ -5,6 +5,9 @@ workspaces hold 2,000 daily logs (``SOULFRAME_BENCH_GROWTH_FILES``), a realistic
 * the web inspector's Memory page at most 2.2x one walk of the memory tree (status and the
   timeline share one walk; with two it measured 3.0x, with one 1.9x: the rest is the
   index's records and the 90 logs the timeline reads);
+* a ``memory_remember`` in ``serve`` (the tool's call, which indexes the file it wrote, and
+  the watcher's sync of the paths its events named) at most 1.5x the same in a 20-log
+  workspace: neither walks the tree (each walked it: ~0.75 s of CPU a note at 20,000 logs);
 """
 
 from __future__ import annotations
@@ -43,3 +46,31 @@ def test_the_memory_page_costs_one_walk(tmp_path: Path, bench: Any) -> None:
     agent.close()
     bench.speed(f"Memory page, {FILES:,} logs", page.cpu, walk.cpu, target=2.2,
                 baseline_name="one walk of the memory tree")
+
+
+def test_remember_in_serve_does_not_grow_with_the_workspace(tmp_path: Path, bench: Any) -> None:
+    from soulframe import Session
+    from soulframe.kit import dispatch
+
+    agents = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (20, FILES):
+            ws = _aged(make_workspace(tmp_path / f"ws{n}", n, entries=2))
+            agents[n] = agent_for(ws, tmp_path / f"state{n}", None)
+            agents[n].memory.sync()
+            agents[n].memory.follows_changes = True  # as serve's searches do
+
+        def remember(n: int) -> None:
+            agent = agents[n]
+            saved = dispatch(agent, "memory_remember", {"text": "the heron came back to the pond"},
+                             session=Session.main())
+            # what serve's watcher then does with the paths its events named
+            report = agent.memory.sync_paths([agent.root / saved["path"]])
+            assert not report.changed_anything
+
+        big, small = interleaved(lambda: remember(FILES), lambda: remember(20), runs=9)
+    for a in agents.values():
+        a.close()
+    bench.speed(f"memory_remember + the watcher's sync, {FILES:,} logs", big.cpu, small.cpu, target=1.5,
+                baseline_name="the same in 20 logs")

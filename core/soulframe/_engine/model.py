@@ -1088,6 +1088,17 @@ class TracksRecalls(Protocol):
 
 
 @runtime_checkable
+class FindsFiles(Protocol):
+    """A store that returns the records of a few named files without listing them all:
+    a sync of the paths a write or a file watcher named then costs what those files cost,
+    not a read of 20,000 records; without it :meth:`Store.files` is read whole."""
+
+    def files_named(self, paths: Sequence[str], scope: str | None = None) -> dict[str, FileRecord]:
+        """The records of those of ``paths`` that are indexed (in ``scope``), by path."""
+        ...
+
+
+@runtime_checkable
 class MovesRecalls(Protocol):
     """A store whose recall counts follow a memory file that was renamed or moved (``memory
     prune`` archiving a log, an ``mv``): without it the counts stay under the old path and
@@ -1254,6 +1265,11 @@ class MemoryLike(Protocol):
         self, *, force: bool = False, progress: Callable[[int, int], None] | None = None,
         blocking: bool = True,
     ) -> SyncReport: ...
+
+    def sync_paths(self, paths: Iterable[str | Path], *, blocking: bool = True) -> SyncReport:
+        """Sync the memory files at ``paths`` alone (what a write or a file watcher names);
+        a full :meth:`sync` when the paths cannot tell the whole change."""
+        ...
 
     def append_daily(self, text: str, *, when: _dt.datetime | None = None, via: str = "memory remember") -> Path: ...
 

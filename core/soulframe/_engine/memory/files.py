@@ -178,6 +178,10 @@ class Discovery:
         #: (dev, inode) of each hard-linked public file -> the real paths naming it in the
         #: public tree (files with st_nlink > 1 only)
         self._public_names: dict[tuple[int, int], set[str]] = {}
+        #: whether the last :meth:`files` met a symlink or a hard link: a change to a file
+        #: then reaches the index under another name too, so a sync of the paths a watcher
+        #: named is not enough (:func:`~soulframe._engine.memory.sync.named_files`)
+        self.links = False
         self.extra: list[tuple[str, Path]] = []
         for raw in extra_paths:
             try:
@@ -392,6 +396,7 @@ class Discovery:
                     is_dir = entry.is_dir() if link else entry.is_dir(follow_symlinks=False)
                 except OSError:
                     is_dir = False  # a looping link: judged (and named) as a file below
+                self.links = self.links or link
                 rel = prefix + name
                 if is_dir:
                     if name in SKIP_DIRS:
@@ -484,6 +489,7 @@ class Discovery:
         self._root_inodes = None
         self._mem_real = False
         self._public_names = {}
+        self.links = False
         out: dict[str, MemoryFile] = {}
 
         def add(path: Path) -> None:
@@ -493,6 +499,7 @@ class Discovery:
                 return
             if rel in out:
                 return
+            self.links = self.links or path.is_symlink()
             private = self._classify(path, rel)
             if private is None:
                 return
@@ -509,6 +516,7 @@ class Discovery:
         if top is not None:
             add(top)
         mem = self.root / "memory"
+        self.links = self.links or mem.is_symlink()
         if mem.is_symlink() and not self._dir_link_ok(mem, None):
             pass  # named in the warnings: a memory/ that loops, dangles or leaves the workspace
         elif mem.is_dir() and self._inside(mem):
@@ -520,6 +528,8 @@ class Discovery:
             elif full.is_file():
                 add(full)
         for rel, mf in list(out.items()):
+            if mf.stat is not None and mf.stat.st_nlink > 1:
+                self.links = True
             if not mf.private and mf.stat is not None and mf.stat.st_nlink > 1:
                 verdict = self._judge_hard_link(rel, mf.stat)
                 if verdict is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,10 @@ log = logging.getLogger("soulframe.memory")
 #: how long a search waits for another process building its index from nothing before it
 #: answers from what is there (and says so)
 EMPTY_INDEX_WAIT_S = 10.0
+
+#: more changed paths than this at once (a checkout, a restore) are synced by a walk: it
+#: costs about the same, and the store is asked about every file in one query
+NAMED_MAX = 256
 
 
 # --------------------------------------------------------------------------- the index
@@ -138,7 +142,7 @@ class MemoryIndex:
         found = discovery.files()
         self.skipped_paths = list(discovery.skipped)
         self.narrowed_paths = list(discovery.narrowed)
-        self.syncer.walked(discovery.dirs)
+        self.syncer.walked(discovery.dirs, links=discovery.links)
         return found
 
     # ------------------------------------------------------------------ sync
@@ -178,6 +182,50 @@ class MemoryIndex:
 
             notify(self.agent.pm, "memory_indexed", agent=self.agent, report=report)
         return report
+
+    def sync_paths(self, paths: Iterable[str | Path], *, blocking: bool = True) -> SyncReport:
+        """Sync the memory files at ``paths`` alone (absolute, or relative to the workspace),
+        for a caller that knows what changed: soulframe's own write, a file watcher's events.
+        Each is read and hashed; one gone is dropped from the index; a path that is not a
+        memory file is ignored. Whenever the paths cannot tell the whole change (no full
+        sync yet in this process, a tree with links, a path outside the workspace or under
+        ``memory.extra_paths``) this is a full :meth:`sync`. With ``blocking=False`` a sync
+        another process holds the lock for is not waited for (that one indexes the files)."""
+        self.check_enabled()
+        rels = self._relative(paths)
+        from .sync import named_files
+
+        if rels is None or len(rels) > NAMED_MAX or named_files(self, rels) is None:
+            return self.sync(blocking=blocking)
+        with self._lock:
+            with self.syncer.lock(blocking=blocking) as locked:
+                if not locked:
+                    return SyncReport(indexing_elsewhere=self.syncer.indexing_elsewhere())
+                from .sync import sync_files
+
+                report = sync_files(self, force=False, progress=None, named=rels)
+        if report.changed_anything:
+            from ..plugins import notify
+
+            notify(self.agent.pm, "memory_indexed", agent=self.agent, report=report)
+        return report
+
+    def _relative(self, paths: Iterable[str | Path]) -> list[str] | None:
+        """``paths`` relative to the workspace with forward slashes, or None when one is
+        outside it (or names it through another spelling: only a walk is sure then)."""
+        root = str(self.agent.root).rstrip("/")
+        out: list[str] = []
+        for p in paths:
+            text = str(p).replace("\\", "/")
+            if not text.startswith("/"):
+                text = f"{root}/{text}"
+            if not text.startswith(root + "/"):
+                return None
+            rel = text[len(root) + 1:]
+            if not rel or any(part in ("", ".", "..") for part in rel.split("/")):
+                return None
+            out.append(rel)
+        return out
 
     def _sync_locked(self, force: bool, progress: Callable[[int, int], None] | None,
                      blocking: bool, wait_s: float) -> SyncReport | None:

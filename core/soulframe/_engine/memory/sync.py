@@ -14,13 +14,14 @@ import os
 import stat
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..model import ChunkInput, FileRecord, MovesRecalls, RebuildsWhenCorrupt
+from ..model import ChunkInput, FileRecord, FindsFiles, MovesRecalls, RebuildsWhenCorrupt
+from .files import MemoryFile, day_of, is_memory_path, real_path
 from .freshness import RACY_NS
 from .hashing import bytes_hash, text_hash
 from .noise import without_noise
@@ -43,7 +44,46 @@ READ_STARTED_KEY = "read_started_ns"
 EMBED_GROUP = 256
 
 
-def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], None] | None) -> SyncReport:
+def named_files(index: IndexView, paths: Iterable[str]) -> list[MemoryFile] | None:
+    """The memory files at ``paths`` (workspace-relative, forward slashes; a path that is
+    not a memory file, or no longer exists, is left out), or ``None`` when only a walk can
+    say what changed: no walk yet in this process, or one that met a link (a change reaches
+    other names too), a named file that is a link or a hard link, a path under
+    ``memory.extra_paths`` or the saved sessions (their own rules), a second spelling of
+    ``MEMORY.md``. Privacy is the walk's (:meth:`Discovery.privacy`)."""
+    if not index.syncer.plain_tree:
+        return None
+    discovery = index.discovery
+    root = discovery.root
+    out: list[MemoryFile] = []
+    for rel in sorted(set(paths)):
+        if not discovery.is_memory_path(rel):
+            continue  # SOUL.md, a skill: not memory
+        if not is_memory_path(rel) or "<" in rel or ">" in rel:
+            return None
+        full = root / rel
+        try:
+            st = full.lstat()
+        except FileNotFoundError:
+            continue  # gone: the sync removes its record
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or real_path(full) != full:
+            return None
+        if "/" not in rel and discovery.root_memory() != full:
+            return None  # memory.md beside MEMORY.md: the walk says which one counts
+        private = discovery.privacy(rel)
+        if private is None:
+            return None
+        out.append(MemoryFile(rel, full, private, day_of(rel) if rel.startswith("memory/") else None, st))
+    return out
+
+
+def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], None] | None,
+               named: Sequence[str] | None = None) -> SyncReport:
+    """Bring the index up to date: every memory file (a walk), or with ``named`` only those
+    paths (what a file watcher's events or soulframe's own write name), each read and
+    hashed whatever its stat says; the caller checked :func:`named_files` first."""
     started = time.perf_counter()
     started_ns = time.time_ns()
     report = SyncReport()
@@ -85,16 +125,24 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
             force = True
         else:  # a new index: every chunk is made this way, a killed first sync's too
             store.set_meta(INDEXED_TEXT_KEY, made)
-    found = index.files()
+    if force:
+        named = None  # every file is cut again: a walk, not the files an event named
+    if named is None:
+        found = index.files()
+        for path, why in index.skipped_paths:  # links astray, loops, names that are not UTF-8
+            report.skipped.append((path, why))
+            if index.syncer.first_path_warning(path, why):  # once per process, not every search
+                report.warnings.append(f"{path}: skipped: {why}")
+        for path, why in index.narrowed_paths:  # hard links kept private
+            if index.syncer.first_path_warning(path, why):
+                report.warnings.append(f"{path}: {why}")
+    else:
+        found = named_files(index, named) or []
     report.files = len(found)
-    for path, why in index.skipped_paths:  # links astray, loops, names that are not UTF-8
-        report.skipped.append((path, why))
-        if index.syncer.first_path_warning(path, why):  # once per process, not every search
-            report.warnings.append(f"{path}: skipped: {why}")
-    for path, why in index.narrowed_paths:  # hard links kept private
-        if index.syncer.first_path_warning(path, why):
-            report.warnings.append(f"{path}: {why}")
-    stored = store.files()
+    if named is not None and isinstance(store, FindsFiles):
+        stored = store.files_named(sorted(set(named)))
+    else:
+        stored = store.files()
     # Timestamps are coarse: an edit in the clock tick of the last read leaves mtime and
     # size as they were (same-size edits within one tick), so the fast path does not trust
     # an mtime from the time of the last sync that wrote the index (two seconds either
@@ -129,9 +177,11 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         same_stat = old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size
         recheck = False
         if (
-            not force and old is not None and same_stat and old.private == mf.private
+            not force and named is None and old is not None and same_stat and old.private == mf.private
             and old.model == expected_model
         ):
+            # a named path was named because it changed: its stat is not trusted (a
+            # same-size rewrite in one clock tick keeps both), it is hashed
             # chmod leaves the mtime alone: a file its owner may no longer read is read (and
             # fails) rather than trusted, so its old text does not stay searchable
             if not (racy[0] <= old.mtime_ns <= racy[1]) and st.st_mode & stat.S_IRUSR:
@@ -191,7 +241,7 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
             flush_pending()
     flush_pending()
 
-    gone = sorted(set(stored) - {f.path for f in found})
+    gone = sorted((set(stored) if named is None else set(named) & set(stored)) - {f.path for f in found})
     vanished = list(gone)
     # files skipped this time (too big, binary) must not keep stale chunks either
     gone += [p for p, _ in report.skipped if p in stored and p not in gone]
@@ -211,12 +261,24 @@ def sync_files(index: IndexView, *, force: bool, progress: Callable[[int, int], 
         # only a sync that writes anyway notes it: a search that found nothing changed must
         # not queue behind another process's write lock for it (the files it re-read are
         # simply re-read next time too)
-        store.set_meta(READ_STARTED_KEY, f"{started_ns} {time.time_ns()}")
-    index.syncer.synced(found, started_ns)
+        # a sync of a few paths widens the note instead of replacing it: the files the
+        # last walk read in its clock tick stay untrusted until the next walk
+        since = started_ns if named is None else _noted_start(store.get_meta(READ_STARTED_KEY), started_ns)
+        store.set_meta(READ_STARTED_KEY, f"{since} {time.time_ns()}")
+    if named is None:
+        index.syncer.synced(found, started_ns)
     report.seconds = time.perf_counter() - started
     for w in report.warnings:
         warnings.warn(w, MemoryWarning, stacklevel=3)
     return report
+
+
+def _noted_start(noted: str | None, started_ns: int) -> int:
+    """The start in a :data:`READ_STARTED_KEY` note, or ``started_ns`` when there is none."""
+    try:
+        return min(int((noted or "").split()[0]), started_ns)
+    except (IndexError, ValueError):
+        return started_ns
 
 
 def _racy_window(noted: str | None) -> tuple[int, int]:

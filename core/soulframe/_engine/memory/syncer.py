@@ -34,6 +34,8 @@ class Syncer:
         self._snapshot: Snapshot | None = None
         #: the directories the last walk saw, with their mtimes
         self._walked_dirs: dict[str, int] = {}
+        #: whether the last walk met a symlink or a hard link (None: no walk yet)
+        self._walked_links: bool | None = None
         #: the lock file while this process holds it (it says how far the sync got)
         self._fd: int | None = None
         self._told_at = 0.0
@@ -114,9 +116,17 @@ class Syncer:
         self._warned.add(key)
         return True
 
-    def walked(self, dirs: dict[str, int]) -> None:
-        """The directories a walk of the memory files just saw."""
+    def walked(self, dirs: dict[str, int], *, links: bool = True) -> None:
+        """The directories a walk of the memory files just saw, and whether it met a link."""
         self._walked_dirs = dirs
+        self._walked_links = links
+
+    @property
+    def plain_tree(self) -> bool:
+        """Whether the last walk found every memory file under its own name alone (no
+        symlink, no hard link): then a change to a file changes that path's record only,
+        and syncing the paths that changed is a whole sync."""
+        return self._walked_links is False
 
     def synced(self, found: Iterable[MemoryFile], started_ns: int) -> None:
         """A full sync that started at ``started_ns`` indexed ``found``."""
