@@ -102,3 +102,33 @@ def test_a_named_path_keeps_privacy_and_the_workspace(agent: Agent, ws: Path, tm
     outside.write_text("- a secret that is not memory\n")
     agent.memory.sync_paths([outside, ws / "memory" / ".." / ".." / "elsewhere.md"])
     assert _paths(agent, "secret") == []
+
+
+def test_memory_watch_reads_the_files_its_events_name(agent: Agent, ws: Path) -> None:
+    """``memory watch``: after its first sync, a change is indexed by reading the files the
+    events named, not by a walk of memory/."""
+    import threading
+
+    from soulframe._engine.memory.watch import watch
+
+    reports: list[object] = []
+    ready, synced, stop = threading.Event(), threading.Event(), threading.Event()
+
+    def on_sync(report: object) -> None:
+        reports.append(report)
+        synced.set()
+
+    thread = threading.Thread(target=watch, args=(agent.memory,), daemon=True, kwargs={
+        "debounce_s": 0.1, "on_sync": on_sync, "stop": stop, "on_ready": ready.set})
+    thread.start()
+    try:
+        assert ready.wait(10)
+        time.sleep(0.5)  # the catch-up sync at start (a walk) is done
+        with file_system_calls(ws) as calls:
+            (ws / "memory" / "2025-02-01.md").write_text("# 2025-02-01\n- a bittern boomed\n")
+            assert synced.wait(10)
+        assert calls.listings_of(ws / "memory") == 0
+        assert _paths(agent, "bittern") == ["memory/2025-02-01.md"]
+    finally:
+        stop.set()
+        thread.join(10)

@@ -23,6 +23,8 @@ class MemoryDisabledError(SoulframeError):
 class SyncReport:
     """What one sync did (also passed to the ``memory_indexed`` hook)."""
 
+    #: the memory files the sync looked at: every one for a walk, the named ones for
+    #: ``MemoryIndex.sync_paths`` (what a watcher's event or soulframe's own write named)
     files: int = 0
     added: list[str] = attrs.field(factory=list)
     changed: list[str] = attrs.field(factory=list)

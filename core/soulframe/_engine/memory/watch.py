@@ -96,10 +96,20 @@ def watch(
     dirty = threading.Event()
     last_event = [0.0]
     matters = MemoryChanges(memory.discovery)
+    #: the files the events since the last sync named; None: only a walk can tell (a
+    #: directory made, moved or deleted; the first sync; the workspace replaced)
+    named: list[set[str] | None] = [None]
+    named_lock = threading.Lock()
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
             if matters(event):
+                with named_lock:
+                    paths = named[0]
+                    if event.is_directory:
+                        named[0] = None
+                    elif paths is not None:
+                        paths.update(str(p) for p in (event.src_path, getattr(event, "dest_path", "")) if p)
                 last_event[0] = time.monotonic()
                 dirty.set()
 
@@ -130,6 +140,8 @@ def watch(
                     observer.unschedule_all()
                     observer.schedule(handler, str(root), recursive=True)
                     last_event[0] = 0.0
+                    with named_lock:
+                        named[0] = None
                     dirty.set()
             if not dirty.wait(timeout=0.2):
                 continue
@@ -138,8 +150,12 @@ def watch(
                 time.sleep(min(0.05, debounce_s))
             dirty.clear()
             first, catching_up = catching_up, False
+            with named_lock:
+                paths, named[0] = named[0], set()
             try:
-                report = memory.sync()
+                # the files the events named, read alone; a walk when they cannot tell
+                # (sync_paths walks then too)
+                report = memory.sync() if paths is None else memory.sync_paths(sorted(paths))
             except Exception as exc:
                 if on_error is None:
                     raise
@@ -147,6 +163,8 @@ def watch(
                 # the changes are still not indexed: the debounce wait above ends RETRY_S
                 # from now, or a debounce after the next change
                 last_event[0] = time.monotonic() + RETRY_S - debounce_s
+                with named_lock:
+                    named[0] = None  # the retry walks: what failed is not known
                 dirty.set()
                 continue
             if on_sync is not None and not (first and not report.changed_anything and not report.warnings):
