@@ -70,6 +70,16 @@ class PostgresContextFiles:
             (self.agent_id, user_id)).fetchall(), what="reading user files")
         return {r[0]: r[1] for r in rows}
 
+    def user_files_mark(self, user_id: str) -> str:
+        """``MarksUserFiles``: every write sets the row's ``updated_at``; the count sees a
+        deletion, the (exact) sum a rewrite even when another server's transaction commits
+        an earlier ``now()`` after a later one, the latest a rewrite in one microsecond."""
+        row = self.db.run(lambda conn: conn.execute(
+            "SELECT count(*), sum(extract(epoch FROM updated_at)), max(updated_at) "
+            "FROM user_context_files WHERE agent_id = %s AND user_id = %s",
+            (self.agent_id, user_id)).fetchone(), what="reading the mark of user files")
+        return f"{row[0]} {row[1]} {row[2]}"
+
     def write_user_file(self, user_id: str, name: str, content: str) -> None:
         def go(conn: Any) -> None:
             self._meet(conn, user_id)

@@ -183,6 +183,15 @@ class SqliteContextFiles:
                 (str(self.agent_id), user_id)).fetchall()
         return {r[0]: r[1] for r in rows}
 
+    def user_files_mark(self, user_id: str) -> str:
+        """``MarksUserFiles``: every write sets the row's ``updated_at``; the count sees a
+        deletion, the sum a rewrite, the latest a second write in the same millisecond."""
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT count(*), total(updated_at), max(updated_at) FROM user_context_files "
+                "WHERE agent_id = ? AND user_id = ?", (str(self.agent_id), user_id)).fetchone()
+        return f"{row[0]} {row[1]!r} {row[2]!r}"
+
     def write_user_file(self, user_id: str, name: str, content: str) -> None:
         with self._write() as c:
             self._meet(c, user_id)

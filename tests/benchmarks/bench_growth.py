@@ -8,6 +8,9 @@ workspaces hold 2,000 daily logs (``SOULFRAME_BENCH_GROWTH_FILES``), a realistic
 * a ``memory_remember`` in ``serve`` (the tool's call, which indexes the file it wrote, and
   the watcher's sync of the paths its events named) at most 1.5x the same in a 20-log
   workspace: neither walks the tree (each walked it: ~0.75 s of CPU a note at 20,000 logs);
+* a search as a user with 2,000 memory documents in the store at most 1.5x the same search
+  without a user: an unchanged user's documents are not read and hashed again (the mark of
+  their files is one query).
 """
 
 from __future__ import annotations
@@ -74,3 +77,30 @@ def test_remember_in_serve_does_not_grow_with_the_workspace(tmp_path: Path, benc
         a.close()
     bench.speed(f"memory_remember + the watcher's sync, {FILES:,} logs", big.cpu, small.cpu, target=1.5,
                 baseline_name="the same in 20 logs")
+
+
+def test_a_search_as_a_user_with_many_documents(tmp_path: Path, bench: Any) -> None:
+    import datetime
+    import random
+
+    from soulframe import Session
+    from soulframe._engine.agentstore import context_store
+
+    from .bench_memory import daily_log
+
+    ws = _aged(make_workspace(tmp_path / "ws", 20, entries=2))
+    agent = agent_for(ws, tmp_path / "state", None)
+    rng = random.Random(3)
+    first = datetime.date(2000, 1, 1)
+    # a user's daily logs are memory/YYYY-MM-DD.md: one a day
+    docs = {f"memory/{first + datetime.timedelta(days=d)}.md": daily_log(rng, d, 2) for d in range(FILES)}
+    context_store(agent).seed_user_files("alice", docs)
+    alice, owner = Session.main(user_id="alice"), Session.main()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent.memory.search("kayak heron", session=alice)  # indexes alice's documents once
+        user, plain = interleaved(lambda: agent.memory.search("kayak heron", session=alice, track=False),
+                                  lambda: agent.memory.search("kayak heron", session=owner, track=False), runs=9)
+    agent.close()
+    bench.speed(f"search as a user with {FILES:,} documents", user.cpu, plain.cpu, target=1.5,
+                baseline_name="the same search without a user")

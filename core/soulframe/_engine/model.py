@@ -1061,6 +1061,19 @@ class ContextFileStore(Protocol):
 
 
 @runtime_checkable
+class MarksUserFiles(Protocol):
+    """Per-user context files that tell cheaply whether a user's files changed: a search
+    as that user then re-reads and re-hashes their memory documents only when the mark
+    moved (one query instead of every document, each search); without it they are read
+    at every search."""
+
+    def user_files_mark(self, user_id: str) -> str:
+        """A text that changes whenever any of the user's files is written, appended to,
+        seeded or deleted (by any process or server sharing the store)."""
+        ...
+
+
+@runtime_checkable
 class ServesContextFiles(Protocol):
     """A store that keeps per-user context files (and, when managed, the agent's own):
     needed by every session with a ``user_id`` that is not the workspace's owner. A store's

@@ -230,3 +230,20 @@ def test_the_command_line_runs_on_postgres(workspace, pg_dsn, cli):
     assert "tsvector" in status["text_backend"]
     # every command closed its connections on the way out
     assert not [r.stderr for r in runs if "Warning" in r.stderr or "Traceback" in r.stderr]
+
+
+def test_a_users_memory_changed_by_another_app_server_is_searched_as_it_is_now(workspace, pg_dsn):
+    """A search as a user skips re-reading that user's documents while their mark stands
+    (MarksUserFiles): a rewrite or deletion by another app server moves the mark."""
+    one = managed_agent(workspace, pg_dsn, "open")
+    two = managed_agent(workspace, pg_dsn, "open")
+    alice = Session.main(user_id="alice")
+    UserMemory(one, "alice").append_daily("The cat is called Dinah", when=__import__("datetime").datetime(2026, 1, 5))
+    mark = context_store(one).user_files_mark("alice")
+    assert any("Dinah" in h.snippet for h in one.memory.search("Dinah", min_score=0, session=alice))
+    context_store(two).write_user_file("alice", "memory/2026-01-05.md", "# 2026-01-05\n\n- The parrot is Polly\n")
+    assert context_store(one).user_files_mark("alice") != mark
+    hits = one.memory.search("parrot Polly", min_score=0, session=alice)
+    assert any("Polly" in h.snippet and h.scope == "user" for h in hits)
+    context_store(two).delete_user_file("alice", "memory/2026-01-05.md")
+    assert not any(h.scope == "user" for h in one.memory.search("parrot Polly", min_score=0, session=alice))

@@ -279,6 +279,11 @@ class MemoryIndex:
         self.check_enabled()
         with self._lock, self.syncer.lock(blocking=True):
             self.store.clear()
+            from .users import USER_MARKS_KEY
+
+            # the users' documents left the index with the rest: the next search of each
+            # user indexes them again
+            self.store.set_meta(USER_MARKS_KEY, "{}")
             return self.sync(force=True, progress=progress)
 
     # ------------------------------------------------------------------ search

@@ -20,23 +20,38 @@ passage wins over the agent's (done by ``MemoryIndex.search`` for a session with
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
 from ..agentstore import context_store
-from ..model import FileRecord, Session, SoulframeError, check_user
+from ..model import FileRecord, MarksUserFiles, Session, SoulframeError, check_user
 from .hashing import bytes_hash
 from .indexview import index_of
 from .journal import entry_line
 from .pipeline import INDEXED_TEXT_KEY, chunk, chunker_signature, indexed_text_signature
 
 if TYPE_CHECKING:
-    from ..model import AgentLike
+    from ..model import AgentLike, Store
+
+#: the index's note, per user, of the mark of the documents it holds (``MarksUserFiles``);
+#: a rebuild empties it, since it empties the index
+USER_MARKS_KEY = "user_files_marks"
 
 DAILY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 CURATED = "MEMORY.md"
 #: the user's private sessions, saved (``sessions/YYYY-MM-DD-<slug>.md``, as in a workspace)
 SESSION = re.compile(r"^sessions/(\d{4}-\d{2}-\d{2})-[a-z0-9-]+\.md$")
+
+
+def user_marks(store: Store) -> dict[str, str]:
+    """The note of :data:`USER_MARKS_KEY`: user id -> the mark of their indexed documents
+    (empty when there is none or it is unreadable: then every user's documents are read)."""
+    try:
+        marks = json.loads(store.get_meta(USER_MARKS_KEY) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in marks.items()} if isinstance(marks, dict) else {}
 
 
 def is_user_memory_name(name: str) -> bool:
@@ -117,21 +132,31 @@ class UserMemory:
 
     def sync(self) -> int:
         """Index the user's documents that changed (and drop deleted ones) into the memory
-        store with ``scope=<user id>``. Returns how many documents were (re)indexed."""
+        store with ``scope=<user id>``. Returns how many documents were (re)indexed.
+
+        One query when nothing changed, with context files that mark changes
+        (:class:`~soulframe._engine.model.MarksUserFiles`): the mark read before the
+        documents, kept in the index once they are indexed, is compared first."""
         from .results import SyncReport
 
         index = index_of(self.agent.memory)
         store = index.store
-        docs = self.documents()
-        stored = store.files(self.user_id)
         provider = index.embedder
         model = index.model_key() if provider is not None else None
-        pending = []
         # documents cut by another chunker, or indexed by an older release (a secret it
         # did not mask), are cut again, as the agent's own files are
         made_key = f"{INDEXED_TEXT_KEY}:{self.user_id}"
         made = f"{indexed_text_signature()} {chunker_signature(self.agent)}"
         recut = store.get_meta(made_key) != made
+        files = self.files
+        # read before the documents: a write in between moves it again, so the next
+        # search reads them again (never the other way round)
+        mark = f"{files.user_files_mark(self.user_id)} {model}" if isinstance(files, MarksUserFiles) else None
+        if mark is not None and not recut and user_marks(store).get(self.user_id) == mark:
+            return 0
+        docs = self.documents()
+        stored = store.files(self.user_id)
+        pending = []
         for name, text in docs.items():
             data = text.encode("utf-8")
             digest = bytes_hash(data)
@@ -144,8 +169,8 @@ class UserMemory:
                                 private=is_private_user_memory(name), day=m.group(1) if m else None,
                                 model=model, scope=self.user_id)
             pending.append((record, chunk(self.agent, text, name), old is None))
+        report = SyncReport()
         if pending:
-            report = SyncReport()
             # the same embedding path as the agent's own files (windows, cache, one
             # transaction per document)
             index.embed_and_write(pending, provider, model, report)
@@ -154,6 +179,10 @@ class UserMemory:
             store.remove_files(gone, self.user_id)
         if recut:
             store.set_meta(made_key, made)
+        if mark is not None and not report.warnings:  # a failed embedding is tried again
+            marks = user_marks(store)
+            marks[self.user_id] = mark
+            store.set_meta(USER_MARKS_KEY, json.dumps(marks, sort_keys=True))
         return len(pending)
 
     def search(self, query: str, k: int | None = None, *, min_score: float | None = None,
