@@ -238,8 +238,20 @@ class ChangeFeed:
     def _compare(self) -> None:
         with self._changed_lock:
             changed, self._changed = self._changed, set()
-        now = self._take()
-        before, self._snapshot = self._snapshot, now
+        rels = self._relative(changed)
+        named = None if rels is None else self.view.memory_files_named(rels)
+        before = self._snapshot
+        if named is None:
+            now = self._take()
+        else:
+            # the logs the events named, judged alone: a listing stats every memory file
+            now = dict(before)
+            for uri, served in named.items():
+                if served is None:
+                    now.pop(uri, None)
+                else:
+                    now[uri] = served.signature
+        self._snapshot = now
         updated = [uri for uri, sig in now.items() if uri in before and before[uri] != sig]
         listed = set(now) != set(before)
         if self.on_change is not None:
@@ -252,6 +264,19 @@ class ChangeFeed:
         self.announced += len(updated) + int(listed)
         if self._token is not None:
             anyio.from_thread.run(self._publish, updated, listed, token=self._token)
+
+    def _relative(self, paths: set[str] | None) -> list[str] | None:
+        """``paths`` relative to the workspace, or None when one is outside it (or there
+        are none to go by)."""
+        if paths is None or not self._root:
+            return None
+        out = []
+        for p in paths:
+            given = p.replace("\\", "/")
+            if not given.startswith(self._root + "/") or "/../" in given or "/./" in given:
+                return None
+            out.append(given[len(self._root) + 1:])
+        return out
 
     async def _publish(self, updated: list[str], listed: bool) -> None:
         for uri in updated:

@@ -92,6 +92,9 @@ class ResourceView:
         #: MEMORY.md, USER.md and private memory are the owner's: a private session with no
         #: user or an owner's (a --user server for anyone else gets none of them)
         self.owner = sees_owner_memory(agent, session)
+        #: whether the last listing met a symlink or hard link among the memory files
+        #: (None: no listing yet): then a change to one file changes another name's too
+        self._links: bool | None = None
 
     def _visible(self, name: str) -> bool:
         """Whether the session may see the workspace's file ``name``."""
@@ -156,7 +159,29 @@ class ResourceView:
         from soulframe.memorykit import Discovery
 
         extra = list(self.agent.config.get("memory.extra_paths") or ())
-        return Discovery(self.agent.workspace, extra).files()
+        discovery = Discovery(self.agent.workspace, extra)
+        found = discovery.files()
+        self._links = discovery.links
+        return found
+
+    def memory_files_named(self, rels: Iterable[str]) -> dict[str, Served | None] | None:
+        """The memory resources at ``rels`` (workspace-relative) as served now, by URI
+        (None: not served, a file deleted or never memory), for the change feed to compare
+        without listing 20,000 files; or None when only a whole listing can tell: a
+        session that is not the owner's (what it may see depends on the other files), a
+        context file or a file at the root (MEMORY.md and its second spelling), a link, a
+        last listing that met links."""
+        if not self.owner or self._links is not False or not self._memory_on():
+            return None
+        root = self.agent.workspace.root
+        out: dict[str, Served | None] = {}
+        for rel in rels:
+            if "/" not in rel or not rel.startswith("memory/") or (root / rel).is_symlink():
+                if rel.lower().endswith(".md") or rel.startswith("memory/"):
+                    return None
+                continue  # not a resource: an extra path's non-Markdown file is listed again below
+            out[memory_uri(rel)] = self._one_memory_file(rel, set())
+        return out
 
     # ------------------------------------------------------------------ listing
 
