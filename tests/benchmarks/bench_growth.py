@@ -5,9 +5,10 @@ workspaces hold 2,000 daily logs (``SOULFRAME_BENCH_GROWTH_FILES``), a realistic
 * the web inspector's Memory page at most 2.2x one walk of the memory tree (status and the
   timeline share one walk; with two it measured 3.0x, with one 1.9x: the rest is the
   index's records and the 90 logs the timeline reads);
-* a ``memory_remember`` in ``serve`` (the tool's call, which indexes the file it wrote, and
-  the watcher's sync of the paths its events named) at most 1.5x the same in a 20-log
-  workspace: neither walks the tree (each walked it: ~0.75 s of CPU a note at 20,000 logs);
+* a ``memory_remember`` in ``serve`` (the tool's call, which indexes the file it wrote, the
+  watcher's sync of the paths its events named and its comparison of those resources) at
+  most 1.5x the same in a 20-log workspace: none walks the tree (~0.75 s of CPU a note at
+  20,000 logs when they did);
 * a search as a user with 2,000 memory documents in the store at most 1.5x the same search
   without a user: an unchanged user's documents are not read and hashed again (the mark of
   their files is one query).
@@ -54,6 +55,7 @@ def test_the_memory_page_costs_one_walk(tmp_path: Path, bench: Any) -> None:
 def test_remember_in_serve_does_not_grow_with_the_workspace(tmp_path: Path, bench: Any) -> None:
     from soulframe import Session
     from soulframe.kit import dispatch
+    from soulframe_mcp.resources import ResourceView
 
     agents = {}
     with warnings.catch_warnings():
@@ -64,13 +66,19 @@ def test_remember_in_serve_does_not_grow_with_the_workspace(tmp_path: Path, benc
             agents[n].memory.sync()
             agents[n].memory.follows_changes = True  # as serve's searches do
 
+        views = {n: ResourceView(a, Session.main()) for n, a in agents.items()}
+        for view in views.values():
+            view.served()  # the change feed's first listing
+
         def remember(n: int) -> None:
             agent = agents[n]
             saved = dispatch(agent, "memory_remember", {"text": "the heron came back to the pond"},
                              session=Session.main())
-            # what serve's watcher then does with the paths its events named
+            # what serve's watcher then does with the paths its events named: the index,
+            # then the resources to announce
             report = agent.memory.sync_paths([agent.root / saved["path"]])
             assert not report.changed_anything
+            assert views[n].memory_files_named([saved["path"]]) is not None
 
         big, small = interleaved(lambda: remember(FILES), lambda: remember(20), runs=9)
     for a in agents.values():
