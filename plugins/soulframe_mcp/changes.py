@@ -49,6 +49,9 @@ log = logging.getLogger("soulframe.serve")
 DEBOUNCE_S = 0.25
 #: how often a quiet watcher checks that the workspace is still the directory it watches
 ROOT_CHECK_S = 1.0
+#: more files named by one burst of events than this (a checkout, a restore) are compared
+#: by listing everything: it costs about the same
+NAMED_MAX = 256
 _SKIPPED_PARTS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 
 Snapshot = dict[str, tuple[int, int]]
@@ -267,8 +270,8 @@ class ChangeFeed:
 
     def _relative(self, paths: set[str] | None) -> list[str] | None:
         """``paths`` relative to the workspace, or None when one is outside it (or there
-        are none to go by)."""
-        if paths is None or not self._root:
+        are none to go by, or too many)."""
+        if paths is None or not self._root or len(paths) > NAMED_MAX:
             return None
         out = []
         for p in paths:
