@@ -118,12 +118,15 @@ def test_memory_watch_reads_the_files_its_events_name(agent: Agent, ws: Path) ->
         reports.append(report)
         synced.set()
 
+    before = agent.memory.last_sync
     thread = threading.Thread(target=watch, args=(agent.memory,), daemon=True, kwargs={
         "debounce_s": 0.1, "on_sync": on_sync, "stop": stop, "on_ready": ready.set})
     thread.start()
     try:
         assert ready.wait(10)
-        time.sleep(0.5)  # the catch-up sync at start (a walk) is done
+        deadline = time.monotonic() + 10
+        while agent.memory.last_sync is before and time.monotonic() < deadline:
+            time.sleep(0.02)  # the catch-up sync at start (a walk) is done
         with file_system_calls(ws) as calls:
             (ws / "memory" / "2025-02-01.md").write_text("# 2025-02-01\n- a bittern boomed\n")
             assert synced.wait(10)
