@@ -143,6 +143,10 @@ class SqliteStore:
             if str(mode).lower() != "wal":
                 log.warning("%s: journal_mode is %s, not WAL", self.path, mode)
             conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: no corruption on crash
+            # deleted rows are overwritten with zeros, not left in free pages: a chunk cut
+            # again (an upgrade masking a secret an older release stored) or forgotten is
+            # gone from the file, not only from the tables
+            conn.execute("PRAGMA secure_delete = ON")
             conn.execute("PRAGMA foreign_keys = ON")
             if self.want_vec:
                 self.vec_loaded, self.vec_info = load_sqlite_vec(conn)

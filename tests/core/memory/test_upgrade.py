@@ -63,3 +63,7 @@ def test_a_secret_an_older_release_indexed_is_masked_after_the_upgrade(tmp_path:
         assert UserMemory(agent, "bob").sync() == 0
     finally:
         agent.close()
+    # nor in the file's free pages or its write-ahead log, where `strings` would find it
+    for part in (db, Path(f"{db}-wal")):
+        if part.exists():
+            assert TOKEN.encode() not in part.read_bytes(), part.name
