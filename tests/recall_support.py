@@ -19,9 +19,24 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "memory.md"
 
 @functools.cache
 def model() -> Any:
+    """The offline model, remembering each text's vector for the test process: these tests
+    index the same workspaces under several settings, and a text's vector does not depend
+    on the batch it came in (tests/plugins/embeddings/test_embeddings_local.py checks it)."""
+    import numpy as np
     from soulframe_embeddings.local import LocalProvider
 
-    provider = LocalProvider()
+    class Remembering(LocalProvider):
+        seen: dict[str, Any] = {}
+
+        def embed_documents(self, texts: Any) -> Any:
+            if isinstance(texts, str) or not texts:
+                return super().embed_documents(texts)
+            missing = [t for t in dict.fromkeys(texts) if t not in self.seen]
+            if missing:
+                self.seen.update(zip(missing, super().embed_documents(missing), strict=True))
+            return np.stack([self.seen[t] for t in texts])
+
+    provider = Remembering()
     if not provider.available():
         pytest.fail(f"the offline model is not installed: {provider.unavailable_reason()}")
     return provider
